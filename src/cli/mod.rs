@@ -1,0 +1,72 @@
+//! The command line: clap definitions and the wiring from each subcommand
+//! to the library. No logic beyond wiring lives here.
+
+mod compare;
+mod list;
+mod output;
+mod probe;
+mod progress_bar;
+mod run;
+mod show;
+mod workloads;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+pub use output::{Cancelled, ExitStatus, UsageError};
+
+/// sledge: how fast is this server, really?
+///
+/// Runs server benchmarks (CPU, scheduler, memory, ...) with honest
+/// statistics: a warm-up, repeated trials until the 95% confidence interval
+/// is tight, outliers flagged, disturbed trials marked. Every run is stored
+/// and can be shown again or compared with another run.
+#[derive(Debug, Parser)]
+#[command(name = "sledge", version, propagate_version = true)]
+pub struct Cli {
+    /// Results database [default: $XDG_DATA_HOME/sledge/results.db, else
+    /// ~/.local/share/sledge/results.db]
+    #[arg(long, global = true, value_name = "PATH", env = "SLEDGE_STORE")]
+    pub store: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a profile or workloads, store the results and print them.
+    ///
+    /// With no target, runs the `quick` profile. Targets are profile names
+    /// (`quick`, `standard`, `seeds`), workload ids (`cpu.primes`) or
+    /// families (`cpu`). `--param threads=1,2,4` sweeps a parameter.
+    Run(run::RunArgs),
+    /// List every workload with its parameters, defaults and allowed values.
+    Workloads,
+    /// List the built-in profiles and their cases.
+    Profiles,
+    /// Show the host inventory that is stored with every run.
+    Probe(probe::ProbeArgs),
+    /// List the stored runs, newest first.
+    List(list::ListArgs),
+    /// Show one stored run (RUN is an id, `last`, or `last~N`).
+    Show(show::ShowArgs),
+    /// Compare two stored runs side by side: ratio, CI and verdict per metric.
+    Compare(compare::CompareArgs),
+}
+
+/// Runs the parsed command line.
+pub fn execute(cli: Cli) -> anyhow::Result<ExitStatus> {
+    let store = cli.store.clone();
+    match cli.command {
+        Command::Run(args) => run::execute(args, store),
+        Command::Workloads => workloads::execute(),
+        Command::Profiles => workloads::execute_profiles(),
+        Command::Probe(args) => probe::execute(args),
+        Command::List(args) => list::execute(args, store),
+        Command::Show(args) => show::execute(args, store),
+        Command::Compare(args) => compare::execute(args, store),
+    }
+}

@@ -1,0 +1,44 @@
+//! `sledge show RUN`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::output::{ExitStatus, print};
+use crate::report;
+use crate::store::Store;
+
+/// Options of `sledge show`.
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// The run: an id from `sledge list`, `last`, or `last~N`.
+    #[arg(default_value = "last")]
+    run: String,
+    /// Print the run as JSON (the documented shape).
+    #[arg(long, group = "format")]
+    json: bool,
+    /// Print one CSV row per metric.
+    #[arg(long, group = "format")]
+    csv: bool,
+    /// Print a Markdown table.
+    #[arg(long, group = "format")]
+    markdown: bool,
+}
+
+/// Prints one stored run.
+pub fn execute(args: ShowArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+    let store = Store::open(&store.unwrap_or_else(Store::default_path))?;
+    let id = store.resolve_run(&args.run)?;
+    let run = store.load_run(id)?;
+    let text = if args.json {
+        report::export::json(&run)?
+    } else if args.csv {
+        report::export::csv(&run)?
+    } else if args.markdown {
+        report::export::markdown(&run)
+    } else {
+        report::run_table::render(&run)
+    };
+    print(&text)?;
+    Ok(ExitStatus::Success)
+}

@@ -1,0 +1,498 @@
+//! Typed workload parameters: their specifications, parsing, validation and
+//! sweep expansion.
+//!
+//! Every parameter is validated before anything runs, so a typo costs the
+//! user a clear message and not ten minutes of a half-finished run. Values
+//! are kept in a canonical text form (`1024`, `write`, `true`) so that two
+//! runs with the same case compare equal in the store.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use thiserror::Error;
+
+/// What kind of value a parameter takes, with its allowed range.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParamKind {
+    /// A whole number in `min..=max`.
+    Int { min: u64, max: u64 },
+    /// A real number in `min..=max`.
+    Float { min: f64, max: f64 },
+    /// A size in bytes; accepts suffixes K, M, G, T (binary: 1K = 1024) and
+    /// optional `iB`/`B`.
+    Size {
+        min: u64,
+        max: u64,
+        power_of_two: bool,
+    },
+    /// A duration in seconds; accepts a plain number of seconds or a number
+    /// with `ms`, `s` or `m`.
+    Seconds { min: f64, max: f64 },
+    /// One of a fixed list of words.
+    Choice(&'static [&'static str]),
+    /// `true`/`false` (also on/off, yes/no, 1/0).
+    Bool,
+    /// A thread (or copy) count: a number from 1 to `max`, or `all`, which
+    /// means one per CPU the run may use.
+    Threads { max: u64 },
+    /// Free text (a path, a URL).
+    Text,
+}
+
+/// The specification of one parameter of a workload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParamSpec {
+    /// The name used on the command line (`--param name=value`).
+    pub name: &'static str,
+    /// One line of help.
+    pub help: &'static str,
+    /// Kind and allowed range.
+    pub kind: ParamKind,
+    /// The default, in the same text form a user would type.
+    pub default: &'static str,
+}
+
+impl ParamSpec {
+    /// A human description of the allowed values, used in `sledge workloads`
+    /// and in error messages.
+    pub fn allowed(&self) -> String {
+        match &self.kind {
+            ParamKind::Int { min, max } => format!("an integer from {min} to {max}"),
+            ParamKind::Float { min, max } => format!("a number from {min} to {max}"),
+            ParamKind::Size {
+                min,
+                max,
+                power_of_two,
+            } => {
+                let p2 = if *power_of_two {
+                    "a power of two, "
+                } else {
+                    ""
+                };
+                format!(
+                    "a size ({p2}{} to {}; suffixes K, M, G, T)",
+                    format_size(*min),
+                    format_size(*max)
+                )
+            }
+            ParamKind::Seconds { min, max } => {
+                format!("a duration from {min} s to {max} s (e.g. 10, 500ms, 2m)")
+            }
+            ParamKind::Choice(words) => format!("one of: {}", words.join(", ")),
+            ParamKind::Bool => "true or false".to_string(),
+            ParamKind::Threads { max } => {
+                format!("a count from 1 to {max}, or `all` (one per CPU)")
+            }
+            ParamKind::Text => "any text".to_string(),
+        }
+    }
+}
+
+/// A parsed, validated parameter value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParamValue {
+    Int(u64),
+    Float(f64),
+    Size(u64),
+    Seconds(f64),
+    Choice(String),
+    Bool(bool),
+    Text(String),
+}
+
+impl fmt::Display for ParamValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParamValue::Int(v) | ParamValue::Size(v) => write!(f, "{v}"),
+            ParamValue::Float(v) | ParamValue::Seconds(v) => write!(f, "{v}"),
+            ParamValue::Choice(v) | ParamValue::Text(v) => write!(f, "{v}"),
+            ParamValue::Bool(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+/// A parameter that could not be accepted.
+#[derive(Debug, Error, PartialEq)]
+pub enum ParamError {
+    #[error("workload `{workload}` has no parameter `{name}`; its parameters are: {known}")]
+    Unknown {
+        workload: String,
+        name: String,
+        known: String,
+    },
+    #[error("parameter `{name}` of `{workload}`: `{value}` is not allowed; expected {allowed}")]
+    Invalid {
+        workload: String,
+        name: String,
+        value: String,
+        allowed: String,
+    },
+    #[error("`{0}` is not of the form name=value (for example threads=2)")]
+    Malformed(String),
+}
+
+/// Parses `text` as a value of `spec`, checking its range. `cpus` is the
+/// number of CPUs the run may use, which `all` stands for.
+pub fn parse_value(
+    workload: &str,
+    spec: &ParamSpec,
+    text: &str,
+    cpus: usize,
+) -> Result<ParamValue, ParamError> {
+    let invalid = || ParamError::Invalid {
+        workload: workload.to_string(),
+        name: spec.name.to_string(),
+        value: text.to_string(),
+        allowed: spec.allowed(),
+    };
+    let t = text.trim();
+    match &spec.kind {
+        ParamKind::Int { min, max } => {
+            let v: u64 = t.replace('_', "").parse().map_err(|_| invalid())?;
+            in_range(v, *min, *max)
+                .then_some(ParamValue::Int(v))
+                .ok_or_else(invalid)
+        }
+        ParamKind::Float { min, max } => {
+            let v: f64 = t.parse().map_err(|_| invalid())?;
+            (v.is_finite() && v >= *min && v <= *max)
+                .then_some(ParamValue::Float(v))
+                .ok_or_else(invalid)
+        }
+        ParamKind::Size {
+            min,
+            max,
+            power_of_two,
+        } => {
+            let v = parse_size(t).ok_or_else(invalid)?;
+            let ok = in_range(v, *min, *max) && (!power_of_two || v.is_power_of_two());
+            ok.then_some(ParamValue::Size(v)).ok_or_else(invalid)
+        }
+        ParamKind::Seconds { min, max } => {
+            let v = parse_seconds(t).ok_or_else(invalid)?;
+            (v >= *min && v <= *max)
+                .then_some(ParamValue::Seconds(v))
+                .ok_or_else(invalid)
+        }
+        ParamKind::Choice(words) => words
+            .iter()
+            .find(|w| w.eq_ignore_ascii_case(t))
+            .map(|w| ParamValue::Choice(w.to_string()))
+            .ok_or_else(invalid),
+        ParamKind::Bool => match t.to_ascii_lowercase().as_str() {
+            "true" | "on" | "yes" | "1" => Ok(ParamValue::Bool(true)),
+            "false" | "off" | "no" | "0" => Ok(ParamValue::Bool(false)),
+            _ => Err(invalid()),
+        },
+        ParamKind::Threads { max } => {
+            let v = if t.eq_ignore_ascii_case("all") {
+                cpus.max(1) as u64
+            } else {
+                t.parse().map_err(|_| invalid())?
+            };
+            in_range(v, 1, *max)
+                .then_some(ParamValue::Int(v))
+                .ok_or_else(invalid)
+        }
+        ParamKind::Text => Ok(ParamValue::Text(t.to_string())),
+    }
+}
+
+fn in_range(v: u64, min: u64, max: u64) -> bool {
+    v >= min && v <= max
+}
+
+/// Parses `1024`, `1K`, `1KiB`, `16M`, `5G`, `2TB` (binary multiples).
+pub fn parse_size(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let digits_end = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '_'))
+        .unwrap_or(t.len());
+    let number: u64 = t[..digits_end].replace('_', "").parse().ok()?;
+    let suffix = t[digits_end..].trim().to_ascii_lowercase();
+    let multiplier: u64 = match suffix.trim_end_matches("ib").trim_end_matches('b') {
+        "" => 1,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        "t" => 1 << 40,
+        _ => return None,
+    };
+    number.checked_mul(multiplier)
+}
+
+/// Parses `10`, `2.5`, `500ms`, `10s`, `2m` into seconds.
+pub fn parse_seconds(text: &str) -> Option<f64> {
+    let t = text.trim().to_ascii_lowercase();
+    let (number, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 0.001)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60.0)
+    } else {
+        (t.as_str(), 1.0)
+    };
+    let v: f64 = number.trim().parse().ok()?;
+    (v.is_finite() && v >= 0.0).then_some(v * scale)
+}
+
+/// Formats a byte count the way users type it: `1K`, `16M`, `1536`.
+pub fn format_size(bytes: u64) -> String {
+    const UNITS: [(u64, &str); 4] = [
+        (1 << 40, "T"),
+        (1 << 30, "G"),
+        (1 << 20, "M"),
+        (1 << 10, "K"),
+    ];
+    for (scale, unit) in UNITS {
+        if bytes >= scale && bytes % scale == 0 {
+            return format!("{}{unit}", bytes / scale);
+        }
+    }
+    bytes.to_string()
+}
+
+/// The parameters of one case: every parameter of the workload, validated.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ParamSet {
+    values: BTreeMap<String, ParamValue>,
+}
+
+impl ParamSet {
+    /// Builds a set from already-validated values (used by tests and by
+    /// [`resolve_cases`]).
+    pub fn from_values(values: BTreeMap<String, ParamValue>) -> Self {
+        ParamSet { values }
+    }
+
+    fn get(&self, name: &str) -> &ParamValue {
+        self.values.get(name).unwrap_or_else(|| {
+            panic!("parameter `{name}` missing: the workload did not declare it")
+        })
+    }
+
+    /// An integer, size or thread-count parameter.
+    pub fn u64(&self, name: &str) -> u64 {
+        match self.get(name) {
+            ParamValue::Int(v) | ParamValue::Size(v) => *v,
+            other => panic!("parameter `{name}` is {other:?}, not an integer"),
+        }
+    }
+
+    /// A number or duration (seconds).
+    pub fn f64(&self, name: &str) -> f64 {
+        match self.get(name) {
+            ParamValue::Float(v) | ParamValue::Seconds(v) => *v,
+            ParamValue::Int(v) | ParamValue::Size(v) => *v as f64,
+            other => panic!("parameter `{name}` is {other:?}, not a number"),
+        }
+    }
+
+    /// A choice or text parameter.
+    pub fn str(&self, name: &str) -> &str {
+        match self.get(name) {
+            ParamValue::Choice(v) | ParamValue::Text(v) => v,
+            other => panic!("parameter `{name}` is {other:?}, not text"),
+        }
+    }
+
+    /// A boolean parameter.
+    pub fn bool(&self, name: &str) -> bool {
+        match self.get(name) {
+            ParamValue::Bool(v) => *v,
+            other => panic!("parameter `{name}` is {other:?}, not a boolean"),
+        }
+    }
+
+    /// The canonical text form of every value, for storage and display.
+    pub fn to_strings(&self) -> BTreeMap<String, String> {
+        self.values
+            .iter()
+            .map(|(k, v)| (k.clone(), v.to_string()))
+            .collect()
+    }
+}
+
+/// Splits `name=v1,v2,...` into the name and its values.
+pub fn split_assignment(text: &str) -> Result<(String, Vec<String>), ParamError> {
+    let (name, values) = text
+        .split_once('=')
+        .ok_or_else(|| ParamError::Malformed(text.to_string()))?;
+    let name = name.trim();
+    if name.is_empty() || values.trim().is_empty() {
+        return Err(ParamError::Malformed(text.to_string()));
+    }
+    Ok((
+        name.to_string(),
+        values.split(',').map(|v| v.trim().to_string()).collect(),
+    ))
+}
+
+/// Expands a workload's parameters into cases: defaults, overridden by
+/// `assignments` (`name -> [values]`); a parameter with several values is a
+/// sweep, and several sweeps form their cartesian product, in the order the
+/// workload declares its parameters. Duplicate cases (for example
+/// `threads=1,all` on a one-CPU host) are dropped.
+pub fn resolve_cases(
+    workload: &str,
+    specs: &[ParamSpec],
+    assignments: &BTreeMap<String, Vec<String>>,
+    cpus: usize,
+) -> Result<Vec<ParamSet>, ParamError> {
+    for name in assignments.keys() {
+        if !specs.iter().any(|s| s.name == name) {
+            return Err(ParamError::Unknown {
+                workload: workload.to_string(),
+                name: name.clone(),
+                known: specs.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
+            });
+        }
+    }
+    let mut cases: Vec<BTreeMap<String, ParamValue>> = vec![BTreeMap::new()];
+    for spec in specs {
+        let texts: Vec<String> = match assignments.get(spec.name) {
+            Some(values) => values.clone(),
+            None => vec![spec.default.to_string()],
+        };
+        let mut values = Vec::with_capacity(texts.len());
+        for text in &texts {
+            let value = parse_value(workload, spec, text, cpus)?;
+            if !values.contains(&value) {
+                values.push(value);
+            }
+        }
+        cases = cases
+            .into_iter()
+            .flat_map(|case| {
+                values.iter().map(move |v| {
+                    let mut next = case.clone();
+                    next.insert(spec.name.to_string(), v.clone());
+                    next
+                })
+            })
+            .collect();
+    }
+    Ok(cases.into_iter().map(ParamSet::from_values).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn specs() -> Vec<ParamSpec> {
+        vec![
+            ParamSpec {
+                name: "threads",
+                help: "",
+                kind: ParamKind::Threads { max: 4096 },
+                default: "1",
+            },
+            ParamSpec {
+                name: "block_size",
+                help: "",
+                kind: ParamKind::Size {
+                    min: 8,
+                    max: 1 << 30,
+                    power_of_two: true,
+                },
+                default: "1K",
+            },
+            ParamSpec {
+                name: "oper",
+                help: "",
+                kind: ParamKind::Choice(&["read", "write"]),
+                default: "write",
+            },
+        ]
+    }
+
+    fn assign(pairs: &[&str]) -> BTreeMap<String, Vec<String>> {
+        pairs.iter().map(|p| split_assignment(p).unwrap()).collect()
+    }
+
+    #[test]
+    fn sizes_parse_with_binary_suffixes() {
+        assert_eq!(parse_size("1024"), Some(1024));
+        assert_eq!(parse_size("1K"), Some(1024));
+        assert_eq!(parse_size("16KiB"), Some(16 * 1024));
+        assert_eq!(parse_size("5G"), Some(5 << 30));
+        assert_eq!(parse_size("2 MB"), Some(2 << 20));
+        assert_eq!(parse_size("1X"), None);
+        assert_eq!(parse_size(""), None);
+        assert_eq!(format_size(16 * 1024), "16K");
+        assert_eq!(format_size(1000), "1000");
+    }
+
+    #[test]
+    fn seconds_parse_with_units() {
+        assert_eq!(parse_seconds("10"), Some(10.0));
+        assert_eq!(parse_seconds("500ms"), Some(0.5));
+        assert_eq!(parse_seconds("2m"), Some(120.0));
+        assert_eq!(parse_seconds("-1"), None);
+        assert_eq!(parse_seconds("soon"), None);
+    }
+
+    #[test]
+    fn defaults_make_one_case() {
+        let cases = resolve_cases("w", &specs(), &BTreeMap::new(), 2).unwrap();
+        assert_eq!(cases.len(), 1);
+        assert_eq!(cases[0].u64("threads"), 1);
+        assert_eq!(cases[0].u64("block_size"), 1024);
+        assert_eq!(cases[0].str("oper"), "write");
+    }
+
+    #[test]
+    fn sweeps_expand_to_the_cartesian_product_without_duplicates() {
+        let cases = resolve_cases(
+            "w",
+            &specs(),
+            &assign(&["threads=1,all,2", "oper=read,write"]),
+            2,
+        )
+        .unwrap();
+        // `all` is 2 here, so threads is {1, 2}: 2 x 2 cases.
+        assert_eq!(cases.len(), 4);
+        let threads: Vec<u64> = cases.iter().map(|c| c.u64("threads")).collect();
+        assert_eq!(threads, vec![1, 1, 2, 2]);
+    }
+
+    #[test]
+    fn bad_values_name_the_parameter_and_the_allowed_range() {
+        let err = resolve_cases("w", &specs(), &assign(&["threads=0"]), 2).unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.contains("`threads`") && msg.contains("from 1 to 4096"),
+            "{msg}"
+        );
+
+        let err = resolve_cases("w", &specs(), &assign(&["block_size=1000"]), 2).unwrap_err();
+        assert!(err.to_string().contains("power of two"), "{err}");
+
+        let err = resolve_cases("w", &specs(), &assign(&["oper=erase"]), 2).unwrap_err();
+        assert!(err.to_string().contains("one of: read, write"), "{err}");
+    }
+
+    #[test]
+    fn unknown_parameters_list_the_known_ones() {
+        let err = resolve_cases("w", &specs(), &assign(&["thread=2"]), 2).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "workload `w` has no parameter `thread`; its parameters are: threads, block_size, oper"
+        );
+    }
+
+    #[test]
+    fn malformed_assignments_are_rejected() {
+        assert!(split_assignment("threads").is_err());
+        assert!(split_assignment("=2").is_err());
+        assert!(split_assignment("threads=").is_err());
+        assert_eq!(
+            split_assignment("threads=1, 2").unwrap(),
+            (
+                "threads".to_string(),
+                vec!["1".to_string(), "2".to_string()]
+            )
+        );
+    }
+}

@@ -1,0 +1,108 @@
+//! The Workload trait: the one seam every workload family plugs into.
+//!
+//! A workload knows how to exercise the system and nothing about
+//! repetitions, statistics or storage. It is split in two: [`Workload`]
+//! describes a family member (its id, version and parameters) and builds a
+//! [`Case`] from validated parameters; the case prepares, runs trials and
+//! cleans up. The engine owns warm-up, repetition, statistics and cleanup
+//! guarantees.
+
+use hdrhistogram::Histogram;
+
+use super::context::TrialContext;
+use super::params::{ParamSet, ParamSpec};
+use crate::stats::Direction;
+
+/// One workload (`cpu.primes`, `memory.block`, ...).
+pub trait Workload: Sync {
+    /// Stable dotted name, used on the command line and in the store.
+    fn id(&self) -> &'static str;
+    /// Bumped whenever the workload's numbers stop being comparable with
+    /// those of older versions.
+    fn version(&self) -> u32;
+    /// One line saying what it measures (and what it is compatible with).
+    fn summary(&self) -> &'static str;
+    /// Its parameters, in the order they are shown and swept.
+    fn params(&self) -> Vec<ParamSpec>;
+    /// Builds a case from validated parameters. Checks that involve several
+    /// parameters or the host (free memory, file-descriptor limits) belong
+    /// here, before anything runs.
+    fn build(&self, params: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>>;
+}
+
+/// What a workload may know about the run when it builds a case.
+#[derive(Debug, Clone)]
+pub struct CaseEnv {
+    /// The CPUs the run may use (after `--cpus`), in order.
+    pub cpus: Vec<usize>,
+    /// Total bytes of data and unified caches that the probe found.
+    pub total_cache_bytes: u64,
+    /// Total memory of the host, bytes.
+    pub memory_bytes: u64,
+}
+
+/// A workload with every parameter fixed.
+pub trait Case: Send {
+    /// Untimed set-up: create files, start servers, fill buffers.
+    fn prepare(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
+        Ok(())
+    }
+    /// One timed repetition. The first metric of the output is the primary
+    /// one: the engine repeats trials until its confidence interval is tight.
+    fn trial(&mut self, ctx: &TrialContext) -> anyhow::Result<TrialOutput>;
+    /// Always called once `prepare` was attempted, also after an error or a
+    /// cancellation; must leave nothing behind.
+    fn cleanup(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
+        Ok(())
+    }
+    /// Warnings about the case that the user should see (for example a data
+    /// set smaller than RAM), collected after `prepare`.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// One named value a trial yields.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Metric {
+    /// Name in snake case with the unit's meaning (`events_per_sec`).
+    pub name: String,
+    /// Unit as shown to users (`events/s`, `MiB/s`, `ms`).
+    pub unit: &'static str,
+    /// Which way is better.
+    pub direction: Direction,
+    /// The measured value.
+    pub value: f64,
+}
+
+impl Metric {
+    /// A metric where higher is better.
+    pub fn higher(name: impl Into<String>, unit: &'static str, value: f64) -> Self {
+        Metric {
+            name: name.into(),
+            unit,
+            direction: Direction::Higher,
+            value,
+        }
+    }
+
+    /// A metric where lower is better.
+    pub fn lower(name: impl Into<String>, unit: &'static str, value: f64) -> Self {
+        Metric {
+            name: name.into(),
+            unit,
+            direction: Direction::Lower,
+            value,
+        }
+    }
+}
+
+/// What one trial returns.
+#[derive(Debug, Default)]
+pub struct TrialOutput {
+    /// The metrics, primary first.
+    pub metrics: Vec<Metric>,
+    /// Latency of individual operations in nanoseconds, where the workload
+    /// has operations; histograms of all trials are merged per case.
+    pub latency_ns: Option<Histogram<u64>>,
+}

@@ -1,0 +1,21 @@
+//! The sledge binary: parse, run, print the error chain, exit.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use sledge::cli::{Cli, UsageError, execute};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match execute(cli) {
+        Ok(status) => ExitCode::from(status.code()),
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            if err.is::<UsageError>() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::from(1)
+            }
+        }
+    }
+}

@@ -1,0 +1,8 @@
+//! Reports: the terminal table, JSON, CSV and Markdown exports of a run,
+//! comparisons of runs, and the listing tables.
+
+pub mod compare;
+pub mod export;
+pub mod format;
+pub mod listing;
+pub mod run_table;

@@ -1,0 +1,160 @@
+//! The result data model shared by the engine (which fills it), the store
+//! (which keeps it) and the reports (which show it).
+//!
+//! These structs are also the documented `--json` shape: every field has a
+//! doc comment, and a snapshot test pins the shape. Add fields with
+//! `#[serde(default)]` so that older stored runs still load.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::monitor::TrialHealth;
+use crate::probe::HostInfo;
+use crate::stats::{Direction, Summary};
+
+/// The state a run ended in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// Still running (or the process died without marking it).
+    Running,
+    /// Every case finished.
+    Complete,
+    /// Stopped early (Ctrl-C); the finished cases are kept.
+    Partial,
+    /// At least one case failed; the others are kept.
+    Failed,
+}
+
+impl RunStatus {
+    /// The word used in the store and in tables.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Complete => "complete",
+            RunStatus::Partial => "partial",
+            RunStatus::Failed => "failed",
+        }
+    }
+
+    /// Parses the word used in the store.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "running" => Some(RunStatus::Running),
+            "complete" => Some(RunStatus::Complete),
+            "partial" => Some(RunStatus::Partial),
+            "failed" => Some(RunStatus::Failed),
+            _ => None,
+        }
+    }
+}
+
+/// One invocation of `sledge run` on one host.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Store id of the run (0 before it is stored).
+    pub id: i64,
+    /// When the run started, RFC 3339 in UTC.
+    pub started: String,
+    /// When the run ended, RFC 3339 in UTC; absent while running.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished: Option<String>,
+    /// sledge's version.
+    pub sledge_version: String,
+    /// The profile name, or `custom` for a list of workloads.
+    pub profile: String,
+    /// The command line that started the run.
+    pub command_line: String,
+    /// How the run ended.
+    pub status: RunStatus,
+    /// The CPUs the run was restricted to (`--cpus`), in order.
+    pub cpus: Vec<usize>,
+    /// Warnings about the whole run (for example a busy host at the start).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// The host inventory taken at the start.
+    pub host: HostInfo,
+    /// The cases, in the order they ran.
+    pub cases: Vec<CaseRecord>,
+}
+
+/// A workload with every parameter fixed, and what its trials measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaseRecord {
+    /// The workload id (`cpu.primes`).
+    pub workload: String,
+    /// The workload's version; results are only compared like for like.
+    pub workload_version: u32,
+    /// Every parameter of the case, in canonical text form.
+    pub params: BTreeMap<String, String>,
+    /// Warnings about the case (disturbed trials, a too-small data set...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// The error that ended the case, if it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The counted trials (the warm-up is not included).
+    pub trials: Vec<TrialRecord>,
+    /// One summary per metric, primary metric first.
+    pub metrics: Vec<MetricRecord>,
+    /// The merged latency histogram of all counted trials (nanoseconds),
+    /// serialized in HdrHistogram's V2 + deflate format; not part of the
+    /// JSON output.
+    #[serde(skip)]
+    pub latency_histogram: Option<Vec<u8>>,
+}
+
+impl CaseRecord {
+    /// `cpu.primes max_prime=10000 threads=2`: the case as a user would type it.
+    pub fn label(&self) -> String {
+        let params: Vec<String> = self
+            .params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        if params.is_empty() {
+            self.workload.clone()
+        } else {
+            format!("{} {}", self.workload, params.join(" "))
+        }
+    }
+
+    /// The parameters as `k=v k=v`, for compact tables.
+    pub fn params_text(&self) -> String {
+        self.params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// One counted trial.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrialRecord {
+    /// Position among the counted trials, from 0.
+    pub index: u32,
+    /// Wall time of the trial, seconds.
+    pub seconds: f64,
+    /// What the monitor saw during the trial; `health.flags` lists the
+    /// disturbances (steal, swap, busy) that make this trial suspect.
+    pub health: TrialHealth,
+}
+
+/// The summary of one metric over the counted trials.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricRecord {
+    /// Metric name (`events_per_sec`).
+    pub name: String,
+    /// Unit (`events/s`).
+    pub unit: String,
+    /// Whether higher or lower is better.
+    pub direction: Direction,
+    /// Mean, median, standard deviation, 95% CI, min, max and n.
+    pub summary: Summary,
+    /// The raw value of each counted trial, in trial order.
+    pub samples: Vec<f64>,
+    /// Tukey outlier flags, one per sample (flagged, never dropped).
+    pub outliers: Vec<bool>,
+}

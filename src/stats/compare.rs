@@ -1,0 +1,460 @@
+//! Comparing a candidate run against a baseline run of the same benchmark.
+//!
+//! A comparison answers two questions, and needs both answers before it
+//! calls something a change:
+//!
+//! 1. **Is the difference real?** Welch's two-sample t-test.
+//!    *Why Welch and not Student's pooled t-test:* a code change often
+//!    changes the spread as well as the mean (a new cache, a new lock), and
+//!    the pooled test's equal-variance assumption then gives wrong p-values,
+//!    especially with unequal run counts. Welch's test, with the
+//!    Welch–Satterthwaite degrees of freedom, does not need that assumption
+//!    and loses almost nothing when the variances are in fact equal
+//!    (Ruxton, *Behavioral Ecology* 17:688, 2006).
+//!    *Why not a rank test (Mann–Whitney U):* with 3 runs per side the
+//!    smallest two-sided p-value it can produce is 0.1, so it could never
+//!    report a change at the 5% level; the runs per side here are 3 to 10.
+//!    *Why not a bootstrap:* with so few runs the resampling distribution
+//!    is too coarse, and its result would be random, not reproducible.
+//! 2. **Is it big enough to matter?** The relative change must exceed
+//!    [`NOISE_THRESHOLD`]. On a quiet machine the variance can be so small
+//!    that a t-test "detects" 0.3% shifts which are real but come from
+//!    things like memory layout or link order and vanish after a reboot.
+//!    criterion.rs uses the same "significance test + noise threshold" rule
+//!    (its defaults: significance level 0.05, noise threshold 1%); we take
+//!    2% because servers shared with other work are noisier than a
+//!    developer's laptop running micro-benchmarks.
+//!
+//! The size of the change is reported as a **ratio of means** with a 95%
+//! confidence interval from the **delta method on ln(ratio)**:
+//! `ln(m_c / m_b) = ln m_c - ln m_b`, a difference of two independent
+//! estimates, so its variance is approximately the sum
+//! `s_b²/(n_b·m_b²) + s_c²/(n_c·m_c²)`; the interval
+//! `ln ratio ± t(0.975, df)·√var` (Welch df) is exponentiated back. *Why:*
+//! the interval stays positive and is symmetric in the multiplicative
+//! sense (2× faster and 2× slower are equally far from 1). Fieller's exact
+//! interval can be unbounded or split in two when the baseline mean is
+//! noisy, which a report cannot display.
+
+use serde::{Deserialize, Serialize};
+
+use super::student_t::{t_cdf, t_quantile_95};
+use super::summary::{Summary, summarize};
+
+/// A difference counts only if Welch's two-sided p-value is below this
+/// (the conventional 5% false-positive rate per comparison).
+pub const SIGNIFICANCE_LEVEL: f64 = 0.05;
+
+/// A difference counts only if the means differ by more than this fraction
+/// of the baseline mean (2%), i.e. `|ratio - 1| > NOISE_THRESHOLD`.
+pub const NOISE_THRESHOLD: f64 = 0.02;
+
+/// Which way is better for a metric. Serialized as `"higher"` / `"lower"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Bigger is better (throughput: operations per second, MB/s).
+    Higher,
+    /// Smaller is better (latency, run time).
+    Lower,
+}
+
+/// Outcome of a comparison. Serialized as `"faster"`, `"slower"`,
+/// `"no_difference"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The candidate is better than the baseline in the metric's
+    /// [`Direction`] (bigger for `Higher`, smaller for `Lower`), significantly
+    /// and by more than the noise threshold.
+    Faster,
+    /// The candidate is worse than the baseline, significantly and by more
+    /// than the noise threshold.
+    Slower,
+    /// Not significant, or within the noise threshold, or not testable.
+    NoDifference,
+}
+
+/// Result of [`compare`]: how the candidate's mean relates to the
+/// baseline's, and whether that is a change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// `mean(candidate) / mean(baseline)`.
+    pub ratio: f64,
+    /// Lower end of the 95% confidence interval of `ratio`.
+    pub ratio_ci_low: f64,
+    /// Upper end of the 95% confidence interval of `ratio`.
+    pub ratio_ci_high: f64,
+    /// Two-sided p-value of Welch's t-test for equal means, in `[0, 1]`.
+    pub p_value: f64,
+    /// Whether the candidate is better, worse, or not distinguishable.
+    pub verdict: Verdict,
+}
+
+/// Compares `candidate` against `baseline` for a metric where `direction`
+/// is better.
+///
+/// * `ratio = mean(candidate) / mean(baseline)`.
+/// * `p_value`: Welch's two-sample t-test (unequal variances,
+///   Welch–Satterthwaite degrees of freedom), two-sided.
+/// * Ratio CI: 95% interval from the delta method on `ln(ratio)`, variance
+///   `s_b²/(n_b·m_b²) + s_c²/(n_c·m_c²)`, with the Welch degrees of
+///   freedom, exponentiated back.
+/// * `verdict` is `Faster`/`Slower` only when `p_value <
+///   SIGNIFICANCE_LEVEL` **and** `|ratio - 1| > NOISE_THRESHOLD`, otherwise
+///   `NoDifference` (the same "test + noise threshold" rule as criterion.rs).
+///   Better/worse is decided by the sign of the difference of the means and
+///   `direction`, so it is also right for negative-valued metrics.
+///
+/// Degenerate inputs:
+///
+/// * Both sides with zero variance: equal means give `p_value = 1` and
+///   `NoDifference`; different means give `p_value = 0` and the noise
+///   threshold decides. The ratio CI collapses to `[ratio, ratio]`.
+/// * One run on a side: that side's variance is taken as 0 (one run says
+///   nothing about spread), so the test rests on the other side's variance
+///   alone (df = n_other - 1). This understates the uncertainty; take at
+///   least 3 runs.
+/// * One run on both sides: there is no test. `p_value = 1.0`,
+///   `NoDifference`, and the ratio CI collapses to `[ratio, ratio]` (it
+///   carries no information; it is kept finite so it serializes).
+/// * If the means have opposite signs the ratio is negative; the interval
+///   is then the delta-method interval of `ln|ratio|` carried over to the
+///   negative ratio. Interval ends saturate at `±f64::MAX`, never infinity,
+///   so the struct always serializes to JSON numbers.
+///
+/// Returns `None` when either side is empty, a mean is 0 or non-finite, a
+/// sample is NaN or infinite, or the ratio or variances overflow.
+pub fn compare(baseline: &[f64], candidate: &[f64], direction: Direction) -> Option<Comparison> {
+    let base = summarize(baseline)?;
+    let cand = summarize(candidate)?;
+    if base.mean == 0.0 || cand.mean == 0.0 || !base.mean.is_finite() || !cand.mean.is_finite() {
+        return None;
+    }
+    let ratio = cand.mean / base.mean;
+    // Squared standard errors of the means; 0 for a single run.
+    let var_base = squared_standard_error(&base);
+    let var_cand = squared_standard_error(&cand);
+    let var_diff = var_base + var_cand;
+    let var_log_ratio = var_base / (base.mean * base.mean) + var_cand / (cand.mean * cand.mean);
+    if !ratio.is_finite() || !var_diff.is_finite() || !var_log_ratio.is_finite() {
+        return None;
+    }
+
+    let (p_value, log_half_width) = if base.n < 2 && cand.n < 2 {
+        // No spread information at all: no test.
+        (1.0, 0.0)
+    } else if var_diff == 0.0 {
+        // Both sides perfectly repeatable: any difference is certain.
+        (if base.mean == cand.mean { 1.0 } else { 0.0 }, 0.0)
+    } else {
+        let df = welch_df(var_base, base.n, var_cand, cand.n);
+        let t = (cand.mean - base.mean) / var_diff.sqrt();
+        let p = (2.0 * t_cdf(-t.abs(), df)).clamp(0.0, 1.0);
+        (p, t_quantile_95(df) * var_log_ratio.sqrt())
+    };
+
+    let (end_a, end_b) = (
+        saturate(ratio * (-log_half_width).exp()),
+        saturate(ratio * log_half_width.exp()),
+    );
+    let significant = p_value < SIGNIFICANCE_LEVEL && (ratio - 1.0).abs() > NOISE_THRESHOLD;
+    let verdict = if !significant {
+        Verdict::NoDifference
+    } else {
+        let candidate_bigger = cand.mean > base.mean;
+        match (direction, candidate_bigger) {
+            (Direction::Higher, true) | (Direction::Lower, false) => Verdict::Faster,
+            (Direction::Higher, false) | (Direction::Lower, true) => Verdict::Slower,
+        }
+    };
+
+    Some(Comparison {
+        ratio,
+        ratio_ci_low: end_a.min(end_b),
+        ratio_ci_high: end_a.max(end_b),
+        p_value,
+        verdict,
+    })
+}
+
+/// `s² / n`, the squared standard error of the mean; 0 when `n == 1`
+/// (`summarize` reports `stddev == 0` then).
+fn squared_standard_error(s: &Summary) -> f64 {
+    s.stddev * s.stddev / s.n as f64
+}
+
+/// Welch–Satterthwaite degrees of freedom
+/// `(v_a + v_b)² / (v_a²/(n_a - 1) + v_b²/(n_b - 1))` for squared standard
+/// errors `v_a`, `v_b`. A side with one run (variance 0) contributes no
+/// term. Requires `v_a + v_b > 0`. Computed on the weights `v / (v_a + v_b)`
+/// so that tiny variances cannot underflow to 0/0.
+fn welch_df(var_a: f64, n_a: usize, var_b: f64, n_b: usize) -> f64 {
+    let total = var_a + var_b;
+    let term = |var: f64, n: usize| {
+        if n < 2 {
+            0.0
+        } else {
+            let weight = var / total;
+            weight * weight / (n as f64 - 1.0)
+        }
+    };
+    1.0 / (term(var_a, n_a) + term(var_b, n_b))
+}
+
+/// Clamps to the finite range, so that JSON gets a number, not `null`.
+fn saturate(x: f64) -> f64 {
+    x.clamp(-f64::MAX, f64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Expected values below were computed by hand and checked with an
+    // independent script (numerical integration of the t density), not with
+    // this code.
+
+    fn close(actual: f64, expected: f64, tol: f64) -> bool {
+        (actual - expected).abs() < tol
+    }
+
+    #[test]
+    fn identical_samples_are_no_difference() {
+        let a = [100.0, 102.0, 98.0, 101.0, 99.0];
+        let c = compare(&a, &a, Direction::Higher).unwrap();
+        assert_eq!(c.ratio, 1.0);
+        assert!(close(c.p_value, 1.0, 1e-9), "{}", c.p_value);
+        assert_eq!(c.verdict, Verdict::NoDifference);
+        assert!(c.ratio_ci_low < 1.0 && c.ratio_ci_high > 1.0);
+    }
+
+    #[test]
+    fn clearly_separated_higher_is_better_is_faster() {
+        // Means 100 and 120, s² = 2/3 on both sides, n = 4:
+        // t = 20 / √(1/3) = 34.64, df = 6, p ≈ 3.9e-8.
+        // ln-ratio variance = (1/6)/100² + (1/6)/120² = 2.8241e-5,
+        // t(0.975, 6) = 2.44691 → CI 1.2·e^(±0.013003) = [1.18450, 1.21571].
+        let base = [100.0, 101.0, 99.0, 100.0];
+        let cand = [120.0, 121.0, 119.0, 120.0];
+        let c = compare(&base, &cand, Direction::Higher).unwrap();
+        assert!(close(c.ratio, 1.2, 1e-12));
+        assert!(c.p_value < 1e-6, "{}", c.p_value);
+        assert!(close(c.ratio_ci_low, 1.184_497, 1e-5), "{}", c.ratio_ci_low);
+        assert!(
+            close(c.ratio_ci_high, 1.215_706, 1e-5),
+            "{}",
+            c.ratio_ci_high
+        );
+        assert!(c.ratio_ci_low < 1.2 && c.ratio_ci_high > 1.2);
+        assert!(c.ratio_ci_low > 1.0);
+        assert_eq!(c.verdict, Verdict::Faster);
+    }
+
+    #[test]
+    fn same_data_lower_is_better_is_slower() {
+        let base = [100.0, 101.0, 99.0, 100.0];
+        let cand = [120.0, 121.0, 119.0, 120.0];
+        let c = compare(&base, &cand, Direction::Lower).unwrap();
+        assert_eq!(c.verdict, Verdict::Slower);
+        // Swapping the roles flips the verdict back.
+        let d = compare(&cand, &base, Direction::Lower).unwrap();
+        assert_eq!(d.verdict, Verdict::Faster);
+        assert!(close(d.ratio, 100.0 / 120.0, 1e-12));
+        assert!(d.ratio_ci_high < 1.0);
+    }
+
+    #[test]
+    fn significant_but_tiny_change_is_within_noise() {
+        // Means 100 and 101: t = 173.2, df = 6, p ≈ 2.5e-12, but the change
+        // is 1% < NOISE_THRESHOLD.
+        let base = [100.0, 100.01, 99.99, 100.0];
+        let cand = [101.0, 101.01, 100.99, 101.0];
+        let c = compare(&base, &cand, Direction::Higher).unwrap();
+        assert!(c.p_value < SIGNIFICANCE_LEVEL, "{}", c.p_value);
+        assert!(close(c.ratio, 1.01, 1e-12));
+        assert!(c.ratio_ci_low > 1.0);
+        assert_eq!(c.verdict, Verdict::NoDifference);
+    }
+
+    #[test]
+    fn overlapping_noisy_samples_are_no_difference() {
+        // Means 110 and 108: t = -0.22502, df = 7.4720, p = 0.82800,
+        // ratio CI [0.81198, 1.18719].
+        let base = [100.0, 130.0, 90.0, 120.0, 110.0];
+        let cand = [105.0, 95.0, 125.0, 115.0, 100.0];
+        let c = compare(&base, &cand, Direction::Higher).unwrap();
+        assert!(close(c.ratio, 108.0 / 110.0, 1e-12));
+        assert!(close(c.p_value, 0.828_00, 1e-4), "{}", c.p_value);
+        assert!(close(c.ratio_ci_low, 0.811_976, 1e-4), "{}", c.ratio_ci_low);
+        assert!(
+            close(c.ratio_ci_high, 1.187_187, 1e-4),
+            "{}",
+            c.ratio_ci_high
+        );
+        assert_eq!(c.verdict, Verdict::NoDifference);
+    }
+
+    #[test]
+    fn welch_p_value_worked_example() {
+        // a = 1..5, b = 3..7: means 3 and 5, s² = 2.5 on both sides,
+        // SE² = 0.5 + 0.5 = 1 → t = 2; df = 1² / (0.25/4 + 0.25/4) = 8;
+        // two-sided p = 2·P(T₈ > 2) = 0.080516.
+        // ratio 5/3, ln-ratio variance 0.5/9 + 0.5/25 = 0.075556,
+        // t(0.975, 8) = 2.306004 → CI [0.884233, 3.141453].
+        let a = [1.0, 2.0, 3.0, 4.0, 5.0];
+        let b = [3.0, 4.0, 5.0, 6.0, 7.0];
+        let c = compare(&a, &b, Direction::Higher).unwrap();
+        assert!(close(c.p_value, 0.080_516, 1e-5), "{}", c.p_value);
+        assert!(close(c.ratio, 5.0 / 3.0, 1e-12));
+        assert!(close(c.ratio_ci_low, 0.884_233, 1e-5), "{}", c.ratio_ci_low);
+        assert!(
+            close(c.ratio_ci_high, 3.141_453, 1e-5),
+            "{}",
+            c.ratio_ci_high
+        );
+        // 67% better, but p > 0.05 with this much noise.
+        assert_eq!(c.verdict, Verdict::NoDifference);
+        // The test is symmetric.
+        let d = compare(&b, &a, Direction::Higher).unwrap();
+        assert!(close(d.p_value, c.p_value, 1e-12));
+    }
+
+    #[test]
+    fn welch_unequal_sizes_fractional_df() {
+        // n = 4 vs 5, s² = 20/3 vs 23: SE² = 5/3 + 4.6, t = 1.28310,
+        // df = 6.58839, p = 0.24274, ratio CI [0.84468, 1.79332].
+        let a = [10.0, 12.0, 14.0, 16.0];
+        let b = [11.0, 13.0, 15.0, 20.0, 21.0];
+        assert!(close(welch_df(5.0 / 3.0, 4, 4.6, 5), 6.588_389, 1e-5));
+        let c = compare(&a, &b, Direction::Higher).unwrap();
+        assert!(close(c.p_value, 0.242_745, 1e-4), "{}", c.p_value);
+        assert!(close(c.ratio_ci_low, 0.844_684, 1e-4), "{}", c.ratio_ci_low);
+        assert!(
+            close(c.ratio_ci_high, 1.793_325, 1e-4),
+            "{}",
+            c.ratio_ci_high
+        );
+    }
+
+    #[test]
+    fn zero_variance_equal_means() {
+        let c = compare(&[5.0; 3], &[5.0; 4], Direction::Higher).unwrap();
+        assert_eq!(c.p_value, 1.0);
+        assert_eq!(c.verdict, Verdict::NoDifference);
+        assert_eq!((c.ratio_ci_low, c.ratio, c.ratio_ci_high), (1.0, 1.0, 1.0));
+    }
+
+    #[test]
+    fn zero_variance_different_means_threshold_decides() {
+        let c = compare(&[5.0; 3], &[6.0; 3], Direction::Higher).unwrap();
+        assert_eq!(c.p_value, 0.0);
+        assert_eq!(c.verdict, Verdict::Faster);
+        assert_eq!((c.ratio_ci_low, c.ratio_ci_high), (c.ratio, c.ratio));
+        let d = compare(&[5.0; 3], &[6.0; 3], Direction::Lower).unwrap();
+        assert_eq!(d.verdict, Verdict::Slower);
+        // 1% apart: certain, but within the noise threshold.
+        let e = compare(&[100.0; 3], &[101.0; 3], Direction::Higher).unwrap();
+        assert_eq!(e.p_value, 0.0);
+        assert_eq!(e.verdict, Verdict::NoDifference);
+    }
+
+    #[test]
+    fn single_run_both_sides_is_not_tested() {
+        let c = compare(&[100.0], &[200.0], Direction::Higher).unwrap();
+        assert_eq!(c.ratio, 2.0);
+        assert_eq!(c.p_value, 1.0);
+        assert_eq!(c.verdict, Verdict::NoDifference);
+        assert_eq!((c.ratio_ci_low, c.ratio_ci_high), (2.0, 2.0));
+    }
+
+    #[test]
+    fn single_run_on_one_side_has_zero_variance() {
+        // Baseline variance 0; candidate s² = 2/3, n = 4 → SE² = 1/6,
+        // t = 20 / √(1/6) = 48.99, df = n_c - 1 = 3.
+        let cand = [120.0, 121.0, 119.0, 120.0];
+        assert_eq!(welch_df(0.0, 1, 1.0 / 6.0, 4), 3.0);
+        let c = compare(&[100.0], &cand, Direction::Higher).unwrap();
+        assert!(c.p_value < 1e-4, "{}", c.p_value);
+        assert_eq!(c.verdict, Verdict::Faster);
+        // ln-ratio variance (1/6)/120² with t(0.975, 3) = 3.182446.
+        let half = 3.182_446 * (1.0_f64 / 6.0 / 14_400.0).sqrt();
+        assert!(close(c.ratio_ci_low, 1.2 * (-half).exp(), 1e-5));
+        assert!(close(c.ratio_ci_high, 1.2 * half.exp(), 1e-5));
+    }
+
+    #[test]
+    fn negative_means_use_sign_of_difference() {
+        // Higher is better: -5 beats -10 although the ratio is 0.5.
+        let c = compare(
+            &[-10.0, -10.5, -9.5],
+            &[-5.0, -5.5, -4.5],
+            Direction::Higher,
+        )
+        .unwrap();
+        assert!(close(c.ratio, 0.5, 1e-12));
+        assert_eq!(c.verdict, Verdict::Faster);
+        assert!(c.ratio_ci_low < 0.5 && c.ratio_ci_high > 0.5);
+    }
+
+    #[test]
+    fn opposite_sign_means_give_ordered_interval() {
+        let c = compare(&[-1.0, -2.0, -3.0], &[1.0, 2.0, 3.0], Direction::Higher).unwrap();
+        assert!(close(c.ratio, -1.0, 1e-12));
+        assert!(c.ratio_ci_low <= c.ratio && c.ratio <= c.ratio_ci_high);
+        assert!(c.ratio_ci_low.is_finite() && c.ratio_ci_high.is_finite());
+    }
+
+    #[test]
+    fn invalid_inputs_are_none() {
+        let ok = [1.0, 2.0, 3.0];
+        assert_eq!(compare(&[], &ok, Direction::Higher), None);
+        assert_eq!(compare(&ok, &[], Direction::Higher), None);
+        assert_eq!(compare(&[-1.0, 1.0], &ok, Direction::Higher), None);
+        assert_eq!(compare(&ok, &[0.0, 0.0], Direction::Lower), None);
+        assert_eq!(compare(&ok, &[1.0, f64::NAN], Direction::Higher), None);
+        assert_eq!(compare(&[f64::INFINITY, 1.0], &ok, Direction::Higher), None);
+    }
+
+    #[test]
+    fn huge_interval_saturates_and_serializes() {
+        // Baseline mean 0.001 with a spread of ±1: ln-ratio CI far beyond
+        // e^709.
+        let c = compare(&[-1.0, 1.002], &[1.0, 1.0], Direction::Higher).unwrap();
+        assert!(c.ratio_ci_low.is_finite() && c.ratio_ci_high.is_finite());
+        let json = serde_json::to_string(&c).unwrap();
+        let back: Comparison = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, c);
+    }
+
+    #[test]
+    fn serde_names() {
+        assert_eq!(
+            serde_json::to_string(&Direction::Higher).unwrap(),
+            "\"higher\""
+        );
+        assert_eq!(
+            serde_json::to_string(&Direction::Lower).unwrap(),
+            "\"lower\""
+        );
+        assert_eq!(
+            serde_json::to_string(&Verdict::Faster).unwrap(),
+            "\"faster\""
+        );
+        assert_eq!(
+            serde_json::to_string(&Verdict::Slower).unwrap(),
+            "\"slower\""
+        );
+        assert_eq!(
+            serde_json::to_string(&Verdict::NoDifference).unwrap(),
+            "\"no_difference\""
+        );
+        let d: Direction = serde_json::from_str("\"lower\"").unwrap();
+        assert_eq!(d, Direction::Lower);
+        let c = compare(&[1.0, 2.0, 3.0], &[2.0, 3.0, 4.0], Direction::Lower).unwrap();
+        let json = serde_json::to_string(&c).unwrap();
+        assert!(json.contains("\"ratio_ci_low\"") && json.contains("\"p_value\""));
+        let back: Comparison = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, c);
+    }
+}

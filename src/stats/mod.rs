@@ -1,0 +1,32 @@
+//! Statistics over benchmark samples: pure functions, no I/O.
+//!
+//! Every benchmark is run a handful of times (typically 3 to 10), so every
+//! method here was chosen to be honest with *small* samples:
+//!
+//! * [`summarize`] (`summary.rs`): mean, median, sample standard deviation
+//!   and a 95% confidence interval of the mean from **Student's t**, because
+//!   with so few runs the normal approximation would claim far more
+//!   precision than the data has.
+//! * [`tukey_outliers`] (`outliers.rs`): **Tukey's fences** on type-7
+//!   quartiles; robust (quartiles are not dragged by the outlier itself),
+//!   distribution-free and familiar from box plots. Outliers are flagged,
+//!   never dropped: on a server they are often the finding.
+//! * [`compare`] (`compare.rs`): **Welch's t-test** (no equal-variance
+//!   assumption, works for n = 3 where rank tests cannot reach p < 0.05)
+//!   combined with a **noise threshold**, as criterion.rs does, so that tiny
+//!   but "significant" shifts are not reported as changes; the ratio of
+//!   means gets a delta-method confidence interval on the log scale.
+//! * `student_t.rs`: a thin wrapper around `statrs` for the t quantile and
+//!   CDF, so the constants have names.
+//!
+//! Each submodule's documentation gives the detailed reasoning.
+
+mod compare;
+mod outliers;
+mod student_t;
+mod summary;
+
+pub use compare::{Comparison, Direction, NOISE_THRESHOLD, SIGNIFICANCE_LEVEL, Verdict, compare};
+pub use outliers::{TUKEY_FENCE, tukey_outliers};
+pub use student_t::{CONFIDENCE_LEVEL, TWO_SIDED_QUANTILE_PROBABILITY, t_cdf, t_quantile_95};
+pub use summary::{Summary, summarize};

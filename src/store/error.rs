@@ -1,0 +1,177 @@
+//! The store's errors. Every variant names the store path, says what is
+//! wrong and, where there is something to do, what to do.
+
+use std::io;
+use std::path::PathBuf;
+
+/// What can go wrong with the results store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The directory that should hold the store cannot be created.
+    #[error(
+        "cannot create store directory {}: {source}; check the path and its permissions, or choose another store location",
+        dir.display()
+    )]
+    CreateDir {
+        /// The directory that could not be created.
+        dir: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+
+    /// The store file does not exist and cannot be created (usually a
+    /// directory that is not writable).
+    #[error(
+        "cannot create store file {}: {source}; make its directory writable or choose another store location",
+        path.display()
+    )]
+    CreateFile {
+        /// The store path.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+
+    /// The store file exists but cannot be read.
+    #[error("cannot read store file {}: {source}", path.display())]
+    Read {
+        /// The store path.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+
+    /// The file exists but is not an SQLite database. It was not modified.
+    #[error(
+        "{} is not an SQLite database ({reason}); it was left untouched: move it away or choose another store location",
+        path.display()
+    )]
+    NotSqlite {
+        /// The store path.
+        path: PathBuf,
+        /// What was found instead.
+        reason: String,
+    },
+
+    /// The file is an SQLite database that belongs to some other program.
+    /// It was not modified.
+    #[error(
+        "{} is not a sledge database (it is an SQLite database of another program: {reason}); it was left untouched: choose another store location",
+        path.display()
+    )]
+    Foreign {
+        /// The store path.
+        path: PathBuf,
+        /// What gave it away (application id, existing tables).
+        reason: String,
+    },
+
+    /// The store's schema is newer than this build of sledge knows.
+    #[error(
+        "{} was made by a newer sledge (schema version {found}, this build knows up to {supported}); upgrade sledge or choose another store location",
+        path.display()
+    )]
+    TooNew {
+        /// The store path.
+        path: PathBuf,
+        /// The schema version found in the file.
+        found: i64,
+        /// The newest schema version this build knows.
+        supported: i64,
+    },
+
+    /// The run id is not in the store.
+    #[error("no run {id} in {}; `sledge list` shows the stored runs", path.display())]
+    NoSuchRun {
+        /// The run id asked for.
+        id: i64,
+        /// The store path.
+        path: PathBuf,
+    },
+
+    /// A `last`/`last~N` reference points before the oldest stored run (or
+    /// the store is empty).
+    #[error("there is no run `{reference}` in {}: {}", path.display(), holds(*.count))]
+    NoRunAt {
+        /// The reference as the user typed it.
+        reference: String,
+        /// How many runs the store holds.
+        count: u64,
+        /// The store path.
+        path: PathBuf,
+    },
+
+    /// The user's run reference is neither an id nor `last`/`last~N`.
+    #[error(
+        "`{reference}` is not a run reference: use a run id (`12`), `last` (the newest run) or `last~N` (N runs before the newest); `sledge list` shows the runs in {}",
+        path.display()
+    )]
+    BadRunRef {
+        /// The reference as the user typed it.
+        reference: String,
+        /// The store path.
+        path: PathBuf,
+    },
+
+    /// A record handed to the store cannot be stored as it is (a bug in the
+    /// caller, not in the user's input).
+    #[error("cannot store {what} in {}: {reason}", path.display())]
+    InvalidRecord {
+        /// The store path.
+        path: PathBuf,
+        /// What was being stored (`case cpu.primes threads=2`).
+        what: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+
+    /// Stored data cannot be read back (damaged file or hand edits).
+    #[error("{} holds damaged data: {what}; the file may be corrupt", path.display())]
+    Corrupt {
+        /// The store path.
+        path: PathBuf,
+        /// What could not be read.
+        what: String,
+    },
+
+    /// An SQLite error, with what the store was doing.
+    #[error("store {} failed while {doing}: {source}", path.display())]
+    Sqlite {
+        /// The store path.
+        path: PathBuf,
+        /// What the store was doing (`storing a case`).
+        doing: &'static str,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
+}
+
+impl StoreError {
+    /// The store path (or for [`StoreError::CreateDir`], the directory) the
+    /// error is about.
+    pub fn path(&self) -> &std::path::Path {
+        match self {
+            StoreError::CreateDir { dir, .. } => dir,
+            StoreError::CreateFile { path, .. }
+            | StoreError::Read { path, .. }
+            | StoreError::NotSqlite { path, .. }
+            | StoreError::Foreign { path, .. }
+            | StoreError::TooNew { path, .. }
+            | StoreError::NoSuchRun { path, .. }
+            | StoreError::NoRunAt { path, .. }
+            | StoreError::BadRunRef { path, .. }
+            | StoreError::InvalidRecord { path, .. }
+            | StoreError::Corrupt { path, .. }
+            | StoreError::Sqlite { path, .. } => path,
+        }
+    }
+}
+
+/// The end of [`StoreError::NoRunAt`]'s message.
+fn holds(count: u64) -> String {
+    match count {
+        0 => "it holds no runs yet; `sledge run` stores one".to_string(),
+        1 => "it holds 1 run; `sledge list` shows it".to_string(),
+        n => format!("it holds {n} runs; `sledge list` shows them"),
+    }
+}

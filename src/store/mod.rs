@@ -1,0 +1,325 @@
+//! The results store: one SQLite file that keeps every run.
+//!
+//! Layout: a run (times, sledge version, profile, host inventory as JSON,
+//! command line, status) has cases (workload id and version, parameters as
+//! JSON, warnings); a case has trials (wall time, health as JSON), metric
+//! summaries, one sample per trial per metric, and optionally a serialized
+//! latency histogram. Each case is stored in its own transaction, so a crash
+//! loses at most the case in flight.
+//!
+//! The schema is versioned (`PRAGMA user_version`, see [`SCHEMA_VERSION`])
+//! and the file is marked as sledge's (`PRAGMA application_id`, see
+//! [`APPLICATION_ID`]). [`Store::open`] never writes to a file that is not
+//! a sledge store: it reads the SQLite header itself before opening
+//! anything read-write.
+
+mod error;
+mod read;
+mod schema;
+mod write;
+
+#[cfg(test)]
+mod tests;
+
+use std::ffi::OsString;
+use std::fs;
+use std::io::{self, Read as _};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags};
+
+pub use error::StoreError;
+pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
+
+use crate::results::RunStatus;
+use schema::Migration;
+
+/// How long a writer waits for another process holding the store's lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The first 16 bytes of every SQLite 3 database file.
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
+/// Size of the SQLite database header.
+const HEADER_LEN: usize = 100;
+
+/// Offset of the big-endian `application_id` in the SQLite header.
+const APPLICATION_ID_OFFSET: usize = 68;
+
+/// An open results store.
+#[derive(Debug)]
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// One line of `sledge list`: a stored run without its cases.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RunListing {
+    /// Store id of the run.
+    pub id: i64,
+    /// When the run started, RFC 3339 in UTC.
+    pub started: String,
+    /// When the run ended; absent while running (or if the process died).
+    pub finished: Option<String>,
+    /// The profile name, or `custom`.
+    pub profile: String,
+    /// How the run ended.
+    pub status: RunStatus,
+    /// The host's name, from the inventory taken at the start.
+    pub hostname: String,
+    /// How many cases were stored.
+    pub cases: u32,
+    /// The version of sledge that made the run.
+    pub sledge_version: String,
+}
+
+impl Store {
+    /// `$XDG_DATA_HOME/sledge/results.db`, else
+    /// `$HOME/.local/share/sledge/results.db`. A relative or empty
+    /// `XDG_DATA_HOME` is ignored, as the XDG specification asks; with
+    /// neither variable usable, `sledge-results.db` in the current
+    /// directory.
+    pub fn default_path() -> PathBuf {
+        default_path_from(std::env::var_os("XDG_DATA_HOME"), std::env::var_os("HOME"))
+    }
+
+    /// Opens the store at `path`, creating it (and its missing parent
+    /// directories) if needed, and brings its schema up to date.
+    ///
+    /// A file that is not an SQLite database, or an SQLite database of
+    /// another program, is refused and left untouched; so is a store made
+    /// by a newer sledge. The connection uses the rollback journal, foreign
+    /// keys and a 5 s busy timeout.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let path = path.to_path_buf();
+        ensure_parent_dir(&path)?;
+        prepare_file(&path)?;
+
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut conn = Connection::open_with_flags(&path, flags)
+            .map_err(sql_err(&path, "opening the database"))?;
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(sql_err(&path, "setting the busy timeout"))?;
+        conn.pragma_update(None, "foreign_keys", true)
+            .map_err(sql_err(&path, "enabling foreign keys"))?;
+
+        // The file may have changed since it was inspected; check again with
+        // the real connection before anything is written.
+        check_ownership(&conn, &path)?;
+
+        match schema::migrate(&mut conn)
+            .map_err(sql_err(&path, "creating or upgrading the schema"))?
+        {
+            Migration::Done => Ok(Store { conn, path }),
+            Migration::TooNew(found) => Err(StoreError::TooNew {
+                path,
+                found,
+                supported: SCHEMA_VERSION,
+            }),
+            Migration::Invalid(found) => Err(StoreError::Corrupt {
+                path,
+                what: format!("schema version {found} (user_version) is negative"),
+            }),
+        }
+    }
+
+    /// The path the store was opened from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Wraps an SQLite error with the store path and what was being done.
+fn sql_err<'a>(
+    path: &'a Path,
+    doing: &'static str,
+) -> impl FnOnce(rusqlite::Error) -> StoreError + 'a {
+    move |source| StoreError::Sqlite {
+        path: path.to_path_buf(),
+        doing,
+        source,
+    }
+}
+
+/// [`Store::default_path`] with the environment passed in.
+fn default_path_from(xdg_data_home: Option<OsString>, home: Option<OsString>) -> PathBuf {
+    let tail = Path::new("sledge").join("results.db");
+    if let Some(xdg) = xdg_data_home.map(PathBuf::from)
+        && xdg.is_absolute()
+    {
+        return xdg.join(tail);
+    }
+    match home {
+        Some(home) if !home.is_empty() => {
+            PathBuf::from(home).join(".local").join("share").join(tail)
+        }
+        _ => PathBuf::from("sledge-results.db"),
+    }
+}
+
+/// Creates the store's parent directories if they are missing.
+fn ensure_parent_dir(path: &Path) -> Result<(), StoreError> {
+    let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    if dir.is_dir() {
+        return Ok(());
+    }
+    fs::create_dir_all(dir).map_err(|source| {
+        // "File exists" for `/a/file/sub` is obscure; name the culprit.
+        let blocker = dir
+            .ancestors()
+            .find(|a| !a.as_os_str().is_empty() && a.exists())
+            .filter(|a| !a.is_dir());
+        let source = match blocker {
+            Some(file) => io::Error::new(
+                io::ErrorKind::NotADirectory,
+                format!("{} exists and is not a directory", file.display()),
+            ),
+            None => source,
+        };
+        StoreError::CreateDir {
+            dir: dir.to_path_buf(),
+            source,
+        }
+    })
+}
+
+/// Makes sure `path` is either a new empty file, an empty file, or an
+/// SQLite database that sledge may open read-write. Never writes to an
+/// existing file.
+fn prepare_file(path: &Path) -> Result<(), StoreError> {
+    let read_err = |source| StoreError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    match fs::metadata(path) {
+        Ok(meta) => inspect_existing(path, &meta),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            match fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+            {
+                Ok(_) => Ok(()),
+                // Another process was quicker; inspect what it made.
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    let meta = fs::metadata(path).map_err(read_err)?;
+                    inspect_existing(path, &meta)
+                }
+                Err(source) => Err(StoreError::CreateFile {
+                    path: path.to_path_buf(),
+                    source,
+                }),
+            }
+        }
+        Err(source) => Err(read_err(source)),
+    }
+}
+
+/// Checks an existing file without opening it for writing: its header must
+/// be SQLite's, and it must be sledge's or hold nothing at all.
+fn inspect_existing(path: &Path, meta: &fs::Metadata) -> Result<(), StoreError> {
+    let not_sqlite = |reason: &str| StoreError::NotSqlite {
+        path: path.to_path_buf(),
+        reason: reason.to_string(),
+    };
+    if meta.is_dir() {
+        return Err(not_sqlite("it is a directory"));
+    }
+    if !meta.is_file() {
+        return Err(not_sqlite("it is not a regular file"));
+    }
+    // Read the header even when the size is 0: some file systems (procfs)
+    // report 0 for files that have contents.
+    let header = read_header(path).map_err(|source| StoreError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if header.is_empty() {
+        // SQLite treats an empty file as an empty database.
+        return Ok(());
+    }
+    if header.len() < SQLITE_MAGIC.len() || &header[..SQLITE_MAGIC.len()] != SQLITE_MAGIC {
+        return Err(not_sqlite("it does not start with the SQLite header"));
+    }
+    if header.len() < HEADER_LEN {
+        return Err(not_sqlite("its SQLite header is truncated"));
+    }
+    let app_id = u32::from_be_bytes(
+        header[APPLICATION_ID_OFFSET..APPLICATION_ID_OFFSET + 4]
+            .try_into()
+            .expect("4 bytes"),
+    );
+    if app_id == APPLICATION_ID {
+        return Ok(());
+    }
+    if app_id != 0 {
+        return Err(StoreError::Foreign {
+            path: path.to_path_buf(),
+            reason: format!("application id {app_id:#010x}, sledge's is {APPLICATION_ID:#010x}"),
+        });
+    }
+
+    // No application id: only an SQLite database that holds nothing may
+    // become a store. Look inside with a connection that cannot write.
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|source| StoreError::Sqlite {
+        path: path.to_path_buf(),
+        doing: "inspecting the existing file (read-only)",
+        source,
+    })?;
+    check_ownership(&conn, path)
+}
+
+/// Reads up to the first [`HEADER_LEN`] bytes of `path`.
+fn read_header(path: &Path) -> io::Result<Vec<u8>> {
+    let mut header = Vec::with_capacity(HEADER_LEN);
+    fs::File::open(path)?
+        .take(HEADER_LEN as u64)
+        .read_to_end(&mut header)?;
+    Ok(header)
+}
+
+/// Accepts a database marked as sledge's, or one with no mark, no schema
+/// version and no schema objects at all (a new, empty file).
+fn check_ownership(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let sql_err = |source| StoreError::Sqlite {
+        path: path.to_path_buf(),
+        doing: "checking that the file is a sledge database",
+        source,
+    };
+    let app_id = schema::application_id(conn).map_err(sql_err)?;
+    if app_id == APPLICATION_ID {
+        return Ok(());
+    }
+    let foreign = |reason: String| StoreError::Foreign {
+        path: path.to_path_buf(),
+        reason,
+    };
+    if app_id != 0 {
+        return Err(foreign(format!(
+            "application id {app_id:#010x}, sledge's is {APPLICATION_ID:#010x}"
+        )));
+    }
+    let objects = schema::schema_objects(conn).map_err(sql_err)?;
+    if objects > 0 {
+        return Err(foreign(format!(
+            "it holds {objects} table(s) or index(es) and no sledge application id"
+        )));
+    }
+    let version = schema::user_version(conn).map_err(sql_err)?;
+    if version != 0 {
+        return Err(foreign(format!(
+            "it has user_version {version} and no sledge application id"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,427 @@
+//! Reading runs back: whole runs, listings, and user run references.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension as _};
+use serde::de::DeserializeOwned;
+
+use super::{RunListing, Store, StoreError, sql_err};
+use crate::results::{CaseRecord, MetricRecord, RunRecord, RunStatus, TrialRecord};
+use crate::stats::{Direction, Summary};
+
+/// A case row before its JSON columns are decoded.
+struct CaseRow {
+    id: i64,
+    workload: String,
+    workload_version: i64,
+    params: String,
+    warnings: String,
+    error: Option<String>,
+}
+
+/// A metric row before its columns are decoded.
+struct MetricRow {
+    id: i64,
+    name: String,
+    unit: String,
+    direction: String,
+    n: i64,
+    floats: [Option<f64>; 7],
+}
+
+impl Store {
+    /// Loads a whole run: cases in insertion order, metrics in insertion
+    /// order, samples in trial order, latency histograms included.
+    pub fn load_run(&self, run_id: i64) -> Result<RunRecord, StoreError> {
+        let path = self.path.as_path();
+        let doing = "loading a run";
+        // One read transaction, so that a case being added meanwhile is
+        // either wholly in or wholly out.
+        let tx = self
+            .conn
+            .unchecked_transaction()
+            .map_err(sql_err(path, doing))?;
+        let row = tx
+            .query_row(
+                "SELECT started, finished, sledge_version, profile, command_line, status,
+                        cpus, warnings, host
+                 FROM run WHERE id = ?1",
+                [run_id],
+                |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        row.get::<_, Option<String>>(1)?,
+                        row.get::<_, String>(2)?,
+                        row.get::<_, String>(3)?,
+                        row.get::<_, String>(4)?,
+                        row.get::<_, String>(5)?,
+                        row.get::<_, String>(6)?,
+                        row.get::<_, String>(7)?,
+                        row.get::<_, String>(8)?,
+                    ))
+                },
+            )
+            .optional()
+            .map_err(sql_err(path, doing))?;
+        let Some((
+            started,
+            finished,
+            sledge_version,
+            profile,
+            command_line,
+            status,
+            cpus,
+            warnings,
+            host,
+        )) = row
+        else {
+            return Err(StoreError::NoSuchRun {
+                id: run_id,
+                path: path.to_path_buf(),
+            });
+        };
+        let what = |field: &str| format!("run {run_id}: {field}");
+
+        let case_rows = {
+            let mut stmt = tx
+                .prepare_cached(
+                    "SELECT id, workload, workload_version, params, warnings, error
+                     FROM run_case WHERE run_id = ?1 ORDER BY id",
+                )
+                .map_err(sql_err(path, doing))?;
+            stmt.query_map([run_id], |row| {
+                Ok(CaseRow {
+                    id: row.get(0)?,
+                    workload: row.get(1)?,
+                    workload_version: row.get(2)?,
+                    params: row.get(3)?,
+                    warnings: row.get(4)?,
+                    error: row.get(5)?,
+                })
+            })
+            .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
+            .map_err(sql_err(path, doing))?
+        };
+        let mut cases = Vec::with_capacity(case_rows.len());
+        for case_row in case_rows {
+            cases.push(load_case(&tx, path, run_id, case_row)?);
+        }
+
+        Ok(RunRecord {
+            id: run_id,
+            started,
+            finished,
+            sledge_version,
+            profile,
+            command_line,
+            status: parse_status(path, &status, || what("status"))?,
+            cpus: from_json(path, &cpus, || what("CPU list"))?,
+            warnings: from_json(path, &warnings, || what("warnings"))?,
+            host: from_json(path, &host, || what("host inventory"))?,
+            cases,
+        })
+    }
+
+    /// Every stored run without its cases, newest first.
+    pub fn list_runs(&self) -> Result<Vec<RunListing>, StoreError> {
+        let path = self.path.as_path();
+        let doing = "listing runs";
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT r.id, r.started, r.finished, r.profile, r.status, r.hostname,
+                        (SELECT count(*) FROM run_case c WHERE c.run_id = r.id),
+                        r.sledge_version
+                 FROM run r ORDER BY r.id DESC",
+            )
+            .map_err(sql_err(path, doing))?;
+        let rows = stmt
+            .query_map([], |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, Option<String>>(2)?,
+                    row.get::<_, String>(3)?,
+                    row.get::<_, String>(4)?,
+                    row.get::<_, String>(5)?,
+                    row.get::<_, i64>(6)?,
+                    row.get::<_, String>(7)?,
+                ))
+            })
+            .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
+            .map_err(sql_err(path, doing))?;
+        rows.into_iter()
+            .map(
+                |(id, started, finished, profile, status, hostname, cases, sledge_version)| {
+                    Ok(RunListing {
+                        id,
+                        started,
+                        finished,
+                        profile,
+                        status: parse_status(path, &status, || format!("run {id}: status"))?,
+                        hostname,
+                        cases: u32::try_from(cases).map_err(|_| StoreError::Corrupt {
+                            path: path.to_path_buf(),
+                            what: format!("run {id}: case count {cases}"),
+                        })?,
+                        sledge_version,
+                    })
+                },
+            )
+            .collect()
+    }
+
+    /// Resolves a user's run reference to a run id: a number (an id, which
+    /// must exist), `last` or `latest` (the newest run), or `last~N` /
+    /// `latest~N` (N runs before the newest; `last~0` is `last`).
+    pub fn resolve_run(&self, reference: &str) -> Result<i64, StoreError> {
+        let path = self.path.as_path();
+        let doing = "looking up a run";
+        let text = reference.trim();
+        if let Ok(id) = text.parse::<i64>() {
+            let exists = self
+                .conn
+                .query_row("SELECT 1 FROM run WHERE id = ?1", [id], |_| Ok(()))
+                .optional()
+                .map_err(sql_err(path, doing))?
+                .is_some();
+            return if exists {
+                Ok(id)
+            } else {
+                Err(StoreError::NoSuchRun {
+                    id,
+                    path: path.to_path_buf(),
+                })
+            };
+        }
+
+        let bad = || StoreError::BadRunRef {
+            reference: reference.to_string(),
+            path: path.to_path_buf(),
+        };
+        let lower = text.to_ascii_lowercase();
+        let back: u32 = match lower.split_once('~') {
+            None if lower == "last" || lower == "latest" => 0,
+            Some((head, n)) if head == "last" || head == "latest" => {
+                if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(bad());
+                }
+                n.parse().map_err(|_| bad())?
+            }
+            _ => return Err(bad()),
+        };
+        let id = self
+            .conn
+            .query_row(
+                "SELECT id FROM run ORDER BY id DESC LIMIT 1 OFFSET ?1",
+                [back],
+                |row| row.get::<_, i64>(0),
+            )
+            .optional()
+            .map_err(sql_err(path, doing))?;
+        match id {
+            Some(id) => Ok(id),
+            None => {
+                let count: i64 = self
+                    .conn
+                    .query_row("SELECT count(*) FROM run", [], |row| row.get(0))
+                    .map_err(sql_err(path, doing))?;
+                Err(StoreError::NoRunAt {
+                    reference: reference.to_string(),
+                    count: count.max(0) as u64,
+                    path: path.to_path_buf(),
+                })
+            }
+        }
+    }
+}
+
+/// Loads one case with its trials, metrics, samples and histogram.
+fn load_case(
+    conn: &Connection,
+    path: &Path,
+    run_id: i64,
+    row: CaseRow,
+) -> Result<CaseRecord, StoreError> {
+    let doing = "loading a case";
+    let case_id = row.id;
+    let what = |field: &str| format!("run {run_id}, case {case_id}: {field}");
+    let corrupt = |field: &str| StoreError::Corrupt {
+        path: path.to_path_buf(),
+        what: what(field),
+    };
+
+    let trial_rows = {
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT idx, seconds, health FROM trial WHERE case_id = ?1 ORDER BY idx",
+            )
+            .map_err(sql_err(path, doing))?;
+        stmt.query_map([case_id], |row| {
+            Ok((
+                row.get::<_, i64>(0)?,
+                row.get::<_, Option<f64>>(1)?,
+                row.get::<_, String>(2)?,
+            ))
+        })
+        .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
+        .map_err(sql_err(path, doing))?
+    };
+    let mut trials = Vec::with_capacity(trial_rows.len());
+    for (index, seconds, health) in trial_rows {
+        trials.push(TrialRecord {
+            index: u32::try_from(index).map_err(|_| corrupt(&format!("trial index {index}")))?,
+            seconds: seconds.unwrap_or(f64::NAN),
+            health: from_json(path, &health, || what(&format!("trial {index} health")))?,
+        });
+    }
+
+    let metric_rows = {
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT id, name, unit, direction, n, mean, median, stddev, ci_low, ci_high,
+                        min, max
+                 FROM metric WHERE case_id = ?1 ORDER BY id",
+            )
+            .map_err(sql_err(path, doing))?;
+        stmt.query_map([case_id], |row| {
+            Ok(MetricRow {
+                id: row.get(0)?,
+                name: row.get(1)?,
+                unit: row.get(2)?,
+                direction: row.get(3)?,
+                n: row.get(4)?,
+                floats: [
+                    row.get(5)?,
+                    row.get(6)?,
+                    row.get(7)?,
+                    row.get(8)?,
+                    row.get(9)?,
+                    row.get(10)?,
+                    row.get(11)?,
+                ],
+            })
+        })
+        .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
+        .map_err(sql_err(path, doing))?
+    };
+    let mut metrics = Vec::with_capacity(metric_rows.len());
+    for m in metric_rows {
+        let sample_rows = {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT value, outlier FROM sample WHERE metric_id = ?1 ORDER BY trial_idx",
+                )
+                .map_err(sql_err(path, doing))?;
+            stmt.query_map([m.id], |row| {
+                Ok((
+                    row.get::<_, Option<f64>>(0)?,
+                    row.get::<_, Option<bool>>(1)?,
+                ))
+            })
+            .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
+            .map_err(sql_err(path, doing))?
+        };
+        let direction: Direction =
+            serde_json::from_value(serde_json::Value::String(m.direction.clone()))
+                .map_err(|_| corrupt(&format!("metric {} direction `{}`", m.name, m.direction)))?;
+        let [mean, median, stddev, ci_low, ci_high, min, max] =
+            m.floats.map(|f| f.unwrap_or(f64::NAN));
+        metrics.push(MetricRecord {
+            summary: Summary {
+                n: usize::try_from(m.n).map_err(|_| corrupt(&format!("metric {} n", m.name)))?,
+                mean,
+                median,
+                stddev,
+                ci_low,
+                ci_high,
+                min,
+                max,
+            },
+            samples: sample_rows
+                .iter()
+                .map(|(value, _)| value.unwrap_or(f64::NAN))
+                .collect(),
+            outliers: sample_rows.iter().filter_map(|(_, flag)| *flag).collect(),
+            name: m.name,
+            unit: m.unit,
+            direction,
+        });
+    }
+
+    let latency_histogram = conn
+        .prepare_cached("SELECT data FROM histogram WHERE case_id = ?1")
+        .and_then(|mut stmt| {
+            stmt.query_row([case_id], |row| row.get::<_, Vec<u8>>(0))
+                .optional()
+        })
+        .map_err(sql_err(path, doing))?;
+
+    Ok(CaseRecord {
+        workload: row.workload,
+        workload_version: u32::try_from(row.workload_version)
+            .map_err(|_| corrupt(&format!("workload version {}", row.workload_version)))?,
+        params: from_json::<BTreeMap<String, String>>(path, &row.params, || what("parameters"))?,
+        warnings: from_json(path, &row.warnings, || what("warnings"))?,
+        error: row.error,
+        trials,
+        metrics,
+        latency_histogram,
+    })
+}
+
+/// Parses a stored status word.
+fn parse_status(
+    path: &Path,
+    word: &str,
+    what: impl FnOnce() -> String,
+) -> Result<RunStatus, StoreError> {
+    RunStatus::parse(word).ok_or_else(|| StoreError::Corrupt {
+        path: path.to_path_buf(),
+        what: format!("{} `{word}` is not a run status", what()),
+    })
+}
+
+/// Decodes a JSON column.
+///
+/// serde_json writes non-finite floats (a NaN in the host inventory or a
+/// trial's health) as `null`, which it then refuses to read back as a
+/// number. So if the text does not decode as is, object members that are
+/// `null` are dropped and decoding is tried again: the `#[serde(default)]`
+/// types then fall back to their defaults instead of making the whole run
+/// unreadable.
+pub(super) fn from_json<T: DeserializeOwned>(
+    path: &Path,
+    text: &str,
+    what: impl FnOnce() -> String,
+) -> Result<T, StoreError> {
+    let corrupt = |what: String, e: serde_json::Error| StoreError::Corrupt {
+        path: path.to_path_buf(),
+        what: format!("{what}: {e}"),
+    };
+    let value: serde_json::Value = match serde_json::from_str(text) {
+        Ok(value) => value,
+        Err(e) => return Err(corrupt(what(), e)),
+    };
+    match serde_json::from_value(value.clone()) {
+        Ok(decoded) => Ok(decoded),
+        Err(first) => {
+            let mut lenient = value;
+            drop_null_members(&mut lenient);
+            serde_json::from_value(lenient).map_err(|_| corrupt(what(), first))
+        }
+    }
+}
+
+/// Removes every object member whose value is `null`, recursively.
+fn drop_null_members(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            map.retain(|_, v| !v.is_null());
+            map.values_mut().for_each(drop_null_members);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(drop_null_members),
+        _ => {}
+    }
+}

@@ -1,0 +1,723 @@
+//! Unit tests of the results store.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use serde_json::json;
+
+use super::*;
+use crate::monitor::TrialHealth;
+use crate::probe::HostInfo;
+use crate::results::{CaseRecord, MetricRecord, RunRecord, RunStatus, TrialRecord};
+use crate::stats::{Direction, Summary};
+
+/// A host inventory named `name`, if `HostInfo` has a `hostname` field.
+fn host(name: &str) -> HostInfo {
+    serde_json::from_value(json!({ "hostname": name })).unwrap_or_default()
+}
+
+/// The host name the store should list for `host`.
+fn hostname_of(host: &HostInfo) -> String {
+    serde_json::to_value(host).unwrap()["hostname"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A trial health flagged as disturbed, as far as `TrialHealth` allows.
+fn disturbed_health() -> TrialHealth {
+    serde_json::from_value(json!({ "flags": ["steal"] })).unwrap_or_default()
+}
+
+fn run(profile: &str, started: &str, hostname: &str) -> RunRecord {
+    RunRecord {
+        id: 0,
+        started: started.to_string(),
+        finished: None,
+        sledge_version: "0.1.0".to_string(),
+        profile: profile.to_string(),
+        command_line: format!("sledge run --profile {profile}"),
+        status: RunStatus::Running,
+        cpus: vec![0, 1],
+        warnings: vec!["host was busy at the start".to_string()],
+        host: host(hostname),
+        cases: Vec::new(),
+    }
+}
+
+fn summary(samples: &[f64]) -> Summary {
+    let n = samples.len();
+    let mean = samples.iter().sum::<f64>() / n as f64;
+    Summary {
+        n,
+        mean,
+        median: samples[n / 2],
+        stddev: 1.5,
+        ci_low: mean - 1.0,
+        ci_high: mean + 1.0,
+        min: samples.iter().copied().fold(f64::INFINITY, f64::min),
+        max: samples.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    }
+}
+
+fn histogram_bytes() -> Vec<u8> {
+    let mut histogram = Histogram::<u64>::new(3).unwrap();
+    for value in [1_000, 2_500, 2_600, 40_000, 1_000_000] {
+        histogram.record(value).unwrap();
+    }
+    let mut bytes = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(&histogram, &mut bytes)
+        .unwrap();
+    bytes
+}
+
+/// A case with three trials, two metrics (one outlier), parameters,
+/// warnings and a latency histogram.
+fn full_case() -> CaseRecord {
+    let ops = vec![100.0, 101.5, 250.0];
+    let latency = vec![9.5, 9.25, 4.0];
+    CaseRecord {
+        workload: "net.echo".to_string(),
+        workload_version: 3,
+        params: BTreeMap::from([
+            ("connections".to_string(), "16".to_string()),
+            ("size".to_string(), "4096".to_string()),
+        ]),
+        warnings: vec!["trial 2 was disturbed (steal)".to_string()],
+        error: None,
+        trials: vec![
+            TrialRecord {
+                index: 0,
+                seconds: 2.0,
+                health: TrialHealth::default(),
+            },
+            TrialRecord {
+                index: 1,
+                seconds: 2.125,
+                health: TrialHealth::default(),
+            },
+            TrialRecord {
+                index: 2,
+                seconds: 1.75,
+                health: disturbed_health(),
+            },
+        ],
+        metrics: vec![
+            MetricRecord {
+                name: "ops_per_sec".to_string(),
+                unit: "ops/s".to_string(),
+                direction: Direction::Higher,
+                summary: summary(&ops),
+                samples: ops,
+                outliers: vec![false, false, true],
+            },
+            MetricRecord {
+                name: "p99_latency".to_string(),
+                unit: "us".to_string(),
+                direction: Direction::Lower,
+                summary: summary(&latency),
+                samples: latency,
+                outliers: vec![false, false, false],
+            },
+        ],
+        latency_histogram: Some(histogram_bytes()),
+    }
+}
+
+/// A failed case with a single trial and metric, no parameters and no
+/// histogram.
+fn small_case(workload: &str) -> CaseRecord {
+    CaseRecord {
+        workload: workload.to_string(),
+        workload_version: 1,
+        params: BTreeMap::new(),
+        warnings: Vec::new(),
+        error: Some("cannot allocate 64 GiB".to_string()),
+        trials: vec![TrialRecord {
+            index: 0,
+            seconds: 0.5,
+            health: TrialHealth::default(),
+        }],
+        metrics: vec![MetricRecord {
+            name: "events_per_sec".to_string(),
+            unit: "events/s".to_string(),
+            direction: Direction::Higher,
+            summary: summary(&[42.0]),
+            samples: vec![42.0],
+            outliers: vec![false],
+        }],
+        latency_histogram: None,
+    }
+}
+
+/// A new store in a fresh temporary directory (kept alive by the guard).
+fn new_store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("results.db")).unwrap();
+    (dir, store)
+}
+
+/// Stores a finished run with `cases` small cases; returns its id.
+fn store_run(store: &mut Store, profile: &str, started: &str, cases: usize) -> i64 {
+    let id = store.begin_run(&run(profile, started, "box")).unwrap();
+    for i in 0..cases {
+        store
+            .add_case(id, &small_case(&format!("cpu.case{i}")))
+            .unwrap();
+    }
+    store
+        .finish_run(id, RunStatus::Complete, "2026-01-01T01:00:00Z", &[])
+        .unwrap();
+    id
+}
+
+#[test]
+fn round_trip_of_a_run_with_two_cases() {
+    let (_dir, mut store) = new_store();
+    let mut record = run("quick", "2026-01-01T00:00:00Z", "bench-01");
+    let id = store.begin_run(&record).unwrap();
+    let first = full_case();
+    let second = small_case("memory.block");
+    let first_id = store.add_case(id, &first).unwrap();
+    let second_id = store.add_case(id, &second).unwrap();
+    assert!(second_id > first_id);
+    let warnings = vec!["cpu 1 throttled".to_string(), "swap in use".to_string()];
+    store
+        .finish_run(id, RunStatus::Complete, "2026-01-01T00:10:00Z", &warnings)
+        .unwrap();
+
+    record.id = id;
+    record.status = RunStatus::Complete;
+    record.finished = Some("2026-01-01T00:10:00Z".to_string());
+    record.warnings = warnings;
+    record.cases = vec![first, second];
+    let loaded = store.load_run(id).unwrap();
+    assert_eq!(loaded, record);
+
+    // The histogram bytes are still a valid histogram.
+    let bytes = loaded.cases[0].latency_histogram.as_ref().unwrap();
+    let histogram: Histogram<u64> = Deserializer::new().deserialize(&mut &bytes[..]).unwrap();
+    assert_eq!(histogram.len(), 5);
+    assert_eq!(loaded.cases[1].latency_histogram, None);
+}
+
+#[test]
+fn a_reopened_store_keeps_its_runs_and_is_marked_as_sledge() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    let id = {
+        let mut store = Store::open(&path).unwrap();
+        assert_eq!(store.path(), path);
+        store_run(&mut store, "quick", "2026-01-01T00:00:00Z", 2)
+    };
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.load_run(id).unwrap().cases.len(), 2);
+
+    let bytes = fs::read(&path).unwrap();
+    assert_eq!(&bytes[..16], b"SQLite format 3\0");
+    let app_id = u32::from_be_bytes(bytes[68..72].try_into().unwrap());
+    assert_eq!(app_id, APPLICATION_ID);
+    let user_version = u32::from_be_bytes(bytes[60..64].try_into().unwrap());
+    assert_eq!(i64::from(user_version), SCHEMA_VERSION);
+}
+
+#[test]
+fn open_creates_missing_parent_directories() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a").join("b").join("results.db");
+    let mut store = Store::open(&path).unwrap();
+    store_run(&mut store, "quick", "2026-01-01T00:00:00Z", 1);
+    assert!(path.is_file());
+}
+
+#[test]
+fn an_empty_file_becomes_a_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    fs::write(&path, b"").unwrap();
+    let mut store = Store::open(&path).unwrap();
+    store_run(&mut store, "quick", "2026-01-01T00:00:00Z", 1);
+    assert_eq!(store.list_runs().unwrap().len(), 1);
+}
+
+#[test]
+fn list_runs_is_newest_first_with_case_counts() {
+    let (_dir, mut store) = new_store();
+    assert!(store.list_runs().unwrap().is_empty());
+    let a = store_run(&mut store, "quick", "2026-01-01T00:00:00Z", 2);
+    let b = store_run(&mut store, "full", "2026-01-02T00:00:00Z", 0);
+    let c = store
+        .begin_run(&run("cpu", "2026-01-03T00:00:00Z", "other"))
+        .unwrap();
+    store.add_case(c, &full_case()).unwrap();
+
+    let listing = store.list_runs().unwrap();
+    let summary: Vec<(i64, &str, u32, RunStatus)> = listing
+        .iter()
+        .map(|r| (r.id, r.profile.as_str(), r.cases, r.status))
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            (c, "cpu", 1, RunStatus::Running),
+            (b, "full", 0, RunStatus::Complete),
+            (a, "quick", 2, RunStatus::Complete),
+        ]
+    );
+    assert_eq!(
+        listing[0],
+        RunListing {
+            id: c,
+            started: "2026-01-03T00:00:00Z".to_string(),
+            finished: None,
+            profile: "cpu".to_string(),
+            status: RunStatus::Running,
+            hostname: hostname_of(&host("other")),
+            cases: 1,
+            sledge_version: "0.1.0".to_string(),
+        }
+    );
+    assert_eq!(listing[1].finished.as_deref(), Some("2026-01-01T01:00:00Z"));
+}
+
+#[test]
+fn resolve_run_accepts_ids_last_and_last_tilde_n() {
+    let (_dir, mut store) = new_store();
+    let a = store_run(&mut store, "quick", "2026-01-01T00:00:00Z", 0);
+    let b = store_run(&mut store, "quick", "2026-01-02T00:00:00Z", 0);
+    let c = store_run(&mut store, "quick", "2026-01-03T00:00:00Z", 0);
+
+    assert_eq!(store.resolve_run(&b.to_string()).unwrap(), b);
+    assert_eq!(store.resolve_run(&format!(" {a} ")).unwrap(), a);
+    assert_eq!(store.resolve_run("last").unwrap(), c);
+    assert_eq!(store.resolve_run("latest").unwrap(), c);
+    assert_eq!(store.resolve_run("LAST").unwrap(), c);
+    assert_eq!(store.resolve_run("last~0").unwrap(), c);
+    assert_eq!(store.resolve_run("last~1").unwrap(), b);
+    assert_eq!(store.resolve_run("latest~2").unwrap(), a);
+}
+
+#[test]
+fn resolve_run_errors_are_clear() {
+    let (_dir, mut store) = new_store();
+    let path = store.path().display().to_string();
+
+    let err = store.resolve_run("last").unwrap_err();
+    assert!(
+        matches!(err, StoreError::NoRunAt { count: 0, .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains(&path), "{err}");
+
+    store_run(&mut store, "quick", "2026-01-01T00:00:00Z", 0);
+    store_run(&mut store, "quick", "2026-01-02T00:00:00Z", 0);
+
+    let err = store.resolve_run("last~2").unwrap_err();
+    assert!(
+        matches!(err, StoreError::NoRunAt { count: 2, .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("last~2"), "{err}");
+
+    let err = store.resolve_run("99").unwrap_err();
+    assert!(
+        matches!(err, StoreError::NoSuchRun { id: 99, .. }),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        format!("no run 99 in {path}; `sledge list` shows the stored runs")
+    );
+
+    for garbage in [
+        "yesterday",
+        "last~",
+        "last~x",
+        "last~-1",
+        "last~1~2",
+        "",
+        "1.5",
+    ] {
+        let err = store.resolve_run(garbage).unwrap_err();
+        assert!(
+            matches!(err, StoreError::BadRunRef { .. }),
+            "{garbage}: {err:?}"
+        );
+        let text = err.to_string();
+        assert!(text.contains("is not a run reference"), "{text}");
+        assert!(text.contains("last~N"), "{text}");
+        assert!(text.contains(&path), "{text}");
+    }
+}
+
+#[test]
+fn finish_run_updates_status_time_and_warnings() {
+    let (_dir, mut store) = new_store();
+    let id = store
+        .begin_run(&run("quick", "2026-01-01T00:00:00Z", "box"))
+        .unwrap();
+    let loaded = store.load_run(id).unwrap();
+    assert_eq!(loaded.status, RunStatus::Running);
+    assert_eq!(loaded.finished, None);
+
+    store
+        .finish_run(
+            id,
+            RunStatus::Failed,
+            "2026-01-01T00:05:00Z",
+            &["boom".to_string()],
+        )
+        .unwrap();
+    let loaded = store.load_run(id).unwrap();
+    assert_eq!(loaded.status, RunStatus::Failed);
+    assert_eq!(loaded.finished.as_deref(), Some("2026-01-01T00:05:00Z"));
+    assert_eq!(loaded.warnings, vec!["boom".to_string()]);
+    assert_eq!(store.list_runs().unwrap()[0].status, RunStatus::Failed);
+
+    let err = store
+        .finish_run(id + 1, RunStatus::Complete, "2026-01-01T00:05:00Z", &[])
+        .unwrap_err();
+    assert!(matches!(err, StoreError::NoSuchRun { .. }), "{err:?}");
+}
+
+#[test]
+fn a_partial_run_loads_with_its_finished_case() {
+    let (_dir, mut store) = new_store();
+    let id = store
+        .begin_run(&run("full", "2026-01-01T00:00:00Z", "box"))
+        .unwrap();
+    let case = full_case();
+    store.add_case(id, &case).unwrap();
+    store
+        .finish_run(id, RunStatus::Partial, "2026-01-01T00:01:00Z", &[])
+        .unwrap();
+
+    let loaded = store.load_run(id).unwrap();
+    assert_eq!(loaded.status, RunStatus::Partial);
+    assert_eq!(loaded.cases, vec![case]);
+    assert!(loaded.warnings.is_empty());
+}
+
+#[test]
+fn load_run_of_an_unknown_id_names_the_store() {
+    let (_dir, store) = new_store();
+    let err = store.load_run(7).unwrap_err();
+    assert!(
+        matches!(err, StoreError::NoSuchRun { id: 7, .. }),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "no run 7 in {}; `sledge list` shows the stored runs",
+            store.path().display()
+        )
+    );
+}
+
+#[test]
+fn add_case_to_an_unknown_run_is_refused() {
+    let (_dir, mut store) = new_store();
+    let err = store.add_case(3, &small_case("cpu.primes")).unwrap_err();
+    assert!(
+        matches!(err, StoreError::NoSuchRun { id: 3, .. }),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn an_invalid_case_stores_nothing() {
+    let (_dir, mut store) = new_store();
+    let id = store
+        .begin_run(&run("quick", "2026-01-01T00:00:00Z", "box"))
+        .unwrap();
+
+    let mut case = full_case();
+    case.metrics[0].outliers.push(true);
+    let err = store.add_case(id, &case).unwrap_err();
+    assert!(matches!(err, StoreError::InvalidRecord { .. }), "{err:?}");
+    assert!(err.to_string().contains("net.echo"), "{err}");
+
+    let mut case = full_case();
+    case.trials[2].index = 1;
+    let err = store.add_case(id, &case).unwrap_err();
+    assert!(matches!(err, StoreError::InvalidRecord { .. }), "{err:?}");
+
+    assert!(store.load_run(id).unwrap().cases.is_empty());
+    assert_eq!(store.list_runs().unwrap()[0].cases, 0);
+}
+
+#[test]
+fn non_finite_and_missing_values_survive() {
+    let (_dir, mut store) = new_store();
+    let id = store
+        .begin_run(&run("quick", "2026-01-01T00:00:00Z", "box"))
+        .unwrap();
+    let mut case = small_case("cpu.primes");
+    case.metrics[0].summary.stddev = f64::NAN;
+    case.metrics[0].summary.ci_low = f64::NEG_INFINITY;
+    case.metrics[0].summary.ci_high = f64::INFINITY;
+    // Fewer outlier flags than samples: the missing ones stay missing.
+    case.metrics[0].samples.push(43.0);
+    case.metrics[0].outliers.clear();
+    case.latency_histogram = Some(Vec::new());
+    store.add_case(id, &case).unwrap();
+
+    let loaded = store.load_run(id).unwrap();
+    let metric = &loaded.cases[0].metrics[0];
+    assert!(metric.summary.stddev.is_nan());
+    assert_eq!(metric.summary.ci_low, f64::NEG_INFINITY);
+    assert_eq!(metric.summary.ci_high, f64::INFINITY);
+    assert_eq!(metric.samples, vec![42.0, 43.0]);
+    assert!(metric.outliers.is_empty());
+    assert_eq!(loaded.cases[0].latency_histogram, Some(Vec::new()));
+}
+
+#[test]
+fn json_with_nulls_from_nan_still_loads() {
+    #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+    #[serde(default)]
+    struct Health {
+        steal: f64,
+        flags: Vec<String>,
+        inner: Option<Box<Health>>,
+    }
+    impl Default for Health {
+        fn default() -> Self {
+            Health {
+                steal: 7.0,
+                flags: Vec::new(),
+                inner: None,
+            }
+        }
+    }
+    let nan = Health {
+        steal: f64::NAN,
+        flags: vec!["steal".to_string()],
+        inner: Some(Box::new(Health {
+            steal: f64::NAN,
+            flags: Vec::new(),
+            inner: None,
+        })),
+    };
+    let text = serde_json::to_string(&nan).unwrap();
+    assert!(text.contains("null"));
+    let back: Health = read::from_json(Path::new("/x.db"), &text, || "health".into()).unwrap();
+    assert_eq!(back.steal, 7.0);
+    assert_eq!(back.flags, vec!["steal".to_string()]);
+    assert_eq!(back.inner.unwrap().steal, 7.0);
+
+    let err =
+        read::from_json::<Health>(Path::new("/x.db"), "{not json", || "health".into()).unwrap_err();
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{err:?}");
+    assert!(err.to_string().contains("/x.db"), "{err}");
+}
+
+#[test]
+fn two_handles_on_one_store_see_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    let mut writer = Store::open(&path).unwrap();
+    let reader = Store::open(&path).unwrap();
+    let id = writer
+        .begin_run(&run("quick", "2026-01-01T00:00:00Z", "box"))
+        .unwrap();
+    writer.add_case(id, &full_case()).unwrap();
+    assert_eq!(reader.list_runs().unwrap()[0].cases, 1);
+    assert_eq!(reader.load_run(id).unwrap().cases[0], full_case());
+}
+
+#[test]
+fn an_uncreatable_directory_is_named_in_the_error() {
+    // A regular file where a directory should be: fails for root too.
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("not-a-dir");
+    fs::write(&blocker, b"x").unwrap();
+    let path = blocker.join("sledge").join("results.db");
+
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, StoreError::CreateDir { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(
+        text.starts_with(&format!(
+            "cannot create store directory {}: ",
+            blocker.join("sledge").display()
+        )),
+        "{text}"
+    );
+    assert!(text.contains(&blocker.display().to_string()), "{text}");
+    assert_eq!(fs::read(&blocker).unwrap(), b"x");
+}
+
+#[test]
+fn a_store_path_that_is_a_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = Store::open(dir.path()).unwrap_err();
+    assert!(matches!(err, StoreError::NotSqlite { .. }), "{err:?}");
+    assert!(err.to_string().contains("directory"), "{err}");
+}
+
+#[test]
+fn a_text_file_is_refused_and_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    let text = b"these are my notes, not a database\n".repeat(10);
+    fs::write(&path, &text).unwrap();
+
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, StoreError::NotSqlite { .. }), "{err:?}");
+    let message = err.to_string();
+    assert!(message.contains(&path.display().to_string()), "{message}");
+    assert!(message.contains("is not an SQLite database"), "{message}");
+    assert_eq!(fs::read(&path).unwrap(), text);
+    assert_eq!(
+        fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no journal left"
+    );
+
+    // Shorter than a header, but starting like one.
+    fs::write(&path, b"SQLite format 3\0abc").unwrap();
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, StoreError::NotSqlite { .. }), "{err:?}");
+    assert_eq!(fs::read(&path).unwrap(), b"SQLite format 3\0abc");
+}
+
+/// Makes an SQLite database with one table and the given application id.
+fn foreign_database(path: &Path, application_id: Option<i32>) -> Vec<u8> {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT);
+         INSERT INTO notes (body) VALUES ('keep me');",
+    )
+    .unwrap();
+    if let Some(id) = application_id {
+        conn.pragma_update(None, "application_id", id).unwrap();
+    }
+    drop(conn);
+    fs::read(path).unwrap()
+}
+
+fn assert_refused_as_foreign(path: &PathBuf, before: &[u8]) {
+    let err = Store::open(path).unwrap_err();
+    assert!(matches!(err, StoreError::Foreign { .. }), "{err:?}");
+    let message = err.to_string();
+    assert!(message.contains("not a sledge database"), "{message}");
+    assert!(message.contains(&path.display().to_string()), "{message}");
+    assert_eq!(fs::read(path).unwrap(), before);
+}
+
+#[test]
+fn a_foreign_sqlite_database_is_refused_and_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    let before = foreign_database(&path, None);
+    assert_refused_as_foreign(&path, &before);
+    assert_eq!(
+        fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no journal left"
+    );
+
+    let other = dir.path().join("other.db");
+    let before = foreign_database(&other, Some(0x1234_5678));
+    assert_refused_as_foreign(&other, &before);
+}
+
+#[test]
+fn a_store_from_a_newer_sledge_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    drop(Store::open(&path).unwrap());
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+            .unwrap();
+    }
+    let before = fs::read(&path).unwrap();
+
+    let err = Store::open(&path).unwrap_err();
+    assert!(
+        matches!(err, StoreError::TooNew { found, .. } if found == SCHEMA_VERSION + 1),
+        "{err:?}"
+    );
+    let message = err.to_string();
+    assert!(message.contains("made by a newer sledge"), "{message}");
+    assert!(message.contains(&path.display().to_string()), "{message}");
+    assert_eq!(fs::read(&path).unwrap(), before);
+}
+
+#[test]
+fn default_path_follows_xdg() {
+    assert_eq!(
+        default_path_from(Some("/data".into()), Some("/home/u".into())),
+        PathBuf::from("/data/sledge/results.db")
+    );
+    assert_eq!(
+        default_path_from(None, Some("/home/u".into())),
+        PathBuf::from("/home/u/.local/share/sledge/results.db")
+    );
+    // Relative and empty XDG_DATA_HOME are ignored.
+    assert_eq!(
+        default_path_from(Some("rel".into()), Some("/home/u".into())),
+        PathBuf::from("/home/u/.local/share/sledge/results.db")
+    );
+    assert_eq!(
+        default_path_from(Some("".into()), Some("/home/u".into())),
+        PathBuf::from("/home/u/.local/share/sledge/results.db")
+    );
+    assert_eq!(
+        default_path_from(None, None),
+        PathBuf::from("sledge-results.db")
+    );
+    assert!(
+        Store::default_path().ends_with("sledge/results.db")
+            || Store::default_path().ends_with("sledge-results.db")
+    );
+}
+
+#[test]
+fn migrations_are_sequential_and_complete() {
+    assert_eq!(SCHEMA_VERSION, schema::MIGRATIONS.len() as i64);
+    let (_dir, store) = new_store();
+    for table in ["run", "run_case", "trial", "metric", "sample", "histogram"] {
+        let count: i64 = store
+            .conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1",
+                [table],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(count, 1, "table {table}");
+    }
+    let foreign_keys: bool = store
+        .conn
+        .pragma_query_value(None, "foreign_keys", |row| row.get(0))
+        .unwrap();
+    assert!(foreign_keys);
+    let journal: String = store
+        .conn
+        .pragma_query_value(None, "journal_mode", |row| row.get(0))
+        .unwrap();
+    assert_eq!(journal, "delete");
+}
+
+#[test]
+fn the_hostname_is_found_in_the_inventory() {
+    let find = |value| write::find_hostname(&value).map(str::to_string);
+    assert_eq!(
+        find(json!({ "hostname": "a", "os": { "hostname": "b" } })),
+        Some("a".into())
+    );
+    assert_eq!(
+        find(json!({ "os": { "kernel": "6.1" }, "net": { "hostname": "b" } })),
+        Some("b".into())
+    );
+    assert_eq!(find(json!({ "hostname": 3 })), None);
+    assert_eq!(find(json!(null)), None);
+}

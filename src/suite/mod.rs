@@ -1,0 +1,7 @@
+//! Profiles (named lists of cases) and the planning of a run.
+
+pub mod plan;
+pub mod profiles;
+
+pub use plan::{DEFAULT_PROFILE, Plan, PlanError, plan};
+pub use profiles::{Profile, find as find_profile};

@@ -1,0 +1,206 @@
+//! Turns what the user asked for (profiles, workloads, families and
+//! `--param` overrides) into the list of cases to run.
+
+use std::collections::BTreeMap;
+
+use thiserror::Error;
+
+use super::profiles::{self, Entry};
+use crate::engine::params::{ParamError, resolve_cases, split_assignment};
+use crate::engine::{Methodology, PlannedCase};
+use crate::workloads;
+
+/// The cases of one run and the rule they run under.
+pub struct Plan {
+    /// The profile's name, or `custom` when workloads were named.
+    pub profile: String,
+    /// The cases, in order.
+    pub cases: Vec<PlannedCase>,
+    /// The repetition rule of the (first) profile, or the default.
+    pub methodology: Methodology,
+}
+
+/// Why a plan could not be made. These are the user's mistakes: the CLI
+/// exits with status 2 for them.
+#[derive(Debug, Error)]
+pub enum PlanError {
+    #[error(
+        "`{name}` is neither a profile nor a workload.\nProfiles: {profiles}\nWorkloads: {workloads}"
+    )]
+    UnknownTarget {
+        name: String,
+        profiles: String,
+        workloads: String,
+    },
+    #[error(transparent)]
+    Param(#[from] ParamError),
+    #[error(
+        "--param {name}: no selected workload has a parameter `{name}` (selected: {selected}); `sledge workloads` lists every parameter"
+    )]
+    UnusedParam { name: String, selected: String },
+}
+
+/// The default profile when nothing is named.
+pub const DEFAULT_PROFILE: &str = "quick";
+
+/// Resolves `targets` (profile names, workload ids or families such as
+/// `cpu`) and `overrides` (`name=v1,v2`) into cases. `cpus` is the number of
+/// CPUs the run may use (what `all` means).
+pub fn plan(targets: &[String], overrides: &[String], cpus: usize) -> Result<Plan, PlanError> {
+    let targets: Vec<String> = if targets.is_empty() {
+        vec![DEFAULT_PROFILE.to_string()]
+    } else {
+        targets.to_vec()
+    };
+
+    let mut entries: Vec<(String, Vec<String>)> = Vec::new();
+    let mut methodology: Option<Methodology> = None;
+    for target in &targets {
+        if let Some(profile) = profiles::find(target) {
+            methodology.get_or_insert(profile.methodology.clone());
+            entries.extend(profile.entries.iter().map(entry_strings));
+        } else {
+            let family = workloads::family(target);
+            if family.is_empty() {
+                return Err(unknown_target(target));
+            }
+            entries.extend(family.iter().map(|w| (w.id().to_string(), Vec::new())));
+        }
+    }
+    // A run of profiles only is named after them; naming any workload
+    // makes it a custom selection.
+    let profile = if targets.iter().all(|t| profiles::find(t).is_some()) {
+        targets.join("+")
+    } else {
+        "custom".to_string()
+    };
+
+    let mut override_map: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for text in overrides {
+        let (name, values) = split_assignment(text)?;
+        override_map.insert(name, values);
+    }
+    for name in override_map.keys() {
+        let used = entries.iter().any(|(id, _)| {
+            workloads::find(id).is_some_and(|w| w.params().iter().any(|p| p.name == name))
+        });
+        if !used {
+            let mut selected: Vec<&str> = entries.iter().map(|(id, _)| id.as_str()).collect();
+            selected.dedup();
+            return Err(PlanError::UnusedParam {
+                name: name.clone(),
+                selected: selected.join(", "),
+            });
+        }
+    }
+
+    let mut cases = Vec::new();
+    for (id, assignments) in entries {
+        let workload = workloads::find(&id).ok_or_else(|| unknown_target(&id))?;
+        let specs = workload.params();
+        let mut merged: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for text in &assignments {
+            let (name, values) = split_assignment(text)?;
+            merged.insert(name, values);
+        }
+        for (name, values) in &override_map {
+            if specs.iter().any(|s| s.name == name) {
+                merged.insert(name.clone(), values.clone());
+            }
+        }
+        for params in resolve_cases(workload.id(), &specs, &merged, cpus)? {
+            cases.push(PlannedCase { workload, params });
+        }
+    }
+    Ok(Plan {
+        profile,
+        cases,
+        methodology: methodology.unwrap_or_default(),
+    })
+}
+
+fn entry_strings(entry: &Entry) -> (String, Vec<String>) {
+    (
+        entry.workload.to_string(),
+        entry.params.iter().map(|s| s.to_string()).collect(),
+    )
+}
+
+fn unknown_target(name: &str) -> PlanError {
+    PlanError::UnknownTarget {
+        name: name.to_string(),
+        profiles: profiles::all()
+            .iter()
+            .map(|p| p.name)
+            .collect::<Vec<_>>()
+            .join(", "),
+        workloads: workloads::all()
+            .iter()
+            .map(|w| w.id())
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn no_target_means_the_quick_profile() {
+        let plan = plan(&[], &[], 2).unwrap();
+        assert_eq!(plan.profile, "quick");
+        // Every quick entry runs at 1 thread and at 2 (all) threads.
+        assert!(plan.cases.len() >= 8);
+        assert_eq!(plan.methodology.max_trials, 5);
+    }
+
+    #[test]
+    fn a_workload_with_a_sweep_expands() {
+        let plan = plan(&strings(&["cpu.primes"]), &strings(&["threads=1,2,4"]), 4).unwrap();
+        assert_eq!(plan.profile, "custom");
+        assert_eq!(plan.cases.len(), 3);
+    }
+
+    #[test]
+    fn a_family_selects_its_workloads() {
+        let plan = plan(&strings(&["cpu"]), &[], 2).unwrap();
+        let ids: Vec<&str> = plan.cases.iter().map(|c| c.workload.id()).collect();
+        assert_eq!(ids, vec!["cpu.primes", "cpu.threads", "cpu.mutex"]);
+    }
+
+    #[test]
+    fn unknown_targets_list_what_exists() {
+        let err = plan(&strings(&["cpu.prime"]), &[], 2)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("`cpu.prime` is neither"), "{err}");
+        assert!(err.contains("cpu.primes") && err.contains("quick"), "{err}");
+    }
+
+    #[test]
+    fn overrides_must_belong_to_a_selected_workload() {
+        let err = plan(&strings(&["cpu.primes"]), &strings(&["block_size=1K"]), 2)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("no selected workload has a parameter `block_size`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn out_of_range_values_are_rejected() {
+        let err = plan(&strings(&["cpu.primes"]), &strings(&["max_prime=0"]), 2)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("max_prime") && err.contains("from 3"), "{err}");
+    }
+}

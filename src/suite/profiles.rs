@@ -1,0 +1,105 @@
+//! The built-in profiles: named lists of cases.
+
+use std::time::Duration;
+
+use crate::engine::Methodology;
+
+/// One line of a profile: a workload and the parameters it sets (each
+/// value may be a comma-separated sweep, as on the command line).
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// Workload id.
+    pub workload: &'static str,
+    /// `name=value[,value...]` assignments.
+    pub params: &'static [&'static str],
+}
+
+/// A named list of cases with the repetition rule it runs under.
+#[derive(Debug, Clone)]
+pub struct Profile {
+    /// Name used on the command line.
+    pub name: &'static str,
+    /// What the profile is for.
+    pub summary: &'static str,
+    /// The cases.
+    pub entries: Vec<Entry>,
+    /// The repetition rule (command-line flags override it).
+    pub methodology: Methodology,
+}
+
+const fn entry(workload: &'static str, params: &'static [&'static str]) -> Entry {
+    Entry { workload, params }
+}
+
+/// `quick`: every workload at one thread and at all CPUs, short trials.
+/// Meant to finish within about 90 seconds on a small machine.
+fn quick() -> Profile {
+    Profile {
+        name: "quick",
+        summary: "every workload at 1 thread and at all CPUs, short trials (about a minute)",
+        entries: vec![
+            entry("cpu.primes", &["threads=1,all", "time=0.5"]),
+            entry("cpu.threads", &["threads=1,all", "time=0.5"]),
+            entry("cpu.mutex", &["threads=1,all", "locks=20000"]),
+            entry(
+                "memory.block",
+                &["oper=write,read", "threads=1,all", "time=0.5"],
+            ),
+        ],
+        methodology: Methodology {
+            max_trials: 5,
+            case_budget: Duration::from_secs(8),
+            ..Methodology::default()
+        },
+    }
+}
+
+/// `standard`: the classic tools' defaults (10 s trials) at 1 thread and
+/// at all CPUs.
+fn standard() -> Profile {
+    Profile {
+        name: "standard",
+        summary: "the classic tools' defaults (10 s trials) at 1 thread and at all CPUs",
+        entries: vec![
+            entry("cpu.primes", &["threads=1,all"]),
+            entry("cpu.threads", &["threads=1,all"]),
+            entry("cpu.mutex", &["threads=1,all"]),
+            entry("memory.block", &["oper=write,read", "threads=1,all"]),
+        ],
+        methodology: Methodology::default(),
+    }
+}
+
+/// `seeds`: the reference articles' plans, as they ran them.
+fn seeds() -> Profile {
+    Profile {
+        name: "seeds",
+        summary: "the reference articles' battery: sysbench cpu at max_prime 20000 on 1 thread, threads at 128 threads / 200 yields / 4 locks",
+        entries: vec![
+            entry("cpu.primes", &["max_prime=20000", "threads=1", "time=10"]),
+            // The article reported the total time of a fixed amount of work:
+            // sysbench 0.4's default of 10,000 events.
+            entry(
+                "cpu.threads",
+                &[
+                    "threads=128",
+                    "yields=200",
+                    "locks=4",
+                    "events=10000",
+                    "time=300",
+                ],
+            ),
+        ],
+        methodology: Methodology::default(),
+    }
+}
+
+/// Every built-in profile.
+pub fn all() -> Vec<Profile> {
+    vec![quick(), standard(), seeds()]
+}
+
+/// The profile with this name.
+pub fn find(name: &str) -> Option<Profile> {
+    all().into_iter().find(|p| p.name == name)
+}

@@ -1,0 +1,6 @@
+//! Pieces shared by several workloads.
+
+pub mod event_loop;
+pub mod params;
+pub mod pthread_mutex;
+pub mod rng;

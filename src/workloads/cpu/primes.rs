@@ -1,0 +1,114 @@
+//! `cpu.primes`: sysbench 1.0.20's cpu test.
+//!
+//! One event checks every number from 3 below `max_prime` for primality by
+//! trial division up to its square root: 64-bit integer remainders against
+//! a floating-point bound, exactly as sysbench does, because the cost of
+//! those divisions is what the test measures.
+
+use crate::engine::{
+    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput, Workload,
+};
+use crate::workloads::common::event_loop::{EventLimits, latency_metrics, run_events};
+use crate::workloads::common::params;
+
+/// The `cpu.primes` workload.
+pub struct Primes;
+
+impl Workload for Primes {
+    fn id(&self) -> &'static str {
+        "cpu.primes"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn summary(&self) -> &'static str {
+        "prime checking by trial division; compatible with `sysbench cpu`"
+    }
+    fn params(&self) -> Vec<ParamSpec> {
+        vec![
+            ParamSpec {
+                name: "max_prime",
+                help: "check numbers below this (sysbench's --cpu-max-prime)",
+                kind: ParamKind::Int {
+                    min: 3,
+                    max: 1 << 40,
+                },
+                default: "10000",
+            },
+            params::threads("1"),
+            params::time("10"),
+            params::events(),
+        ]
+    }
+    fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
+        Ok(Box::new(PrimesCase {
+            max_prime: p.u64("max_prime"),
+            limits: EventLimits {
+                threads: p.u64("threads") as usize,
+                time: params::trial_time(p),
+                max_events: p.u64("events"),
+            },
+        }))
+    }
+}
+
+struct PrimesCase {
+    max_prime: u64,
+    limits: EventLimits,
+}
+
+impl Case for PrimesCase {
+    fn trial(&mut self, ctx: &TrialContext) -> anyhow::Result<TrialOutput> {
+        let max_prime = self.max_prime;
+        let totals = run_events(&self.limits, &ctx.cancel, |_| {
+            move || {
+                std::hint::black_box(count_primes(std::hint::black_box(max_prime)));
+            }
+        })?;
+        let mut metrics = vec![
+            Metric::higher("events_per_sec", "events/s", totals.events_per_sec()),
+            Metric::higher("events", "events", totals.events as f64),
+        ];
+        metrics.extend(latency_metrics(&totals.latency_ns));
+        Ok(TrialOutput {
+            metrics,
+            latency_ns: Some(totals.latency_ns),
+        })
+    }
+}
+
+/// Counts the primes below `max_prime` with sysbench's loop. sysbench
+/// starts at 3 and so never counts 2; we add it back so the count is the
+/// true one (1229 below 10000), which the tests check.
+#[inline(never)]
+pub fn count_primes(max_prime: u64) -> u64 {
+    let mut n: u64 = 0;
+    let mut c: u64 = 3;
+    while c < max_prime {
+        let t = (c as f64).sqrt();
+        let mut l: u64 = 2;
+        while (l as f64) <= t {
+            if c % l == 0 {
+                break;
+            }
+            l += 1;
+        }
+        if (l as f64) > t {
+            n += 1;
+        }
+        c += 1;
+    }
+    if max_prime > 2 { n + 1 } else { n }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_the_primes_below_ten_thousand() {
+        assert_eq!(count_primes(10_000), 1229);
+        assert_eq!(count_primes(100), 25);
+        assert_eq!(count_primes(3), 1);
+    }
+}

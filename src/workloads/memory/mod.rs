@@ -1,0 +1,3 @@
+//! Memory workloads.
+
+pub mod block;

@@ -1,0 +1,64 @@
+//! Every workload sledge can run, one module per family, and the registry
+//! that finds them by id.
+
+pub mod common;
+pub mod cpu;
+pub mod memory;
+
+use crate::engine::Workload;
+
+/// Every workload, in the order `sledge workloads` lists them.
+pub fn all() -> Vec<&'static dyn Workload> {
+    vec![
+        &cpu::primes::Primes,
+        &cpu::threads::Threads,
+        &cpu::mutex::Mutex,
+        &memory::block::MemoryBlock,
+    ]
+}
+
+/// The workload with this id.
+pub fn find(id: &str) -> Option<&'static dyn Workload> {
+    all().into_iter().find(|w| w.id() == id)
+}
+
+/// The workloads whose id is `prefix` or starts with `prefix.` (so `cpu`
+/// selects the whole family).
+pub fn family(prefix: &str) -> Vec<&'static dyn Workload> {
+    all()
+        .into_iter()
+        .filter(|w| w.id() == prefix || w.id().starts_with(&format!("{prefix}.")))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_dotted() {
+        let ids: Vec<&str> = all().iter().map(|w| w.id()).collect();
+        let mut sorted = ids.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), ids.len());
+        assert!(ids.iter().all(|id| id.contains('.')));
+    }
+
+    #[test]
+    fn every_default_parameter_is_valid() {
+        for w in all() {
+            let cases =
+                crate::engine::params::resolve_cases(w.id(), &w.params(), &Default::default(), 2)
+                    .unwrap_or_else(|e| panic!("{}: {e}", w.id()));
+            assert_eq!(cases.len(), 1, "{}", w.id());
+        }
+    }
+
+    #[test]
+    fn families_select_by_prefix() {
+        assert_eq!(family("cpu").len(), 3);
+        assert!(family("cp").is_empty());
+        assert_eq!(family("cpu.primes").len(), 1);
+    }
+}
