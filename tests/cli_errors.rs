@@ -1,0 +1,1 @@
+//! Bad input gets a clear error and the right exit status.

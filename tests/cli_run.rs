@@ -1,0 +1,1 @@
+//! `sledge run`, `list`, `show` and `compare` end to end.

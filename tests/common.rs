@@ -1,0 +1,50 @@
+//! Helpers shared by the integration tests.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+/// A temporary directory holding a store, removed when dropped.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+}
+
+#[allow(dead_code)]
+impl Sandbox {
+    pub fn new() -> Self {
+        Sandbox {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    /// The store path inside the sandbox.
+    pub fn store(&self) -> PathBuf {
+        self.dir.path().join("results.db")
+    }
+
+    /// `sledge` with `--store` pointing into the sandbox and run from it.
+    pub fn sledge(&self) -> Command {
+        let mut cmd = Command::cargo_bin("sledge").expect("sledge binary");
+        cmd.current_dir(self.dir.path())
+            .env("SLEDGE_STORE", self.store())
+            .env_remove("XDG_DATA_HOME");
+        cmd
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// Flags that make a run as short as possible: no idle check, one trial
+/// fewer, a tiny budget.
+#[allow(dead_code)]
+pub const FAST: &[&str] = &[
+    "--no-idle-check",
+    "--warmup",
+    "0",
+    "--min-trials",
+    "2",
+    "--max-trials",
+    "2",
+];

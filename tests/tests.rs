@@ -1,0 +1,7 @@
+//! Integration tests: one test binary, one module per area (as ripgrep
+//! does), which keeps build time down.
+
+mod common;
+
+mod cli_errors;
+mod cli_run;
