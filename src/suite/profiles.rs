@@ -45,6 +45,15 @@ fn quick() -> Profile {
                 "memory.block",
                 &["oper=write,read", "threads=1,all", "time=0.5"],
             ),
+            // About 20 s together: 1 B and the dynamic page at 1, 10, 100.
+            entry(
+                "http.static",
+                &["size=1", "concurrency=1,10,100", "requests=0", "time=0.5"],
+            ),
+            entry(
+                "http.dynamic",
+                &["concurrency=1,10,100", "requests=0", "time=0.5"],
+            ),
         ],
         methodology: Methodology {
             max_trials: 5,
@@ -74,7 +83,7 @@ fn standard() -> Profile {
 fn seeds() -> Profile {
     Profile {
         name: "seeds",
-        summary: "the reference articles' battery: sysbench cpu at max_prime 20000 on 1 thread, threads at 128 threads / 200 yields / 4 locks",
+        summary: "the reference articles' battery: sysbench cpu at max_prime 20000 on 1 thread, threads at 128 threads / 200 yields / 4 locks; ab, httperf and siege plans against the built-in HTTP server",
         entries: vec![
             entry("cpu.primes", &["max_prime=20000", "threads=1", "time=10"]),
             // The article reported the total time of a fixed amount of work:
@@ -87,6 +96,56 @@ fn seeds() -> Profile {
                     "locks=4",
                     "events=10000",
                     "time=300",
+                ],
+            ),
+            // The ab-style article: 100,000 requests at each concurrency for
+            // a 1 B file, a 10 MiB file and a database page; ab without -k
+            // opens a connection per request. `time` caps the slow cases.
+            entry(
+                "http.static",
+                &[
+                    "size=1,10M",
+                    "concurrency=1,10,100,200,500",
+                    "requests=100000",
+                    "keepalive=false",
+                    "time=60",
+                ],
+            ),
+            entry(
+                "http.dynamic",
+                &[
+                    "concurrency=1,10,100,200,500",
+                    "requests=100000",
+                    "keepalive=false",
+                    "time=60",
+                ],
+            ),
+            // httperf: 6 clients at 10 req/s each with a 1 s timeout. The
+            // article sent 10,000 requests per client (1,000 s); 1,000 per
+            // client keeps a trial at 100 s.
+            entry(
+                "http.static",
+                &[
+                    "size=1",
+                    "concurrency=6",
+                    "rate_per_client=10",
+                    "timeout=1",
+                    "keepalive=false",
+                    "requests=6000",
+                    "time=200",
+                ],
+            ),
+            // siege: 2 KB, 200 KB and 2 MB pages, 10 and 100 users, with a
+            // short random think time (realistic mode) and without
+            // (benchmark mode).
+            entry(
+                "http.static",
+                &[
+                    "size=2K,200K,2M",
+                    "concurrency=10,100",
+                    "think=0,0.5",
+                    "requests=0",
+                    "time=10",
                 ],
             ),
         ],

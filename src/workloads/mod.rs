@@ -3,6 +3,7 @@
 
 pub mod common;
 pub mod cpu;
+pub mod http;
 pub mod memory;
 
 use crate::engine::Workload;
@@ -14,6 +15,8 @@ pub fn all() -> Vec<&'static dyn Workload> {
         &cpu::threads::Threads,
         &cpu::mutex::Mutex,
         &memory::block::MemoryBlock,
+        &http::static_page::StaticPage,
+        &http::dynamic_page::DynamicPage,
     ]
 }
 
