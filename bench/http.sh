@@ -30,6 +30,7 @@ done
 if [ "$(nproc)" -lt 2 ]; then echo "needs at least 2 CPUs" >&2; exit 1; fi
 
 WORK=$(mktemp -d)
+chmod 755 "$WORK"  # nginx workers run as an unprivileged user
 NGINX_PID=""
 SLEDGE_PID=""
 cleanup() {
@@ -70,6 +71,11 @@ for _ in $(seq 50); do
     curl -sf "http://127.0.0.1:$NGINX_PORT/1b" >/dev/null 2>&1 \
         && curl -sf "http://127.0.0.1:$SLEDGE_PORT/static/1" >/dev/null 2>&1 && break
     sleep 0.1
+done
+for url in "http://127.0.0.1:$NGINX_PORT/1b" "http://127.0.0.1:$NGINX_PORT/10m" \
+    "http://127.0.0.1:$SLEDGE_PORT/static/1" "http://127.0.0.1:$SLEDGE_PORT/static/10485760"; do
+    code=$(curl -s -o /dev/null -w '%{http_code}' "$url" || true)
+    [ "$code" = 200 ] || { echo "$url answered $code, not 200" >&2; exit 1; }
 done
 NGINX_WORKER=$(pgrep -P "$NGINX_PID" | head -1)
 

@@ -242,3 +242,82 @@ impl Case for HttpCase {
         self.warnings.clone()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{CancelToken, Workload, params::resolve_cases};
+    use std::collections::BTreeMap;
+
+    fn run_once(workload: &dyn Workload, assignments: &[(&str, &str)]) -> TrialOutput {
+        let assignments: BTreeMap<String, Vec<String>> = assignments
+            .iter()
+            .map(|(k, v)| (k.to_string(), vec![v.to_string()]))
+            .collect();
+        let params = resolve_cases(workload.id(), &workload.params(), &assignments, 2).unwrap();
+        let env = CaseEnv {
+            cpus: crate::engine::affinity::allowed_cpus().unwrap(),
+            total_cache_bytes: 0,
+            memory_bytes: 0,
+        };
+        let ctx = TrialContext {
+            cpus: env.cpus.clone(),
+            cancel: CancelToken::new(),
+        };
+        let mut case = workload.build(&params[0], &env).unwrap();
+        case.prepare(&ctx).unwrap();
+        let output = case.trial(&ctx);
+        case.cleanup(&ctx).unwrap();
+        output.unwrap()
+    }
+
+    #[test]
+    fn static_and_dynamic_cases_run_and_clean_up() {
+        let out = run_once(
+            &crate::workloads::http::static_page::StaticPage,
+            &[("size", "2K"), ("concurrency", "3"), ("requests", "300")],
+        );
+        assert_eq!(out.metrics[0].name, "requests_per_sec");
+        assert!(out.metrics[0].value > 0.0);
+        assert_eq!(out.latency_ns.unwrap().len(), 300);
+        let errors = out.metrics.iter().find(|m| m.name == "errors").unwrap();
+        assert_eq!(errors.value, 0.0);
+
+        let out = run_once(
+            &crate::workloads::http::dynamic_page::DynamicPage,
+            &[
+                ("concurrency", "2"),
+                ("requests", "100"),
+                ("model", "threads"),
+                ("keepalive", "false"),
+            ],
+        );
+        assert_eq!(out.latency_ns.unwrap().len(), 100);
+        assert!(out.metrics.iter().any(|m| m.name == "connect_mean"));
+    }
+
+    #[test]
+    fn cpus_are_split_between_server_and_generator() {
+        assert_eq!(split_cpus(&[0]), (None, None));
+        assert_eq!(split_cpus(&[0, 1]), (Some(vec![0]), Some(vec![1])));
+        assert_eq!(split_cpus(&[0, 1, 2]), (Some(vec![0, 1]), Some(vec![2])));
+    }
+
+    #[test]
+    fn database_servers_are_refused_clearly() {
+        let specs = crate::workloads::http::dynamic_page::DynamicPage.params();
+        let assignments =
+            BTreeMap::from([("db".to_string(), vec!["mysql://u@127.0.0.1/x".to_string()])]);
+        let params = resolve_cases("http.dynamic", &specs, &assignments, 2).unwrap();
+        let env = CaseEnv {
+            cpus: vec![0],
+            total_cache_bytes: 0,
+            memory_bytes: 0,
+        };
+        let err = crate::workloads::http::dynamic_page::DynamicPage
+            .build(&params[0], &env)
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("not built into"), "{err}");
+    }
+}
