@@ -68,7 +68,7 @@ pub struct Tally {
     /// Latency from when each request was due (open loop) or sent (closed
     /// loop) until its response was complete, ns.
     pub latency: Histogram<u64>,
-    /// Latency from when each request was sent, ns.
+    /// Open loop: latency from when each request was sent, ns.
     pub latency_sent: Histogram<u64>,
     /// Time to establish each connection, ns.
     pub connect: Histogram<u64>,
@@ -105,9 +105,10 @@ impl Tally {
         let _ = self.connect.add(&o.connect);
     }
 
-    /// Counts a complete response.
+    /// Counts a complete response. `latency_sent_ns` is `None` in a closed
+    /// loop, where both latencies are the same and one histogram suffices.
     #[inline]
-    pub fn record_response(&mut self, status: u16, latency_ns: u64, latency_sent_ns: u64) {
+    pub fn record_response(&mut self, status: u16, latency_ns: u64, latency_sent_ns: Option<u64>) {
         self.responses += 1;
         match status {
             400..=499 => self.errors.status_4xx += 1,
@@ -115,7 +116,9 @@ impl Tally {
             _ => {}
         }
         let _ = self.latency.record(latency_ns.max(1));
-        let _ = self.latency_sent.record(latency_sent_ns.max(1));
+        if let Some(sent) = latency_sent_ns {
+            let _ = self.latency_sent.record(sent.max(1));
+        }
     }
 }
 

@@ -415,12 +415,17 @@ impl Worker<'_> {
     fn complete(&mut self, idx: usize, now: Instant, closed: bool) {
         let conn = &mut self.conns[idx];
         let from_sent = now.saturating_duration_since(conn.sent_at).as_nanos() as u64;
-        let from_due = match self.plan.pacing {
-            Pacing::Open { .. } => now.saturating_duration_since(conn.due_at).as_nanos() as u64,
-            Pacing::Closed { .. } => from_sent,
-        };
-        self.tally
-            .record_response(conn.parser.status(), from_due, from_sent);
+        match self.plan.pacing {
+            Pacing::Open { .. } => {
+                let from_due = now.saturating_duration_since(conn.due_at).as_nanos() as u64;
+                self.tally
+                    .record_response(conn.parser.status(), from_due, Some(from_sent));
+            }
+            Pacing::Closed { .. } => {
+                self.tally
+                    .record_response(conn.parser.status(), from_sent, None)
+            }
+        }
         if closed || !self.plan.keep_alive || conn.parser.close_after() {
             conn.stream = None;
         }
