@@ -34,9 +34,11 @@ chmod 755 "$WORK"  # nginx workers run as an unprivileged user
 NGINX_PID=""
 SLEDGE_PID=""
 cleanup() {
-    [ -n "$NGINX_PID" ] && kill "$NGINX_PID" 2>/dev/null && wait "$NGINX_PID" 2>/dev/null
-    [ -n "$SLEDGE_PID" ] && kill -INT "$SLEDGE_PID" 2>/dev/null && wait "$SLEDGE_PID" 2>/dev/null
+    local rc=$?
+    if [ -n "$NGINX_PID" ]; then kill "$NGINX_PID" 2>/dev/null || true; wait "$NGINX_PID" 2>/dev/null || true; fi
+    if [ -n "$SLEDGE_PID" ]; then kill -INT "$SLEDGE_PID" 2>/dev/null || true; wait "$SLEDGE_PID" 2>/dev/null || true; fi
     rm -rf "$WORK"
+    exit "$rc"
 }
 trap cleanup EXIT
 
@@ -105,7 +107,7 @@ run_sledge() {
     local json cpu
     json=$( { /usr/bin/time -o "$WORK/time" -f 'CPU %U %S' taskset -c $CLIENT_CPU "$SLEDGE" http -t 1 -c 50 -d "$DUR" --json "$1"; } )
     cpu=$(awk '/^CPU/ { print $2 + $3 }' "$WORK/time")
-    echo "$(jq .responses <<<"$json") $(jq .requests_per_sec <<<"$json") $cpu"
+    echo "$(jq .responses <<<"$json") $(jq '.requests_per_sec | floor' <<<"$json") $cpu"
 }
 
 # Runs wrk against $2 and measures the server process $1's CPU; prints
@@ -153,5 +155,5 @@ done
 echo "== 3. memory: sledge http -c 500 -n 1000000 against nginx 1 B"
 json=$( { /usr/bin/time -o "$WORK/time" -f 'RSS %M' taskset -c $CLIENT_CPU "$SLEDGE" http -c 500 -n 1000000 --json "$NGINX_1B"; } )
 rss_kib=$(awk '/^RSS/ { print $2 }' "$WORK/time")
-echo "  responses $(jq .responses <<<"$json"), errors $(jq '.errors | add' <<<"$json"), $(jq .requests_per_sec <<<"$json") req/s"
+echo "  responses $(jq .responses <<<"$json"), errors $(jq '.errors | add' <<<"$json"), $(jq '.requests_per_sec | floor' <<<"$json") req/s"
 echo "  RESULT generator peak RSS = $(awk -v k="$rss_kib" 'BEGIN { printf "%.1f", k / 1024 }') MiB (target < 64)"
