@@ -58,7 +58,7 @@ pub struct RunRecord {
     /// When the run started, RFC 3339 in UTC.
     pub started: String,
     /// When the run ended, RFC 3339 in UTC; absent while running.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub finished: Option<String>,
     /// sledge's version.
     pub sledge_version: String,
@@ -71,7 +71,7 @@ pub struct RunRecord {
     /// The CPUs the run was restricted to (`--cpus`), in order.
     pub cpus: Vec<usize>,
     /// Warnings about the whole run (for example a busy host at the start).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub warnings: Vec<String>,
     /// The host inventory taken at the start.
     pub host: HostInfo,
@@ -89,10 +89,10 @@ pub struct CaseRecord {
     /// Every parameter of the case, in canonical text form.
     pub params: BTreeMap<String, String>,
     /// Warnings about the case (disturbed trials, a too-small data set...).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub warnings: Vec<String>,
     /// The error that ended the case, if it failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub error: Option<String>,
     /// The counted trials (the warm-up is not included).
     pub trials: Vec<TrialRecord>,

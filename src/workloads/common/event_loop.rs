@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 use anyhow::anyhow;
 use hdrhistogram::Histogram;
 
+use super::rng::Xoroshiro128Plus;
+use super::sysbench_accounting::{SharedLogHistogram, SpinTimer};
 use crate::engine::{CancelToken, Cancelled};
 
 /// Latency histograms record nanoseconds from 1 ns to one hour with three
@@ -30,9 +32,21 @@ pub fn latency_histogram() -> Histogram<u64> {
         .expect("constant histogram bounds are valid")
 }
 
+/// How much bookkeeping surrounds each event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accounting {
+    /// What sysbench 1.0.20 does per event (see `sysbench_accounting`), so
+    /// that rates agree with sysbench even for very short events.
+    Sysbench,
+    /// Only a limit check, two clock reads and the latency record.
+    Lean,
+}
+
 /// Limits of one run of the loop.
 #[derive(Debug, Clone)]
 pub struct EventLimits {
+    /// Per-event bookkeeping.
+    pub accounting: Accounting,
     /// Worker threads.
     pub threads: usize,
     /// Stop starting events after this long.
@@ -74,17 +88,31 @@ where
 {
     let barrier = Arc::new(Barrier::new(limits.threads + 1));
     let issued = AtomicU64::new(0);
+    let shared_histogram =
+        (limits.accounting == Accounting::Sysbench).then(SharedLogHistogram::default);
     let (start, results) = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..limits.threads)
             .map(|thread| {
                 let barrier = barrier.clone();
                 let issued = &issued;
                 let make_event = &make_event;
+                let shared_histogram = shared_histogram.as_ref();
                 scope.spawn(move || {
                     let mut event = make_event(thread);
                     barrier.wait();
                     let end = Instant::now() + limits.time;
-                    worker(&mut event, end, limits.max_events, issued, cancel)
+                    match shared_histogram {
+                        Some(shared) => sysbench_worker(
+                            &mut event,
+                            end,
+                            limits.max_events,
+                            issued,
+                            cancel,
+                            shared,
+                            thread as u64,
+                        ),
+                        None => worker(&mut event, end, limits.max_events, issued, cancel),
+                    }
                 })
             })
             .collect();
@@ -128,7 +156,8 @@ fn worker<E: FnMut()>(
     let mut count: u64 = 0;
     let mut now = Instant::now();
     loop {
-        // The limit checks, as sysbench's sb_more_events: time, then events.
+        // The limit checks: time (the clock read that ended the previous
+        // event), then events.
         if now >= end {
             break;
         }
@@ -142,6 +171,42 @@ fn worker<E: FnMut()>(
         event();
         now = Instant::now();
         let ns = now.duration_since(started).as_nanos() as u64;
+        histogram.saturating_record(ns.max(1));
+        count += 1;
+    }
+    (count, histogram)
+}
+
+/// The same loop with sysbench's bookkeeping around each event: a
+/// spinlocked timer read at start and stop, and the shared log histogram.
+#[allow(clippy::too_many_arguments)]
+fn sysbench_worker<E: FnMut()>(
+    event: &mut E,
+    end: Instant,
+    max_events: u64,
+    issued: &AtomicU64,
+    cancel: &CancelToken,
+    shared: &SharedLogHistogram,
+    seed: u64,
+) -> (u64, Histogram<u64>) {
+    let mut histogram = latency_histogram();
+    let timer = SpinTimer::default();
+    let mut rng = Xoroshiro128Plus::seeded(seed ^ 0x5EED);
+    let mut count: u64 = 0;
+    loop {
+        if Instant::now() >= end {
+            break;
+        }
+        if max_events > 0 && issued.fetch_add(1, Ordering::Relaxed) >= max_events {
+            break;
+        }
+        if count % CANCEL_CHECK_EVERY == 0 && cancel.is_cancelled() {
+            break;
+        }
+        let started = timer.start();
+        event();
+        let ns = timer.stop(started);
+        shared.update(ns as f64 / 1e6, &mut rng);
         histogram.saturating_record(ns.max(1));
         count += 1;
     }
@@ -172,6 +237,7 @@ mod tests {
     #[test]
     fn the_event_limit_is_exact_across_threads() {
         let limits = EventLimits {
+            accounting: Accounting::Sysbench,
             threads: 3,
             time: Duration::from_secs(30),
             max_events: 1000,
@@ -189,6 +255,7 @@ mod tests {
     #[test]
     fn the_time_limit_stops_the_loop() {
         let limits = EventLimits {
+            accounting: Accounting::Sysbench,
             threads: 2,
             time: Duration::from_millis(100),
             max_events: 0,
@@ -210,6 +277,7 @@ mod tests {
         let cancel = CancelToken::new();
         cancel.cancel();
         let limits = EventLimits {
+            accounting: Accounting::Sysbench,
             threads: 1,
             time: Duration::from_secs(30),
             max_events: 0,

@@ -8,7 +8,7 @@
 use crate::engine::{
     Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput, Workload,
 };
-use crate::workloads::common::event_loop::{EventLimits, latency_metrics, run_events};
+use crate::workloads::common::event_loop::{Accounting, EventLimits, latency_metrics, run_events};
 use crate::workloads::common::params;
 
 /// The `cpu.primes` workload.
@@ -44,6 +44,7 @@ impl Workload for Primes {
         Ok(Box::new(PrimesCase {
             max_prime: p.u64("max_prime"),
             limits: EventLimits {
+                accounting: Accounting::Sysbench,
                 threads: p.u64("threads") as usize,
                 time: params::trial_time(p),
                 max_events: p.u64("events"),

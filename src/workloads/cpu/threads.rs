@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::engine::{
     Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput, Workload,
 };
-use crate::workloads::common::event_loop::{EventLimits, latency_metrics, run_events};
+use crate::workloads::common::event_loop::{Accounting, EventLimits, latency_metrics, run_events};
 use crate::workloads::common::params;
 use crate::workloads::common::pthread_mutex::PthreadMutex;
 
@@ -58,6 +58,7 @@ impl Workload for Threads {
                 .map(|_| PthreadMutex::default())
                 .collect(),
             limits: EventLimits {
+                accounting: Accounting::Sysbench,
                 threads: p.u64("threads") as usize,
                 time: params::trial_time(p),
                 max_events: p.u64("events"),
