@@ -162,10 +162,8 @@ pub fn render(c: &RunComparison) -> String {
             let (ratio, p, verdict) = match &m.comparison {
                 Some(cmp) => (
                     format!(
-                        "{} [{}, {}]",
-                        format::value(cmp.ratio),
-                        format::value(cmp.ratio_ci_low),
-                        format::value(cmp.ratio_ci_high)
+                        "{:.3} [{:.3}, {:.3}]",
+                        cmp.ratio, cmp.ratio_ci_low, cmp.ratio_ci_high
                     ),
                     format!("{:.3}", cmp.p_value),
                     verdict_cell(cmp.verdict, m.direction),

@@ -93,17 +93,13 @@ pub fn table(run: &RunRecord) -> Table {
     table
 }
 
-/// `807.31 ± 2.1`; just the value when there is a single sample.
+/// `807.3 ± 3.1`; just the value when there is a single sample.
 pub fn value_with_ci(metric: &MetricRecord) -> String {
     let s = &metric.summary;
     if s.n < 2 {
         format::value(s.mean)
     } else {
-        format!(
-            "{} ± {}",
-            format::value(s.mean),
-            format::uncertainty(s.ci_half_width())
-        )
+        format::with_uncertainty(s.mean, s.ci_half_width())
     }
 }
 
