@@ -9,7 +9,7 @@
 //! the numbers agree with sysbench's; see `bench/cpu.sh`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::{Arc, Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
 use anyhow::anyhow;
@@ -75,7 +75,7 @@ impl EventTotals {
 
 /// Runs `limits.threads` threads; thread `i` calls the event function made
 /// by `make_event(i)` until a limit is reached or the user cancels. All
-/// threads start together behind a barrier; the clock starts when the
+/// threads start together behind a barrier; the clock starts as the
 /// barrier opens.
 pub fn run_events<F, E>(
     limits: &EventLimits,
@@ -90,17 +90,22 @@ where
     let issued = AtomicU64::new(0);
     let shared_histogram =
         (limits.accounting == Accounting::Sysbench).then(SharedLogHistogram::default);
-    let (start, results) = std::thread::scope(|scope| {
+    // The common start is taken just before the barrier opens, and every
+    // worker's deadline counts from it, so the total time covers all the
+    // work and a worker that woke late does not run past the others.
+    let start = OnceLock::new();
+    let results = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..limits.threads)
             .map(|thread| {
                 let barrier = barrier.clone();
                 let issued = &issued;
                 let make_event = &make_event;
+                let start = &start;
                 let shared_histogram = shared_histogram.as_ref();
                 scope.spawn(move || {
                     let mut event = make_event(thread);
                     barrier.wait();
-                    let end = Instant::now() + limits.time;
+                    let end = *start.get().expect("set before the barrier opens") + limits.time;
                     match shared_histogram {
                         Some(shared) => sysbench_worker(
                             &mut event,
@@ -116,12 +121,11 @@ where
                 })
             })
             .collect();
+        start.get_or_init(Instant::now);
         barrier.wait();
-        let start = Instant::now();
-        let results: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
-        (start, results)
+        handles.into_iter().map(|h| h.join()).collect::<Vec<_>>()
     });
-    let seconds = start.elapsed().as_secs_f64();
+    let seconds = start.get().map_or(0.0, |s| s.elapsed().as_secs_f64());
     if cancel.is_cancelled() {
         return Err(Cancelled.into());
     }
