@@ -115,19 +115,7 @@ pub fn flags(case: &CaseRecord, metric: &MetricRecord, first_row: bool) -> Strin
         ));
     }
     if first_row {
-        let mut kinds: Vec<&str> = case
-            .trials
-            .iter()
-            .flat_map(|t| t.health.flags.iter().map(|f| f.label()))
-            .collect();
-        kinds.sort_unstable();
-        kinds.dedup();
-        for kind in kinds {
-            let count = case
-                .trials
-                .iter()
-                .filter(|t| t.health.flags.iter().any(|f| f.label() == kind))
-                .count();
+        for (kind, count) in case.disturbances() {
             flags.push(format!("{kind} {count}/{}", case.trials.len()));
         }
         if case.error.is_some() {
