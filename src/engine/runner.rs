@@ -172,7 +172,7 @@ fn run_trials(
                 finished: trials,
             });
         }
-        let monitor = Monitor::start(MONITOR_INTERVAL);
+        let monitor = Monitor::start_on(Some(&ctx.cpus), MONITOR_INTERVAL);
         let trial_start = Instant::now();
         let output = guarded(|| case.trial(ctx)).and_then(|o| check_output(&o).map(|_| o));
         let seconds = trial_start.elapsed().as_secs_f64();
