@@ -3,11 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{Cell, CellAlignment, Color, ContentArrangement, Table};
+use comfy_table::{Cell, CellAlignment, Color};
 use serde::Serialize;
 
 use super::format;
+use super::listing::new_table;
 use crate::results::{CaseRecord, RunRecord};
 use crate::stats::{self, Comparison, Direction, NOISE_THRESHOLD, SIGNIFICANCE_LEVEL, Verdict};
 
@@ -185,20 +185,16 @@ pub fn render(c: &RunComparison) -> String {
     for (what, a, b) in &c.host_differences {
         out.push_str(&format!("differs: {what}: {a} → {b}\n"));
     }
-    let mut table = Table::new();
-    table
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(vec![
-            "workload",
-            "parameters",
-            "metric",
-            "baseline",
-            "candidate",
-            "ratio [95% CI]",
-            "p",
-            "verdict",
-        ]);
+    let mut table = new_table(vec![
+        "workload",
+        "parameters",
+        "metric",
+        "baseline",
+        "candidate",
+        "ratio [95% CI]",
+        "p",
+        "verdict",
+    ]);
     for case in &c.cases {
         for (i, m) in case.metrics.iter().enumerate() {
             let (ratio, p, verdict) = match &m.comparison {
