@@ -58,7 +58,7 @@ pub struct RunRecord {
     /// When the run started, RFC 3339 in UTC.
     pub started: String,
     /// When the run ended, RFC 3339 in UTC; absent while running.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub finished: Option<String>,
     /// sledge's version.
     pub sledge_version: String,
@@ -71,7 +71,7 @@ pub struct RunRecord {
     /// The CPUs the run was restricted to (`--cpus`), in order.
     pub cpus: Vec<usize>,
     /// Warnings about the whole run (for example a busy host at the start).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub warnings: Vec<String>,
     /// The host inventory taken at the start.
     pub host: HostInfo,
@@ -89,10 +89,10 @@ pub struct CaseRecord {
     /// Every parameter of the case, in canonical text form.
     pub params: BTreeMap<String, String>,
     /// Warnings about the case (disturbed trials, a too-small data set...).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub warnings: Vec<String>,
     /// The error that ended the case, if it failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub error: Option<String>,
     /// The counted trials (the warm-up is not included).
     pub trials: Vec<TrialRecord>,
@@ -108,16 +108,23 @@ pub struct CaseRecord {
 impl CaseRecord {
     /// `cpu.primes max_prime=10000 threads=2`: the case as a user would type it.
     pub fn label(&self) -> String {
-        let params: Vec<String> = self
-            .params
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        if params.is_empty() {
-            self.workload.clone()
-        } else {
-            format!("{} {}", self.workload, params.join(" "))
+        case_label(&self.workload, &self.params)
+    }
+
+    /// Each kind of disturbance seen in the trials (`busy`, `steal`,
+    /// `swap`) with the number of trials it disturbed, sorted by kind.
+    pub fn disturbances(&self) -> Vec<(&'static str, usize)> {
+        let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
+        for trial in &self.trials {
+            let mut kinds: Vec<&'static str> =
+                trial.health.flags.iter().map(|f| f.label()).collect();
+            kinds.sort_unstable();
+            kinds.dedup();
+            for kind in kinds {
+                *counts.entry(kind).or_default() += 1;
+            }
         }
+        counts.into_iter().collect()
     }
 
     /// The parameters as `k=v k=v`, for compact tables.
@@ -128,6 +135,15 @@ impl CaseRecord {
             .collect::<Vec<_>>()
             .join(" ")
     }
+}
+
+/// `workload k=v k=v`: a case as a user would type it.
+pub fn case_label(workload: &str, params: &BTreeMap<String, String>) -> String {
+    let mut label = workload.to_string();
+    for (k, v) in params {
+        label.push_str(&format!(" {k}={v}"));
+    }
+    label
 }
 
 /// One counted trial.

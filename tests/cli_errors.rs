@@ -1,1 +1,156 @@
 //! Bad input gets a clear error and the right exit status.
+
+use predicates::prelude::*;
+
+use crate::common::{FAST, Sandbox};
+
+#[test]
+fn an_unknown_workload_lists_the_known_ones() {
+    Sandbox::new()
+        .sledge()
+        .args(["run", "cpu.prime"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "`cpu.prime` is neither a profile nor a workload",
+        ))
+        .stderr(predicate::str::contains("cpu.primes, cpu.threads"));
+}
+
+#[test]
+fn out_of_range_parameters_name_what_is_allowed() {
+    let cases = [
+        ("cpu.primes", "max_prime=0", "an integer from 3 to"),
+        (
+            "cpu.primes",
+            "threads=0",
+            "a count from 1 to 4096, or `all`",
+        ),
+        ("memory.block", "block_size=1000", "a power of two"),
+        ("memory.block", "oper=erase", "one of: write, read"),
+        ("cpu.primes", "time=soon", "a duration"),
+    ];
+    for (workload, param, allowed) in cases {
+        let name = param.split('=').next().unwrap();
+        Sandbox::new()
+            .sledge()
+            .args(["run", workload, "-p", param])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!("parameter `{name}`")))
+            .stderr(predicate::str::contains(allowed));
+    }
+}
+
+#[test]
+fn a_parameter_no_selected_workload_has_is_refused() {
+    Sandbox::new()
+        .sledge()
+        .args(["run", "cpu.primes", "-p", "block_size=1K"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "no selected workload has a parameter `block_size`",
+        ));
+}
+
+#[test]
+fn too_many_cpus_is_a_usage_error() {
+    Sandbox::new()
+        .sledge()
+        .args(["run", "cpu.primes", "--cpus", "100000"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("allowed is 1 to"));
+}
+
+#[test]
+fn an_unwritable_store_path_is_named() {
+    let sandbox = Sandbox::new();
+    // A directory cannot be created under a regular file, even by root.
+    let blocker = sandbox.path().join("not-a-dir");
+    std::fs::write(&blocker, b"x").unwrap();
+    let store = blocker.join("sub").join("results.db");
+    sandbox
+        .sledge()
+        .args(["run", "cpu.primes", "-p", "time=0.05"])
+        .args(FAST)
+        .arg("--store")
+        .arg(&store)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(blocker.display().to_string()));
+}
+
+#[test]
+fn a_file_that_is_not_a_sledge_store_is_left_untouched() {
+    let sandbox = Sandbox::new();
+    let notes = sandbox.path().join("notes.db");
+    let content = b"these are my notes, not a database\n".repeat(100);
+    std::fs::write(&notes, &content).unwrap();
+    sandbox
+        .sledge()
+        .args(["run", "cpu.primes", "-p", "time=0.05"])
+        .args(FAST)
+        .arg("--store")
+        .arg(&notes)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("not an SQLite database"))
+        .stderr(predicate::str::contains("notes.db"));
+    assert_eq!(std::fs::read(&notes).unwrap(), content);
+
+    // Another program's SQLite database is refused too.
+    let foreign = sandbox.path().join("foreign.db");
+    {
+        let conn = rusqlite::Connection::open(&foreign).unwrap();
+        conn.execute_batch("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);")
+            .unwrap();
+    }
+    let before = std::fs::read(&foreign).unwrap();
+    sandbox
+        .sledge()
+        .arg("list")
+        .arg("--store")
+        .arg(&foreign)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("not a sledge database"));
+    assert_eq!(std::fs::read(&foreign).unwrap(), before);
+}
+
+#[test]
+fn showing_a_missing_run_says_how_to_find_runs() {
+    let sandbox = Sandbox::new();
+    sandbox
+        .sledge()
+        .args(["show", "42"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("sledge list"));
+}
+
+#[test]
+fn workloads_lists_parameters_with_defaults_and_ranges() {
+    Sandbox::new()
+        .sledge()
+        .arg("workloads")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("cpu.primes"))
+        .stdout(predicate::str::contains("max_prime"))
+        .stdout(predicate::str::contains("10000"))
+        .stdout(predicate::str::contains("a power of two"));
+}
+
+#[test]
+fn probe_reports_the_host() {
+    let out = Sandbox::new()
+        .sledge()
+        .args(["probe", "--json"])
+        .assert()
+        .success();
+    let host: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert!(host["cpu"]["threads"].as_u64().unwrap() >= 1);
+    assert!(host["memory"]["total_bytes"].as_u64().unwrap() > 0);
+}

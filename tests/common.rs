@@ -9,6 +9,12 @@ pub struct Sandbox {
     pub dir: tempfile::TempDir,
 }
 
+impl Default for Sandbox {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 #[allow(dead_code)]
 impl Sandbox {
     pub fn new() -> Self {

@@ -103,7 +103,8 @@ pub enum ParamValue {
 impl fmt::Display for ParamValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ParamValue::Int(v) | ParamValue::Size(v) => write!(f, "{v}"),
+            ParamValue::Int(v) => write!(f, "{v}"),
+            ParamValue::Size(v) => write!(f, "{}", format_size(*v)),
             ParamValue::Float(v) | ParamValue::Seconds(v) => write!(f, "{v}"),
             ParamValue::Choice(v) | ParamValue::Text(v) => write!(f, "{v}"),
             ParamValue::Bool(v) => write!(f, "{v}"),

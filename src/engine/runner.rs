@@ -30,13 +30,7 @@ pub struct PlannedCase {
 impl PlannedCase {
     /// The case as a user would type it.
     pub fn label(&self) -> String {
-        let params: Vec<String> = self
-            .params
-            .to_strings()
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        format!("{} {}", self.workload.id(), params.join(" "))
+        crate::results::case_label(self.workload.id(), &self.params.to_strings())
     }
 }
 
@@ -74,20 +68,21 @@ pub fn run_case(
     if ctx.cancel.is_cancelled() {
         return CaseOutcome::Cancelled;
     }
-    let mut case = match planned.workload.build(&planned.params, env) {
+    let mut case = match guarded(|| planned.workload.build(&planned.params, env)) {
         Ok(case) => case,
         Err(err) => return fail(record, err),
     };
 
-    let prepared = case.prepare(ctx);
-    let result = match prepared {
+    let result = match guarded(|| case.prepare(ctx)) {
         Ok(()) => {
             record.warnings.extend(case.warnings());
             run_trials(case.as_mut(), method, ctx, progress)
         }
         Err(err) => Err(err.into()),
     };
-    let cleaned = case.cleanup(ctx);
+    // Cleanup runs whatever happened above; its own failure is reported,
+    // never silently dropped.
+    let cleaned = guarded(|| case.cleanup(ctx));
 
     match result {
         Ok(trials) => {
@@ -98,12 +93,32 @@ pub fn run_case(
             CaseOutcome::Finished(record)
         }
         Err(failure) if failure.error.is::<Cancelled>() || ctx.cancel.is_cancelled() => {
+            if let Err(err) = cleaned {
+                eprintln!("warning: cleanup after the interrupt failed: {err:#}");
+            }
             CaseOutcome::Cancelled
         }
         Err(failure) => {
             finish_record(&mut record, failure.finished);
+            if let Err(err) = cleaned {
+                record
+                    .warnings
+                    .push(format!("cleanup after the failure also failed: {err:#}"));
+            }
             fail(record, failure.error)
         }
+    }
+}
+
+/// Runs a workload call, turning a panic into an error so that cleanup
+/// still runs and the run is still stored.
+fn guarded<T>(call: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)) {
+        Ok(result) => result,
+        Err(panic) => Err(anyhow::anyhow!(
+            "the workload panicked: {}",
+            crate::workloads::common::workers::panic_message(&*panic)
+        )),
     }
 }
 
@@ -142,7 +157,7 @@ fn run_trials(
 ) -> Result<Trials, TrialFailure> {
     for _ in 0..method.warmup_trials {
         ctx.check_cancelled().map_err(anyhow::Error::from)?;
-        let output = case.trial(ctx)?;
+        let output = guarded(|| case.trial(ctx))?;
         check_output(&output)?;
         let primary = &output.metrics[0];
         progress.trial_finished(0, true, primary.value, primary.unit);
@@ -157,9 +172,9 @@ fn run_trials(
                 finished: trials,
             });
         }
-        let monitor = Monitor::start(MONITOR_INTERVAL);
+        let monitor = Monitor::start_on(Some(&ctx.cpus), MONITOR_INTERVAL);
         let trial_start = Instant::now();
-        let output = case.trial(ctx).and_then(|o| check_output(&o).map(|_| o));
+        let output = guarded(|| case.trial(ctx)).and_then(|o| check_output(&o).map(|_| o));
         let seconds = trial_start.elapsed().as_secs_f64();
         let health = monitor.finish();
         let output = match output {
@@ -230,10 +245,10 @@ fn enough_trials(outputs: &[TrialOutput], method: &Methodology, elapsed: Duratio
 fn finish_record(record: &mut CaseRecord, trials: Trials) {
     record.metrics = summarize_metrics(&trials.outputs);
     record.latency_histogram = merge_histograms(&trials.outputs);
-    if let Some(warning) = disturbance_warning(&trials.records) {
+    record.trials = trials.records;
+    if let Some(warning) = disturbance_warning(record) {
         record.warnings.push(warning);
     }
-    record.trials = trials.records;
 }
 
 fn summarize_metrics(outputs: &[TrialOutput]) -> Vec<MetricRecord> {
@@ -283,25 +298,21 @@ fn merge_histograms(outputs: &[TrialOutput]) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
-fn disturbance_warning(records: &[TrialRecord]) -> Option<String> {
-    let disturbed: Vec<&TrialRecord> = records
-        .iter()
-        .filter(|r| !r.health.flags.is_empty())
-        .collect();
-    if disturbed.is_empty() {
+fn disturbance_warning(record: &CaseRecord) -> Option<String> {
+    let kinds = record.disturbances();
+    if kinds.is_empty() {
         return None;
     }
-    let mut kinds: Vec<&str> = disturbed
+    let disturbed = record
+        .trials
         .iter()
-        .flat_map(|r| r.health.flags.iter().map(|f| f.label()))
-        .collect();
-    kinds.sort_unstable();
-    kinds.dedup();
+        .filter(|t| !t.health.flags.is_empty())
+        .count();
+    let names: Vec<&str> = kinds.iter().map(|(kind, _)| *kind).collect();
     Some(format!(
-        "{} of {} trials disturbed ({}): treat this case's numbers with care",
-        disturbed.len(),
-        records.len(),
-        kinds.join(", ")
+        "{disturbed} of {} trials disturbed ({}): treat this case's numbers with care",
+        record.trials.len(),
+        names.join(", ")
     ))
 }
 
@@ -351,4 +362,365 @@ pub fn run_plan(
         }
     }
     Ok(PlanOutcome { status, records })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::engine::context::CancelToken;
+    use crate::engine::params::{ParamKind, ParamSpec};
+    use crate::engine::progress::Silent;
+
+    /// What the fake case does on each trial call (warm-up included).
+    #[derive(Clone)]
+    enum Script {
+        /// Return these values in turn, repeating the last.
+        Values(Vec<f64>),
+        /// Fail on this call (0-based).
+        FailAt(u32),
+        /// Cancel the token on this call and report it.
+        CancelAt(u32, CancelToken),
+        /// Panic on this call.
+        PanicAt(u32),
+        /// Sleep this long on every call, returning 100.
+        Sleep(Duration, Vec<f64>),
+    }
+
+    #[derive(Default)]
+    struct Calls {
+        prepare: AtomicU32,
+        trial: AtomicU32,
+        cleanup: AtomicU32,
+    }
+
+    struct Fake {
+        script: Mutex<Script>,
+        calls: Arc<Calls>,
+        fail_prepare: bool,
+    }
+
+    impl Workload for Fake {
+        fn id(&self) -> &'static str {
+            "test.fake"
+        }
+        fn version(&self) -> u32 {
+            1
+        }
+        fn summary(&self) -> &'static str {
+            "a scripted workload for engine tests"
+        }
+        fn params(&self) -> Vec<ParamSpec> {
+            vec![ParamSpec {
+                name: "n",
+                help: "",
+                kind: ParamKind::Int { min: 0, max: 9 },
+                default: "1",
+            }]
+        }
+        fn build(&self, _p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
+            Ok(Box::new(FakeCase {
+                script: self.script.lock().unwrap().clone(),
+                calls: self.calls.clone(),
+                fail_prepare: self.fail_prepare,
+            }))
+        }
+    }
+
+    struct FakeCase {
+        script: Script,
+        calls: Arc<Calls>,
+        fail_prepare: bool,
+    }
+
+    impl Case for FakeCase {
+        fn prepare(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
+            self.calls.prepare.fetch_add(1, Ordering::SeqCst);
+            if self.fail_prepare {
+                anyhow::bail!("prepare exploded");
+            }
+            Ok(())
+        }
+        fn trial(&mut self, _ctx: &TrialContext) -> anyhow::Result<TrialOutput> {
+            let call = self.calls.trial.fetch_add(1, Ordering::SeqCst);
+            let value = match &self.script {
+                Script::Values(v) => v[(call as usize).min(v.len() - 1)],
+                Script::FailAt(at) if call == *at => anyhow::bail!("trial {call} exploded"),
+                Script::FailAt(_) => 100.0,
+                Script::CancelAt(at, token) if call == *at => {
+                    token.cancel();
+                    return Err(Cancelled.into());
+                }
+                Script::CancelAt(..) => 100.0,
+                Script::PanicAt(at) if call == *at => panic!("trial {call} panicked"),
+                Script::PanicAt(_) => 100.0,
+                Script::Sleep(d, v) => {
+                    std::thread::sleep(*d);
+                    v[(call as usize).min(v.len() - 1)]
+                }
+            };
+            Ok(TrialOutput {
+                metrics: vec![Metric::higher("value", "u", value)],
+                latency_ns: None,
+            })
+        }
+        fn cleanup(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
+            self.calls.cleanup.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        }
+    }
+
+    fn leak(script: Script, fail_prepare: bool) -> (&'static Fake, Arc<Calls>) {
+        let calls = Arc::new(Calls::default());
+        let fake = Box::leak(Box::new(Fake {
+            script: Mutex::new(script),
+            calls: calls.clone(),
+            fail_prepare,
+        }));
+        (fake, calls)
+    }
+
+    fn planned(w: &'static Fake) -> PlannedCase {
+        let params =
+            crate::engine::params::resolve_cases(w.id(), &w.params(), &Default::default(), 1)
+                .unwrap()
+                .remove(0);
+        PlannedCase {
+            workload: w,
+            params,
+        }
+    }
+
+    fn env() -> CaseEnv {
+        CaseEnv {
+            cpus: vec![0],
+            total_cache_bytes: 0,
+            memory_bytes: 0,
+        }
+    }
+
+    fn ctx(cancel: CancelToken) -> TrialContext {
+        TrialContext {
+            cpus: vec![0],
+            cancel,
+        }
+    }
+
+    fn finished(outcome: CaseOutcome) -> CaseRecord {
+        match outcome {
+            CaseOutcome::Finished(r) => r,
+            other => panic!("expected a finished case, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn stops_at_the_minimum_when_the_ci_is_already_tight() {
+        let (w, calls) = leak(Script::Values(vec![1.0, 100.0, 100.1, 99.9, 100.0]), false);
+        let record = finished(run_case(
+            &planned(w),
+            &env(),
+            &Methodology::default(),
+            &ctx(CancelToken::new()),
+            &Silent,
+        ));
+        // One warm-up (value 1.0, not counted) and three counted trials.
+        assert_eq!(calls.trial.load(Ordering::SeqCst), 4);
+        assert_eq!(record.metrics[0].samples, vec![100.0, 100.1, 99.9]);
+        assert_eq!(record.trials.len(), 3);
+        assert!(record.metrics[0].summary.relative_ci_half_width() <= 0.02);
+    }
+
+    #[test]
+    fn keeps_going_while_noisy_and_stops_at_the_cap() {
+        let noisy: Vec<f64> = (0..20)
+            .map(|i| if i % 2 == 0 { 50.0 } else { 150.0 })
+            .collect();
+        let (w, calls) = leak(Script::Values(noisy), false);
+        let method = Methodology {
+            max_trials: 7,
+            ..Methodology::default()
+        };
+        let record = finished(run_case(
+            &planned(w),
+            &env(),
+            &method,
+            &ctx(CancelToken::new()),
+            &Silent,
+        ));
+        assert_eq!(record.metrics[0].summary.n, 7);
+        assert_eq!(calls.trial.load(Ordering::SeqCst), 8);
+    }
+
+    #[test]
+    fn continues_until_the_ci_is_tight() {
+        // Noisy at first, then steady: the CI tightens after some trials.
+        // After 3 counted trials the CI half-width is 5% of the mean, after
+        // 4 it is 2.6%, after 5 it is 1.75%: the rule must stop at 5.
+        let mut values = vec![0.0, 98.0, 102.0, 100.0];
+        values.extend(std::iter::repeat_n(100.0, 20));
+        let (w, _) = leak(Script::Values(values), false);
+        let record = finished(run_case(
+            &planned(w),
+            &env(),
+            &Methodology::default(),
+            &ctx(CancelToken::new()),
+            &Silent,
+        ));
+        assert_eq!(record.metrics[0].summary.n, 5);
+        assert!(record.metrics[0].summary.relative_ci_half_width() <= 0.02);
+    }
+
+    #[test]
+    fn cleanup_runs_after_a_failing_trial_and_finished_trials_are_kept() {
+        let (w, calls) = leak(Script::FailAt(2), false);
+        let outcome = run_case(
+            &planned(w),
+            &env(),
+            &Methodology::default(),
+            &ctx(CancelToken::new()),
+            &Silent,
+        );
+        let CaseOutcome::Failed(record) = outcome else {
+            panic!("expected a failed case");
+        };
+        assert_eq!(calls.cleanup.load(Ordering::SeqCst), 1);
+        assert!(
+            record
+                .error
+                .as_deref()
+                .unwrap()
+                .contains("trial 2 exploded")
+        );
+        // The warm-up (call 0) and one counted trial (call 1) finished.
+        assert_eq!(record.metrics[0].samples, vec![100.0]);
+    }
+
+    #[test]
+    fn cleanup_runs_after_a_failing_prepare() {
+        let (w, calls) = leak(Script::Values(vec![1.0]), true);
+        let outcome = run_case(
+            &planned(w),
+            &env(),
+            &Methodology::default(),
+            &ctx(CancelToken::new()),
+            &Silent,
+        );
+        assert!(
+            matches!(outcome, CaseOutcome::Failed(ref r) if r.error.as_deref().unwrap().contains("prepare exploded"))
+        );
+        assert_eq!(calls.trial.load(Ordering::SeqCst), 0);
+        assert_eq!(calls.cleanup.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_cancelled_plan_keeps_its_finished_cases_and_is_partial() {
+        let cancel = CancelToken::new();
+        let (done, _) = leak(Script::Values(vec![100.0]), false);
+        // The second case cancels on its second call (its first counted trial).
+        let (cancelling, calls) = leak(Script::CancelAt(1, cancel.clone()), false);
+        let (never, never_calls) = leak(Script::Values(vec![100.0]), false);
+        let plan = vec![planned(done), planned(cancelling), planned(never)];
+        let mut stored = Vec::new();
+        let outcome = run_plan(
+            &plan,
+            &env(),
+            &Methodology::default(),
+            &ctx(cancel),
+            &Silent,
+            &mut |case| {
+                stored.push(case.workload.clone());
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(outcome.status, RunStatus::Partial);
+        assert_eq!(outcome.records.len(), 1);
+        assert_eq!(stored.len(), 1);
+        assert_eq!(calls.cleanup.load(Ordering::SeqCst), 1);
+        assert_eq!(never_calls.prepare.load(Ordering::SeqCst), 0);
+    }
+
+    #[test]
+    fn a_failed_case_does_not_stop_the_plan() {
+        let (bad, _) = leak(Script::FailAt(0), false);
+        let (good, _) = leak(Script::Values(vec![100.0]), false);
+        let plan = vec![planned(bad), planned(good)];
+        let outcome = run_plan(
+            &plan,
+            &env(),
+            &Methodology::default(),
+            &ctx(CancelToken::new()),
+            &Silent,
+            &mut |_| Ok(()),
+        )
+        .unwrap();
+        assert_eq!(outcome.status, RunStatus::Failed);
+        assert_eq!(outcome.records.len(), 2);
+        assert!(outcome.records[0].error.is_some());
+        assert!(outcome.records[1].error.is_none());
+    }
+
+    #[test]
+    fn non_finite_metrics_fail_the_case() {
+        let (w, calls) = leak(Script::Values(vec![f64::NAN]), false);
+        let outcome = run_case(
+            &planned(w),
+            &env(),
+            &Methodology::default(),
+            &ctx(CancelToken::new()),
+            &Silent,
+        );
+        assert!(
+            matches!(outcome, CaseOutcome::Failed(ref r) if r.error.as_deref().unwrap().contains("not a finite number"))
+        );
+        assert_eq!(calls.cleanup.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_panicking_trial_still_gets_cleanup_and_a_clear_error() {
+        let (w, calls) = leak(Script::PanicAt(1), false);
+        let outcome = run_case(
+            &planned(w),
+            &env(),
+            &Methodology::default(),
+            &ctx(CancelToken::new()),
+            &Silent,
+        );
+        let CaseOutcome::Failed(record) = outcome else {
+            panic!("expected a failed case");
+        };
+        assert!(
+            record
+                .error
+                .as_deref()
+                .unwrap()
+                .contains("the workload panicked: trial 1 panicked")
+        );
+        assert_eq!(calls.cleanup.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn the_budget_stops_a_noisy_case_after_the_minimum() {
+        // 30 ms per trial, too noisy to converge, budget 50 ms: after the
+        // third counted trial (90 ms used) no further trial may start.
+        let noisy: Vec<f64> = (0..20)
+            .map(|i| if i % 2 == 0 { 50.0 } else { 150.0 })
+            .collect();
+        let (w, _) = leak(Script::Sleep(Duration::from_millis(30), noisy), false);
+        let method = Methodology {
+            warmup_trials: 0,
+            case_budget: Duration::from_millis(50),
+            ..Methodology::default()
+        };
+        let record = finished(run_case(
+            &planned(w),
+            &env(),
+            &method,
+            &ctx(CancelToken::new()),
+            &Silent,
+        ));
+        assert_eq!(record.metrics[0].summary.n, 3);
+    }
 }

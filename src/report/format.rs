@@ -25,14 +25,22 @@ fn trim_zeros(text: String) -> String {
     }
 }
 
-/// An uncertainty (a CI half-width) with three significant digits:
-/// `91.3`, `0.00155`, `1250`.
-pub fn uncertainty(v: f64) -> String {
-    if !v.is_finite() || v == 0.0 {
-        return value(v);
+/// A mean and its CI half-width, both rounded at the second significant
+/// digit of the half-width (the usual convention for a measured value
+/// with its uncertainty): `4259.8 ± 421.3` -> `4260 ± 420`.
+pub fn with_uncertainty(mean: f64, half_width: f64) -> String {
+    if !(half_width.is_finite() && half_width > 0.0 && mean.is_finite()) {
+        return value(mean);
     }
-    let decimals = (2 - v.abs().log10().floor() as i32).clamp(0, 12) as usize;
-    trim_zeros(format!("{v:.decimals$}"))
+    let exponent = half_width.log10().floor() as i32 - 1;
+    let scale = 10f64.powi(exponent);
+    let round = |v: f64| (v / scale).round() * scale;
+    let decimals = (-exponent).max(0) as usize;
+    format!(
+        "{:.decimals$} ± {:.decimals$}",
+        round(mean),
+        round(half_width)
+    )
 }
 
 /// A share as a percentage with one decimal: `0.0123` -> `1.2%`.
@@ -53,8 +61,12 @@ mod tests {
         assert_eq!(value(3.0), "3");
         assert_eq!(value(0.0), "0");
         assert_eq!(percent(0.0123), "1.2%");
-        assert_eq!(uncertainty(91.32), "91.3");
-        assert_eq!(uncertainty(0.0015456), "0.00155");
-        assert_eq!(uncertainty(1254.0), "1254");
+        assert_eq!(with_uncertainty(4259.8, 421.3), "4260 ± 420");
+        assert_eq!(with_uncertainty(807.3149, 3.1), "807.3 ± 3.1");
+        assert_eq!(
+            with_uncertainty(0.00007977, 0.0000188),
+            "0.000080 ± 0.000019"
+        );
+        assert_eq!(with_uncertainty(5.0, 0.0), "5");
     }
 }

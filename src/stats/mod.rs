@@ -11,7 +11,7 @@
 //!   quartiles; robust (quartiles are not dragged by the outlier itself),
 //!   distribution-free and familiar from box plots. Outliers are flagged,
 //!   never dropped: on a server they are often the finding.
-//! * [`compare`] (`compare.rs`): **Welch's t-test** (no equal-variance
+//! * [`compare()`] (`compare.rs`): **Welch's t-test** (no equal-variance
 //!   assumption, works for n = 3 where rank tests cannot reach p < 0.05)
 //!   combined with a **noise threshold**, as criterion.rs does, so that tiny
 //!   but "significant" shifts are not reported as changes; the ratio of

@@ -9,12 +9,14 @@
 //! the numbers agree with sysbench's; see `bench/cpu.sh`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use anyhow::anyhow;
 use hdrhistogram::Histogram;
 
+use super::rng::Xoroshiro128Plus;
+use super::sysbench_accounting::{SharedLogHistogram, SpinTimer};
+use super::workers::run_workers;
 use crate::engine::{CancelToken, Cancelled};
 
 /// Latency histograms record nanoseconds from 1 ns to one hour with three
@@ -30,15 +32,31 @@ pub fn latency_histogram() -> Histogram<u64> {
         .expect("constant histogram bounds are valid")
 }
 
+/// How much bookkeeping surrounds each event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accounting {
+    /// What sysbench 1.0.20 does per event (see `sysbench_accounting`), so
+    /// that rates agree with sysbench even for very short events.
+    Sysbench,
+    /// Only a limit check, two clock reads and the latency record.
+    Lean,
+}
+
 /// Limits of one run of the loop.
 #[derive(Debug, Clone)]
 pub struct EventLimits {
+    /// Per-event bookkeeping.
+    pub accounting: Accounting,
     /// Worker threads.
     pub threads: usize,
     /// Stop starting events after this long.
     pub time: Duration,
-    /// Stop after this many events in total (0: no limit).
+    /// Stop after this many events in total (0: no limit), like sysbench's
+    /// `--events`: one shared counter.
     pub max_events: u64,
+    /// Stop each thread after this many events (0: no limit), like
+    /// sysbench memory's per-thread share of `--memory-total-size`.
+    pub events_per_thread: u64,
 }
 
 /// What one run of the loop measured.
@@ -60,9 +78,8 @@ impl EventTotals {
 }
 
 /// Runs `limits.threads` threads; thread `i` calls the event function made
-/// by `make_event(i)` until a limit is reached or the user cancels. All
-/// threads start together behind a barrier; the clock starts when the
-/// barrier opens.
+/// by `make_event(i)` (untimed) until a limit is reached or the user
+/// cancels. All threads start together (see `workers`).
 pub fn run_events<F, E>(
     limits: &EventLimits,
     cancel: &CancelToken,
@@ -72,35 +89,34 @@ where
     F: Fn(usize) -> E + Sync,
     E: FnMut(),
 {
-    let barrier = Arc::new(Barrier::new(limits.threads + 1));
     let issued = AtomicU64::new(0);
-    let (start, results) = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..limits.threads)
-            .map(|thread| {
-                let barrier = barrier.clone();
-                let issued = &issued;
-                let make_event = &make_event;
-                scope.spawn(move || {
-                    let mut event = make_event(thread);
-                    barrier.wait();
-                    let end = Instant::now() + limits.time;
-                    worker(&mut event, end, limits.max_events, issued, cancel)
-                })
-            })
-            .collect();
-        barrier.wait();
-        let start = Instant::now();
-        let results: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
-        (start, results)
-    });
-    let seconds = start.elapsed().as_secs_f64();
+    let shared_histogram =
+        (limits.accounting == Accounting::Sysbench).then(SharedLogHistogram::default);
+    let run = run_workers(
+        limits.threads,
+        |thread| (thread, make_event(thread)),
+        |(thread, mut event), start| {
+            let bounds = Bounds {
+                end: start + limits.time,
+                max_events: limits.max_events,
+                events_per_thread: limits.events_per_thread,
+                issued: &issued,
+                cancel,
+            };
+            worker(
+                &mut event,
+                &bounds,
+                shared_histogram.as_ref(),
+                thread as u64,
+            )
+        },
+    )?;
     if cancel.is_cancelled() {
         return Err(Cancelled.into());
     }
     let mut events = 0;
     let mut latency_ns = latency_histogram();
-    for result in results {
-        let (count, histogram) = result.map_err(|_| anyhow!("a worker thread panicked"))?;
+    for (count, histogram) in run.results {
         events += count;
         latency_ns
             .add(&histogram)
@@ -108,60 +124,92 @@ where
     }
     Ok(EventTotals {
         events,
-        seconds,
+        seconds: run.seconds,
         latency_ns,
     })
 }
 
-/// How many events pass between two looks at the cancel flag; the flag is
-/// an atomic load, cheap, but it need not be read for every 20 ns event.
-const CANCEL_CHECK_EVERY: u64 = 64;
-
-fn worker<E: FnMut()>(
-    event: &mut E,
+/// The limits one worker checks before each event.
+struct Bounds<'a> {
     end: Instant,
     max_events: u64,
-    issued: &AtomicU64,
-    cancel: &CancelToken,
+    events_per_thread: u64,
+    issued: &'a AtomicU64,
+    cancel: &'a CancelToken,
+}
+
+/// One worker's loop. With `shared` (sysbench accounting) each event is
+/// wrapped as sysbench wraps it: its own clock read for the time check, a
+/// spinlocked timer at start and stop, and the shared log histogram.
+/// Without, the clock read that ends an event also serves the next time
+/// check. Either way the cancel flag (one relaxed load) is read before
+/// every event, so a cancellation takes effect within one event.
+fn worker<E: FnMut()>(
+    event: &mut E,
+    bounds: &Bounds,
+    shared: Option<&SharedLogHistogram>,
+    seed: u64,
 ) -> (u64, Histogram<u64>) {
     let mut histogram = latency_histogram();
+    let timer = SpinTimer::default();
+    let mut rng = Xoroshiro128Plus::seeded(seed ^ 0x5EED);
     let mut count: u64 = 0;
     let mut now = Instant::now();
     loop {
-        // The limit checks, as sysbench's sb_more_events: time, then events.
-        if now >= end {
+        if shared.is_some() {
+            now = Instant::now();
+        }
+        // The limit checks, in sysbench's order: time, then events.
+        if now >= bounds.end {
             break;
         }
-        if max_events > 0 && issued.fetch_add(1, Ordering::Relaxed) >= max_events {
+        if bounds.events_per_thread > 0 && count >= bounds.events_per_thread {
             break;
         }
-        if count % CANCEL_CHECK_EVERY == 0 && cancel.is_cancelled() {
+        if bounds.max_events > 0
+            && bounds.issued.fetch_add(1, Ordering::Relaxed) >= bounds.max_events
+        {
             break;
         }
-        let started = Instant::now();
-        event();
-        now = Instant::now();
-        let ns = now.duration_since(started).as_nanos() as u64;
+        if bounds.cancel.is_cancelled() {
+            break;
+        }
+        let ns = match shared {
+            Some(shared) => {
+                let started = timer.start();
+                event();
+                let ns = timer.stop(started);
+                shared.update(ns as f64 / 1e6, &mut rng);
+                ns
+            }
+            None => {
+                let started = Instant::now();
+                event();
+                now = Instant::now();
+                now.duration_since(started).as_nanos() as u64
+            }
+        };
         histogram.saturating_record(ns.max(1));
         count += 1;
     }
     (count, histogram)
 }
 
-/// Latency metrics in milliseconds, as sysbench prints them: min, avg,
-/// 95th percentile, max.
+/// Latency metrics in microseconds: min, avg, 95th percentile, max (the
+/// figures sysbench prints, in ms there; µs reads better for events that
+/// take nanoseconds to milliseconds).
 pub fn latency_metrics(histogram: &Histogram<u64>) -> Vec<crate::engine::Metric> {
     use crate::engine::Metric;
-    const NS_PER_MS: f64 = 1e6;
+    const NS_PER_US: f64 = 1e3;
     vec![
-        Metric::lower("latency_min", "ms", histogram.min() as f64 / NS_PER_MS),
-        Metric::lower("latency_avg", "ms", histogram.mean() / NS_PER_MS),
+        Metric::lower("latency_min", "µs", histogram.min() as f64 / NS_PER_US),
+        Metric::lower("latency_avg", "µs", histogram.mean() / NS_PER_US),
         Metric::lower(
             "latency_p95",
-            "ms",
-            histogram.value_at_quantile(0.95) as f64 / NS_PER_MS,
+            "µs",
+            histogram.value_at_quantile(0.95) as f64 / NS_PER_US,
         ),
-        Metric::lower("latency_max", "ms", histogram.max() as f64 / NS_PER_MS),
+        Metric::lower("latency_max", "µs", histogram.max() as f64 / NS_PER_US),
     ]
 }
 
@@ -172,9 +220,11 @@ mod tests {
     #[test]
     fn the_event_limit_is_exact_across_threads() {
         let limits = EventLimits {
+            accounting: Accounting::Sysbench,
             threads: 3,
             time: Duration::from_secs(30),
             max_events: 1000,
+            events_per_thread: 0,
         };
         let totals = run_events(&limits, &CancelToken::new(), |_| {
             || {
@@ -189,9 +239,11 @@ mod tests {
     #[test]
     fn the_time_limit_stops_the_loop() {
         let limits = EventLimits {
+            accounting: Accounting::Sysbench,
             threads: 2,
             time: Duration::from_millis(100),
             max_events: 0,
+            events_per_thread: 0,
         };
         let totals = run_events(&limits, &CancelToken::new(), |_| {
             || std::thread::sleep(Duration::from_millis(1))
@@ -210,11 +262,52 @@ mod tests {
         let cancel = CancelToken::new();
         cancel.cancel();
         let limits = EventLimits {
+            accounting: Accounting::Sysbench,
             threads: 1,
             time: Duration::from_secs(30),
             max_events: 0,
+            events_per_thread: 0,
         };
         let err = run_events(&limits, &cancel, |_| || {}).unwrap_err();
         assert!(err.is::<Cancelled>());
+    }
+
+    #[test]
+    fn a_cancellation_mid_trial_ends_it_within_an_event() {
+        let cancel = CancelToken::new();
+        let limits = EventLimits {
+            accounting: Accounting::Sysbench,
+            threads: 2,
+            time: Duration::from_secs(60),
+            max_events: 0,
+            events_per_thread: 0,
+        };
+        let started = Instant::now();
+        let result = std::thread::scope(|s| {
+            let canceller = cancel.clone();
+            s.spawn(move || {
+                std::thread::sleep(Duration::from_millis(50));
+                canceller.cancel();
+            });
+            run_events(&limits, &cancel, |_| {
+                || std::thread::sleep(Duration::from_millis(1))
+            })
+        });
+        assert!(result.unwrap_err().is::<Cancelled>());
+        // Far below the 60 s time limit: the loop saw the flag.
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn per_thread_event_quotas_are_exact() {
+        let limits = EventLimits {
+            accounting: Accounting::Lean,
+            threads: 3,
+            time: Duration::from_secs(30),
+            max_events: 0,
+            events_per_thread: 7,
+        };
+        let totals = run_events(&limits, &CancelToken::new(), |_| || {}).unwrap();
+        assert_eq!(totals.events, 21);
     }
 }

@@ -4,3 +4,5 @@ pub mod event_loop;
 pub mod params;
 pub mod pthread_mutex;
 pub mod rng;
+pub mod sysbench_accounting;
+pub mod workers;

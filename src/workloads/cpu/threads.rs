@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::engine::{
     Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput, Workload,
 };
-use crate::workloads::common::event_loop::{EventLimits, latency_metrics, run_events};
+use crate::workloads::common::event_loop::{Accounting, EventLimits, latency_metrics, run_events};
 use crate::workloads::common::params;
 use crate::workloads::common::pthread_mutex::PthreadMutex;
 
@@ -58,13 +58,18 @@ impl Workload for Threads {
                 .map(|_| PthreadMutex::default())
                 .collect(),
             limits: EventLimits {
+                accounting: Accounting::Sysbench,
                 threads: p.u64("threads") as usize,
                 time: params::trial_time(p),
                 max_events: p.u64("events"),
+                events_per_thread: 0,
             },
         }))
     }
 }
+
+/// Yields between two looks at the cancel flag.
+const CANCEL_CHECK_EVERY: u64 = 64;
 
 struct ThreadsCase {
     yields: u64,
@@ -77,16 +82,21 @@ impl Case for ThreadsCase {
         let next_lock = AtomicU64::new(0);
         let locks = &self.locks;
         let yields = self.yields;
-        let totals = run_events(&self.limits, &ctx.cancel, |_| {
+        let cancel = &ctx.cancel;
+        let totals = run_events(&self.limits, cancel, |_| {
             let next_lock = &next_lock;
             move || {
                 let k = next_lock.fetch_add(1, Ordering::Relaxed) % locks.len() as u64;
                 let lock = &locks[k as usize];
-                for _ in 0..yields {
-                    lock.lock();
+                for i in 0..yields {
+                    // With many threads one event can take long: look at
+                    // the cancel flag now and then.
+                    if i % CANCEL_CHECK_EVERY == 0 && cancel.is_cancelled() {
+                        return;
+                    }
+                    let _held = lock.lock();
                     // SAFETY: sched_yield has no preconditions.
                     unsafe { libc::sched_yield() };
-                    lock.unlock();
                 }
             }
         })?;
