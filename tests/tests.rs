@@ -6,3 +6,4 @@ mod common;
 mod cli_errors;
 mod cli_run;
 mod http;
+mod http_db;

@@ -122,6 +122,11 @@ impl Content {
         Ok(Content { table, database })
     }
 
+    /// Takes the database out, to remove it with its errors reported.
+    pub fn take_database(&mut self) -> Option<Database> {
+        self.database.take()
+    }
+
     /// The reply to a request. Also says whether the connection stays open.
     pub fn reply(&self, request: &RequestHead<'_>) -> (Reply, bool) {
         let keep_alive = request.keep_alive;
@@ -153,7 +158,20 @@ impl Content {
         }
     }
 
-    fn dynamic(&self, keep_alive: bool) -> Reply {
+    /// Whether the dynamic page waits on a database server.
+    pub fn dynamic_waits(&self) -> bool {
+        self.database.as_ref().is_some_and(Database::waits)
+    }
+
+    /// Whether answering this request waits on a database server, so that
+    /// an event loop hands it to [`Content::dynamic`] on another thread.
+    pub fn waits(&self, request: &RequestHead<'_>) -> bool {
+        request.path == b"/dynamic" && self.dynamic_waits()
+    }
+
+    /// The dynamic page: connect, read the row, disconnect; a database
+    /// error is a 500 with the error as its body.
+    pub fn dynamic(&self, keep_alive: bool) -> Reply {
         let db = self.database.as_ref().expect("checked by the caller");
         let (status, body) = match db.fetch_row() {
             Ok(row) => ("200 OK", format!("<p>{row}</p>\n")),

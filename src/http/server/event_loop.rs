@@ -2,14 +2,20 @@
 //! each with its own listening socket on the shared port (SO_REUSEPORT), so
 //! the kernel spreads connections and the threads share nothing. This is
 //! the event-driven design of nginx and Apache's event MPM.
+//!
+//! A request that waits on a database server goes to the blocking pool;
+//! its connection reads on but answers nothing more until the page comes
+//! back through the loop's completion list and waker (responses stay in
+//! request order).
 
 use std::io::{self, Read};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 
+use super::blocking::BlockingPool;
 use super::content::{Content, Reply};
 use super::request;
 
@@ -21,6 +27,11 @@ const READ_BUFFER: usize = 16 * 1024;
 
 struct Conn {
     stream: TcpStream,
+    /// Tells this connection from an earlier one in the same slot, so
+    /// that a page finished after its client left goes nowhere.
+    serial: u64,
+    /// A page for this connection is in the blocking pool.
+    waiting: bool,
     /// Bytes of a request that arrived in pieces.
     pending: Vec<u8>,
     /// A response the socket could not take at once.
@@ -32,11 +43,27 @@ struct Conn {
 /// response that ends with a close).
 struct Close;
 
+/// A page the blocking pool finished, for the connection in `slot`.
+struct Done {
+    slot: usize,
+    serial: u64,
+    reply: Reply,
+}
+
+/// Where the pool's workers leave finished pages for one loop.
+struct Completions {
+    done: Mutex<Vec<Done>>,
+    waker: Arc<Waker>,
+}
+
 pub(super) struct EventLoop {
-    pub poll: Poll,
-    pub listener: TcpListener,
-    pub content: Arc<Content>,
-    pub stop: Arc<AtomicBool>,
+    poll: Poll,
+    listener: TcpListener,
+    content: Arc<Content>,
+    pool: Option<Arc<BlockingPool>>,
+    completions: Arc<Completions>,
+    stop: Arc<AtomicBool>,
+    next_serial: u64,
 }
 
 /// Creates the poll and its waker for one event-loop thread.
@@ -47,6 +74,30 @@ pub(super) fn new_poll() -> io::Result<(Poll, Arc<Waker>)> {
 }
 
 impl EventLoop {
+    /// A loop on `poll` (whose waker is `waker`); `pool` takes the pages
+    /// that wait on a database server.
+    pub fn new(
+        poll: Poll,
+        listener: TcpListener,
+        waker: Arc<Waker>,
+        content: Arc<Content>,
+        pool: Option<Arc<BlockingPool>>,
+        stop: Arc<AtomicBool>,
+    ) -> EventLoop {
+        EventLoop {
+            poll,
+            listener,
+            content,
+            pool,
+            completions: Arc::new(Completions {
+                done: Mutex::new(Vec::new()),
+                waker,
+            }),
+            stop,
+            next_serial: 0,
+        }
+    }
+
     /// Serves until the stop flag is set (and the waker woken).
     pub fn run(mut self) -> io::Result<()> {
         self.poll
@@ -64,7 +115,7 @@ impl EventLoop {
             }
             for event in events.iter() {
                 match event.token() {
-                    WAKER => {}
+                    WAKER => self.finish_pages(&mut conns, &mut free),
                     LISTENER => self.accept(&mut conns, &mut free)?,
                     Token(t) => {
                         let idx = t - FIRST_CONN;
@@ -73,10 +124,10 @@ impl EventLoop {
                         };
                         let mut outcome = Ok(());
                         if event.is_writable() {
-                            outcome = self.on_writable(conn);
+                            outcome = self.on_writable(conn, idx);
                         }
                         if outcome.is_ok() && (event.is_readable() || event.is_read_closed()) {
-                            outcome = self.on_readable(conn, &mut scratch);
+                            outcome = self.on_readable(conn, idx, &mut scratch);
                         }
                         if outcome.is_err() {
                             conns[idx] = None;
@@ -89,7 +140,37 @@ impl EventLoop {
         Ok(())
     }
 
-    fn accept(&self, conns: &mut Vec<Option<Conn>>, free: &mut Vec<usize>) -> io::Result<()> {
+    /// Sends the pages the pool finished, in the order they finished.
+    fn finish_pages(&self, conns: &mut [Option<Conn>], free: &mut Vec<usize>) {
+        let done = std::mem::take(
+            &mut *self
+                .completions
+                .done
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        );
+        for Done {
+            slot,
+            serial,
+            reply,
+        } in done
+        {
+            let Some(conn) = conns[slot].as_mut().filter(|c| c.serial == serial) else {
+                continue;
+            };
+            conn.waiting = false;
+            conn.reply = Some(reply);
+            let outcome = self
+                .flush(conn)
+                .and_then(|()| self.serve_pending(conn, slot));
+            if outcome.is_err() {
+                conns[slot] = None;
+                free.push(slot);
+            }
+        }
+    }
+
+    fn accept(&mut self, conns: &mut Vec<Option<Conn>>, free: &mut Vec<usize>) -> io::Result<()> {
         loop {
             let mut stream = match self.listener.accept() {
                 Ok((stream, _)) => stream,
@@ -109,8 +190,11 @@ impl EventLoop {
                 Token(idx + FIRST_CONN),
                 Interest::READABLE | Interest::WRITABLE,
             )?;
+            self.next_serial += 1;
             conns[idx] = Some(Conn {
                 stream,
+                serial: self.next_serial,
+                waiting: false,
                 pending: Vec::new(),
                 reply: None,
                 keep_alive: true,
@@ -118,7 +202,7 @@ impl EventLoop {
         }
     }
 
-    fn on_readable(&self, conn: &mut Conn, scratch: &mut [u8]) -> Result<(), Close> {
+    fn on_readable(&self, conn: &mut Conn, slot: usize, scratch: &mut [u8]) -> Result<(), Close> {
         loop {
             let n = match conn.stream.read(scratch) {
                 Ok(0) => return Err(Close),
@@ -127,8 +211,8 @@ impl EventLoop {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => return Err(Close),
             };
-            if conn.pending.is_empty() && conn.reply.is_none() {
-                let used = self.serve(conn, &scratch[..n])?;
+            if conn.pending.is_empty() && conn.reply.is_none() && !conn.waiting {
+                let used = self.serve(conn, slot, &scratch[..n])?;
                 conn.pending.extend_from_slice(&scratch[used..n]);
             } else {
                 conn.pending.extend_from_slice(&scratch[..n]);
@@ -137,20 +221,20 @@ impl EventLoop {
                 break;
             }
         }
-        self.serve_pending(conn)
+        self.serve_pending(conn, slot)
     }
 
-    fn on_writable(&self, conn: &mut Conn) -> Result<(), Close> {
+    fn on_writable(&self, conn: &mut Conn, slot: usize) -> Result<(), Close> {
         self.flush(conn)?;
-        self.serve_pending(conn)
+        self.serve_pending(conn, slot)
     }
 
-    fn serve_pending(&self, conn: &mut Conn) -> Result<(), Close> {
-        if conn.reply.is_some() || conn.pending.is_empty() {
+    fn serve_pending(&self, conn: &mut Conn, slot: usize) -> Result<(), Close> {
+        if conn.reply.is_some() || conn.waiting || conn.pending.is_empty() {
             return Ok(());
         }
         let pending = std::mem::take(&mut conn.pending);
-        let used = self.serve(conn, &pending)?;
+        let used = self.serve(conn, slot, &pending)?;
         conn.pending = pending;
         conn.pending.drain(..used);
         Ok(())
@@ -158,10 +242,16 @@ impl EventLoop {
 
     /// Answers the complete requests at the start of `buf`, in order, while
     /// the socket takes the answers; returns the bytes consumed.
-    fn serve(&self, conn: &mut Conn, buf: &[u8]) -> Result<usize, Close> {
+    fn serve(&self, conn: &mut Conn, slot: usize, buf: &[u8]) -> Result<usize, Close> {
         let mut pos = 0;
-        while conn.reply.is_none() {
+        while conn.reply.is_none() && !conn.waiting {
             match request::parse(&buf[pos..]) {
+                Ok(Some(head)) if self.pool.is_some() && self.content.waits(&head) => {
+                    pos += head.len;
+                    conn.waiting = true;
+                    conn.keep_alive = head.keep_alive;
+                    self.hand_to_pool(slot, conn.serial, head.keep_alive);
+                }
                 Ok(Some(head)) => {
                     let (reply, keep_alive) = self.content.reply(&head);
                     pos += head.len;
@@ -178,6 +268,26 @@ impl EventLoop {
             self.flush(conn)?;
         }
         Ok(pos)
+    }
+
+    /// Makes the page on a pool worker, which hands it back through the
+    /// completion list and wakes this loop.
+    fn hand_to_pool(&self, slot: usize, serial: u64, keep_alive: bool) {
+        let (content, completions) = (self.content.clone(), self.completions.clone());
+        let pool = self.pool.as_ref().expect("checked by the caller");
+        pool.submit(move || {
+            let reply = content.dynamic(keep_alive);
+            completions
+                .done
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(Done {
+                    slot,
+                    serial,
+                    reply,
+                });
+            let _ = completions.waker.wake();
+        });
     }
 
     /// Writes the pending reply; closes after it when asked.

@@ -4,7 +4,16 @@
 //!
 //! Routes: `/static/N` (N bytes, for each configured size), `/dynamic`
 //! (when a database is configured); anything else is 404.
+//!
+//! The dynamic page's database call blocks. The `threads` model makes it on
+//! the connection's own thread, as a prefork server does. The `async`
+//! model makes SQLite's (in-process work, tens of microseconds) in the
+//! event loop, like any other request work, and hands a database server's
+//! (which waits on another process) to a [`blocking`] pool, as nginx hands
+//! PHP to php-fpm, so that one slow connect does not stall every other
+//! connection of the loop.
 
+mod blocking;
 mod content;
 pub mod dynamic;
 mod event_loop;
@@ -21,7 +30,7 @@ use mio::Waker;
 use socket2::{Domain, Protocol, Socket, Type};
 
 pub use content::static_path;
-pub use dynamic::Database;
+pub use dynamic::{Database, DbSource};
 
 use crate::engine::affinity;
 
@@ -65,8 +74,9 @@ pub struct ServerConfig {
     pub cpus: Option<Vec<usize>>,
     /// Static response sizes to pre-build, bytes.
     pub sizes: Vec<u64>,
-    /// Serve `/dynamic` from a fresh SQLite database.
-    pub dynamic: bool,
+    /// Serve `/dynamic` from this database (a fresh SQLite file, or a
+    /// fresh table on a server), or not at all.
+    pub dynamic: Option<DbSource>,
 }
 
 impl ServerConfig {
@@ -79,7 +89,7 @@ impl ServerConfig {
             threads: 1,
             cpus: None,
             sizes: STANDARD_SIZES.to_vec(),
-            dynamic: true,
+            dynamic: Some(DbSource::Sqlite),
         }
     }
 }
@@ -88,6 +98,9 @@ impl ServerConfig {
 /// [`Server::stop`] or on drop.
 pub struct Server {
     addr: SocketAddr,
+    /// Kept to remove the database once every thread is done with it.
+    content: Option<Arc<content::Content>>,
+    pool: Option<Arc<blocking::BlockingPool>>,
     stop: Arc<AtomicBool>,
     wakers: Vec<Arc<Waker>>,
     threads: Vec<JoinHandle<std::io::Result<()>>>,
@@ -97,11 +110,12 @@ pub struct Server {
 impl Server {
     /// Binds and starts serving.
     pub fn start(config: &ServerConfig) -> anyhow::Result<Server> {
-        let database = if config.dynamic {
-            Some(Database::create_sqlite()?)
-        } else {
-            None
+        let database = match &config.dynamic {
+            Some(source) => Some(Database::create(source)?),
+            None => None,
         };
+        let pool = (config.model == Model::Async && database.as_ref().is_some_and(Database::waits))
+            .then(|| Arc::new(blocking::BlockingPool::new(config.cpus.clone())));
         let content = Arc::new(
             content::Content::new(&config.sizes, database).context("building the responses")?,
         );
@@ -109,6 +123,8 @@ impl Server {
         let failure = Arc::new(Mutex::new(None));
         let mut server = Server {
             addr: config.addr,
+            content: Some(content.clone()),
+            pool: pool.clone(),
             stop: stop.clone(),
             wakers: Vec::new(),
             threads: Vec::new(),
@@ -125,14 +141,18 @@ impl Server {
             addr = listener.local_addr()?;
             server.addr = addr;
             let (poll, waker) = event_loop::new_poll()?;
-            server.wakers.push(waker);
-            let (content, stop, failure) = (content.clone(), stop.clone(), server.failure.clone());
-            let cpus = config.cpus.clone();
-            let model = config.model;
+            server.wakers.push(waker.clone());
+            let shared = Shared {
+                content: content.clone(),
+                pool: pool.clone(),
+                stop: stop.clone(),
+            };
+            let (failure, cpus, model) =
+                (server.failure.clone(), config.cpus.clone(), config.model);
             let handle = std::thread::Builder::new()
                 .name(format!("sledge-server-{i}"))
                 .spawn(move || {
-                    let result = serve(model, i, listener, poll, content, stop, cpus);
+                    let result = serve(model, i, listener, poll, waker, shared, cpus);
                     if let Err(e) = &result {
                         *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
                     }
@@ -161,7 +181,8 @@ impl Server {
             .clone()
     }
 
-    /// Stops every thread and waits for them.
+    /// Stops every thread and waits for them, then removes the database
+    /// (the SQLite file, or the table on a server).
     pub fn stop(&mut self) -> anyhow::Result<()> {
         self.stop.store(true, Ordering::SeqCst);
         for waker in &self.wakers {
@@ -174,6 +195,20 @@ impl Server {
                 Ok(Err(e)) => first_error = first_error.or(Some(anyhow!(e))),
                 Err(_) => first_error = first_error.or(Some(anyhow!("a server thread panicked"))),
             }
+        }
+        // The loops are gone; the pool's queued pages finish, then nothing
+        // else holds the content.
+        if let Some(pool) = self.pool.take() {
+            pool.stop();
+        }
+        if let Some(database) = self
+            .content
+            .take()
+            .and_then(|content| Arc::try_unwrap(content).ok())
+            .and_then(|mut content| content.take_database())
+            && let Err(e) = database.remove()
+        {
+            first_error = first_error.or(Some(e));
         }
         match first_error {
             Some(e) => Err(e.context("the HTTP server failed")),
@@ -188,15 +223,28 @@ impl Drop for Server {
     }
 }
 
+/// What every server thread shares.
+struct Shared {
+    content: Arc<content::Content>,
+    /// Where the async model sends pages that wait on a database server.
+    pool: Option<Arc<blocking::BlockingPool>>,
+    stop: Arc<AtomicBool>,
+}
+
 fn serve(
     model: Model,
     index: usize,
     listener: std::net::TcpListener,
     poll: mio::Poll,
-    content: Arc<content::Content>,
-    stop: Arc<AtomicBool>,
+    waker: Arc<Waker>,
+    shared: Shared,
     cpus: Option<Vec<usize>>,
 ) -> std::io::Result<()> {
+    let Shared {
+        content,
+        pool,
+        stop,
+    } = shared;
     match model {
         Model::Async => {
             if let Some(cpus) = &cpus {
@@ -204,12 +252,14 @@ fn serve(
                     .map_err(std::io::Error::other)?;
             }
             listener.set_nonblocking(true)?;
-            event_loop::EventLoop {
+            event_loop::EventLoop::new(
                 poll,
-                listener: mio::net::TcpListener::from_std(listener),
+                mio::net::TcpListener::from_std(listener),
+                waker,
                 content,
+                pool,
                 stop,
-            }
+            )
             .run()
         }
         Model::Threads => {

@@ -22,6 +22,9 @@ use crate::engine::affinity;
 const STOP_CHECK: Duration = Duration::from_millis(100);
 /// Stack of a connection thread; it only holds a request buffer.
 const CONN_STACK: usize = 128 * 1024;
+/// Stack of a connection thread that makes dynamic pages from a database
+/// server: room for the client's connect future.
+const DB_CONN_STACK: usize = super::blocking::STACK;
 
 /// Accepts until stopped; each connection gets its own thread. Joins them
 /// all before returning.
@@ -40,6 +43,11 @@ pub(super) fn run(
     )?;
     let mut workers: Vec<JoinHandle<()>> = Vec::new();
     let mut events = Events::with_capacity(64);
+    let stack = if content.dynamic_waits() {
+        DB_CONN_STACK
+    } else {
+        CONN_STACK
+    };
     while !stop.load(Ordering::Relaxed) {
         match poll.poll(&mut events, Some(STOP_CHECK)) {
             Ok(()) => {}
@@ -56,7 +64,7 @@ pub(super) fn run(
             let (content, stop, cpus) = (content.clone(), stop.clone(), cpus.clone());
             let spawned = std::thread::Builder::new()
                 .name("sledge-conn".into())
-                .stack_size(CONN_STACK)
+                .stack_size(stack)
                 .spawn(move || {
                     if let Some(cpus) = cpus {
                         let _ = affinity::set_affinity(&cpus);

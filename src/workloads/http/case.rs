@@ -12,6 +12,7 @@ use anyhow::Context;
 use crate::engine::{
     Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput,
 };
+use crate::http::server::DbSource;
 use crate::http::{self, LoadConfig, Model, Rate, Server, ServerConfig};
 use crate::workloads::common::params;
 
@@ -116,7 +117,7 @@ impl HttpCase {
         p: &ParamSet,
         env: &CaseEnv,
         sizes: Vec<u64>,
-        dynamic: bool,
+        dynamic: Option<DbSource>,
         path: String,
     ) -> anyhow::Result<HttpCase> {
         let connections = p.u64("concurrency") as usize;
@@ -304,20 +305,27 @@ mod tests {
     }
 
     #[test]
-    fn database_servers_are_refused_clearly() {
-        let specs = crate::workloads::http::dynamic_page::DynamicPage.params();
-        let assignments =
-            BTreeMap::from([("db".to_string(), vec!["mysql://u@127.0.0.1/x".to_string()])]);
-        let params = resolve_cases("http.dynamic", &specs, &assignments, 2).unwrap();
-        let env = CaseEnv {
-            cpus: vec![0],
-            total_cache_bytes: 0,
-            memory_bytes: 0,
+    fn database_urls_are_checked_when_the_case_is_built() {
+        let build = |db: &str| {
+            let specs = crate::workloads::http::dynamic_page::DynamicPage.params();
+            let assignments = BTreeMap::from([("db".to_string(), vec![db.to_string()])]);
+            let params = resolve_cases("http.dynamic", &specs, &assignments, 2).unwrap();
+            let env = CaseEnv {
+                cpus: vec![0],
+                total_cache_bytes: 0,
+                memory_bytes: 0,
+            };
+            crate::workloads::http::dynamic_page::DynamicPage
+                .build(&params[0], &env)
+                .map(|_| ())
         };
-        let err = crate::workloads::http::dynamic_page::DynamicPage
-            .build(&params[0], &env)
-            .err()
-            .unwrap();
-        assert!(err.to_string().contains("not built into"), "{err}");
+        // Building does not connect: nothing need listen there yet.
+        build("mysql://u@127.0.0.1:1/x").unwrap();
+        build("postgres://u@127.0.0.1:1/x").unwrap();
+        let err = build("mysql://u:pw@127.0.0.1:bad/x")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("db=mysql://u:***@127.0.0.1:bad/x"), "{err}");
+        assert!(!err.contains("pw"), "{err}");
     }
 }

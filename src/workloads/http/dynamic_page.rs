@@ -1,8 +1,14 @@
 //! `http.dynamic`: a page that connects to a database, reads one 100 B row
 //! and disconnects on every request (the article's PHP + MySQL page).
+//!
+//! `db` picks the database: an embedded SQLite file, or a PostgreSQL or
+//! MariaDB/MySQL server by URL. A URL that does not parse is refused when
+//! the case is built; a server that cannot be reached or refuses the login
+//! fails the case in `prepare`, before any trial. Preparing creates a
+//! table for the case on the server and cleanup drops it.
 
 use crate::engine::{Case, CaseEnv, ParamKind, ParamSet, ParamSpec, Workload};
-use crate::http::server::Database;
+use crate::http::server::DbSource;
 
 use super::case::{HttpCase, common_params};
 
@@ -22,7 +28,7 @@ impl Workload for DynamicPage {
     fn params(&self) -> Vec<ParamSpec> {
         let mut params = vec![ParamSpec {
             name: "db",
-            help: "the page's database: sqlite (an embedded file); postgres:// and mysql:// are not built in yet",
+            help: "the page's database: sqlite (an embedded file), postgres://user[:password]@host[:port]/database or mysql://user[:password]@host[:port]/database (no TLS; a table is created for the case and dropped after it; a password is best given as PGPASSWORD or MYSQL_PWD, since parameters are stored with the run)",
             kind: ParamKind::Text,
             default: "sqlite",
         }];
@@ -30,12 +36,12 @@ impl Workload for DynamicPage {
         params
     }
     fn build(&self, p: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
-        Database::check_param(p.str("db"))?;
+        let source = DbSource::parse(p.str("db"))?;
         Ok(Box::new(HttpCase::build(
             p,
             env,
             Vec::new(),
-            true,
+            Some(source),
             "/dynamic".to_string(),
         )?))
     }

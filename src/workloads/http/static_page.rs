@@ -39,7 +39,7 @@ impl Workload for StaticPage {
             p,
             env,
             vec![size],
-            false,
+            None,
             static_path(size),
         )?))
     }
