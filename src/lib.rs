@@ -11,6 +11,7 @@ pub mod monitor;
 pub mod probe;
 pub mod report;
 pub mod results;
+pub mod secrets;
 pub mod stats;
 pub mod store;
 pub mod suite;

@@ -29,6 +29,7 @@
 //! any other, so a password is better given as `PGPASSWORD` or `MYSQL_PWD`
 //! (as libpq and the mysql client take it), used when the URL has none.
 
+use crate::secrets::redact_url as redact;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -110,45 +111,6 @@ impl fmt::Debug for DbSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "DbSource({})", self.shown())
     }
-}
-
-/// `url` with the password (in the user part or a `password=` query
-/// parameter) replaced by `***`. Works on malformed URLs too: everything
-/// between the first `:` after the user name and the last `@` goes.
-pub fn redact(url: &str) -> String {
-    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
-        return url.to_string();
-    };
-    let (scheme, rest) = url.split_at(scheme_end);
-    let mut out = scheme.to_string();
-    let rest = match rest.rfind('@') {
-        Some(at) => {
-            let user = &rest[..at];
-            match user.find(':') {
-                Some(colon) => out.push_str(&format!("{}:***", &user[..colon])),
-                None => out.push_str(user),
-            }
-            &rest[at..]
-        }
-        None => rest,
-    };
-    match rest.find('?') {
-        Some(q) => {
-            out.push_str(&rest[..=q]);
-            let params: Vec<String> = rest[q + 1..]
-                .split('&')
-                .map(|pair| match pair.split_once('=') {
-                    Some((key, _)) if key.eq_ignore_ascii_case("password") => {
-                        format!("{key}=***")
-                    }
-                    _ => pair.to_string(),
-                })
-                .collect();
-            out.push_str(&params.join("&"));
-        }
-        None => out.push_str(rest),
-    }
-    out
 }
 
 fn postgres_config(url: &str) -> anyhow::Result<postgres::Config> {

@@ -28,7 +28,7 @@ impl Workload for DynamicPage {
     fn params(&self) -> Vec<ParamSpec> {
         let mut params = vec![ParamSpec {
             name: "db",
-            help: "the page's database: sqlite (an embedded file), postgres://user[:password]@host[:port]/database or mysql://user[:password]@host[:port]/database (no TLS; a table is created for the case and dropped after it; a password is best given as PGPASSWORD or MYSQL_PWD, since parameters are stored with the run)",
+            help: "the page's database: sqlite (an embedded file), postgres://user[:password]@host[:port]/database or mysql://user[:password]@host[:port]/database (no TLS; a table is created for the case and dropped after it; a password in the URL is masked as *** wherever the case is shown or stored; PGPASSWORD or MYSQL_PWD also work)",
             kind: ParamKind::Text,
             default: "sqlite",
         }];
