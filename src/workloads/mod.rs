@@ -3,6 +3,7 @@
 
 pub mod common;
 pub mod cpu;
+pub mod crypto;
 pub mod memory;
 
 use crate::engine::Workload;
@@ -14,6 +15,7 @@ pub fn all() -> Vec<&'static dyn Workload> {
         &cpu::threads::Threads,
         &cpu::mutex::Mutex,
         &memory::block::MemoryBlock,
+        &crypto::speed::CryptoSpeed,
     ]
 }
 
