@@ -15,6 +15,8 @@ pub fn all() -> Vec<&'static dyn Workload> {
         &cpu::threads::Threads,
         &cpu::mutex::Mutex,
         &memory::block::MemoryBlock,
+        &memory::stream::MemoryStream,
+        &memory::latency::MemoryLatency,
         &crypto::speed::CryptoSpeed,
     ]
 }

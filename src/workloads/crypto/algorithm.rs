@@ -274,6 +274,103 @@ mod tests {
     }
 
     #[test]
+    fn digests_match_their_standard_vectors() {
+        // RFC 1321 and FIPS 180-2 test vectors for "abc".
+        let cases = [
+            (Algorithm::Md5, "900150983cd24fb0d6963f7d28e17f72"),
+            (
+                Algorithm::Sha256,
+                "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+            ),
+            (
+                Algorithm::Sha512,
+                "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a
+                 2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f",
+            ),
+        ];
+        for (algorithm, digest) in cases {
+            let mut op = algorithm.operation();
+            op.run(&mut b"abc".to_vec());
+            assert_eq!(op.output(), hex(digest).as_slice(), "{algorithm}");
+        }
+    }
+
+    #[test]
+    fn aes_256_cbc_matches_sp800_38a_and_chains_across_calls() {
+        // NIST SP 800-38A, F.2.5 CBC-AES256.Encrypt; encrypted two blocks
+        // per call to check that the chain runs on from call to call.
+        let key: [u8; 32] = hex("603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4")
+            .try_into()
+            .unwrap();
+        let iv: [u8; 16] = hex("000102030405060708090a0b0c0d0e0f").try_into().unwrap();
+        let plain = hex(
+            "6bc1bee22e409f96e93d7e117393172a ae2d8a571e03ac9c9eb76fac45af8e51
+             30c81c46a35ce411e5fbc1191a0a52ef f69f2445df4f9b17ad2b417be66c3710",
+        );
+        let cipher = hex(
+            "f58c4c04d6e5f1ba779eabfb5f7bfbd6 9cfc4e967edb808d679f777bc6702c7d
+             39f23369a9d9bacfa530e26304231461 b2eb05e2c39be9fcda6c19078c6a9d1b",
+        );
+        let mut op = AesCbc::new(&key, &iv);
+        let mut data = plain.clone();
+        for half in data.chunks_mut(32) {
+            op.run(half);
+        }
+        assert_eq!(data, cipher);
+    }
+
+    #[test]
+    fn aeads_match_their_standard_vectors() {
+        // GCM: McGrew & Viega, "The Galois/Counter Mode of Operation",
+        // test cases 3 and 15. ChaCha20-Poly1305: RFC 8439, 2.8.2.
+        let gcm_plain = "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a72
+                         1c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b391aafd255";
+        let sunscreen = b"Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the future, sunscreen would be it.";
+        let cases: [(Algorithm, &str, &str, &str, Vec<u8>, &str, &str); 3] = [
+            (
+                Algorithm::Aes128Gcm,
+                "feffe9928665731c6d6a8f9467308308",
+                "cafebabefacedbaddecaf888",
+                "",
+                hex(gcm_plain),
+                "42831ec2217774244b7221b784d0d49ce3aa212f2c02a4e035c17e2329aca12e
+                 21d514b25466931c7d8f6a5aac84aa051ba30b396a0aac973d58e091473f5985",
+                "4d5c2af327cd64a62cf35abd2ba6fab4",
+            ),
+            (
+                Algorithm::Aes256Gcm,
+                "feffe9928665731c6d6a8f9467308308feffe9928665731c6d6a8f9467308308",
+                "cafebabefacedbaddecaf888",
+                "",
+                hex(gcm_plain),
+                "522dc1f099567d07f47f37a32a84427d643a8cdcbfe5c0c97598a2bd2555d1aa
+                 8cb08e48590dbb3da7b08b1056828838c5f61e6393ba7a0abcc9f662898015ad",
+                "b094dac5d93471bdec1a502270e3cc6c",
+            ),
+            (
+                Algorithm::ChaCha20Poly1305,
+                "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f",
+                "070000004041424344454647",
+                "50515253c0c1c2c3c4c5c6c7",
+                sunscreen.to_vec(),
+                "d31a8d34648e60db7b86afbc53ef7ec2a4aded51296e08fea9e2b5a736ee62d6
+                 3dbea45e8ca9671282fafb69da92728b1a71de0a9e060b2905d6a5b67ecd3b36
+                 92ddbd7f2d778b8c9803aee328091b58fab324e4fad675945585808b4831d7bc
+                 3ff4def08e4b7a9de576d26586cec64b6116",
+                "1ae10b594f09e26a7e902ecbd0600691",
+            ),
+        ];
+        for (algorithm, key, nonce, aad, plain, cipher, tag) in cases {
+            let nonce: [u8; 12] = hex(nonce).try_into().unwrap();
+            let mut op = Aead::new(algorithm, &hex(key), nonce, &hex(aad));
+            let mut data = plain;
+            op.run(&mut data);
+            assert_eq!(data, hex(cipher), "{algorithm} ciphertext");
+            assert_eq!(op.output(), hex(tag).as_slice(), "{algorithm} tag");
+        }
+    }
+
+    #[test]
     fn names_round_trip() {
         for a in Algorithm::ALL {
             assert_eq!(Algorithm::from_name(a.name()), Some(a));
