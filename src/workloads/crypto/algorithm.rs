@@ -375,7 +375,10 @@ mod tests {
         for a in Algorithm::ALL {
             assert_eq!(Algorithm::from_name(a.name()), Some(a));
         }
-        assert_eq!(Algorithm::from_name("AES-256-CBC"), Some(Algorithm::Aes256Cbc));
+        assert_eq!(
+            Algorithm::from_name("AES-256-CBC"),
+            Some(Algorithm::Aes256Cbc)
+        );
         assert_eq!(Algorithm::from_name("rot13"), None);
     }
 

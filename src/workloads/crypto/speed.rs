@@ -135,7 +135,8 @@ impl Case for SpeedCase {
                 .map(|copy| {
                     let barrier = barrier.clone();
                     let cpu = cpus.get(copy % cpus.len().max(1)).copied();
-                    let (algorithm, block_size, time) = (self.algorithm, self.block_size, self.time);
+                    let (algorithm, block_size, time) =
+                        (self.algorithm, self.block_size, self.time);
                     let cancel = &ctx.cancel;
                     scope.spawn(move || {
                         if let Some(cpu) = cpu {

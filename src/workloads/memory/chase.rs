@@ -17,7 +17,10 @@ pub const LINE: usize = 64;
 /// `i -> order[i]` from any start visits all `n` elements once before it
 /// comes back.
 pub fn single_cycle(n: usize, seed: u64) -> Vec<u32> {
-    assert!(n > 0 && n <= u32::MAX as usize, "cycle length {n} out of range");
+    assert!(
+        n > 0 && n <= u32::MAX as usize,
+        "cycle length {n} out of range"
+    );
     let mut perm: Vec<u32> = (0..n as u32).collect();
     let mut rng = Xoroshiro128Plus::seeded(seed);
     for i in (1..n).rev() {

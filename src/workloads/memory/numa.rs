@@ -43,7 +43,9 @@ pub fn bind_to_node(addr: *mut u8, len: usize, node: u32) -> std::io::Result<()>
     let bits = libc::c_ulong::BITS as usize;
     let node = node as usize;
     if node >= mask.len() * bits {
-        return Err(std::io::Error::other(format!("node {node} is beyond the mask")));
+        return Err(std::io::Error::other(format!(
+            "node {node} is beyond the mask"
+        )));
     }
     mask[node / bits] |= 1 << (node % bits);
     // SAFETY: mbind reads `mask` (maxnode bits) and changes only the policy

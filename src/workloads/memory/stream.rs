@@ -149,7 +149,10 @@ impl Workload for MemoryStream {
 pub fn auto_elements(total_cache_bytes: u64) -> u64 {
     const ROUND: u64 = 1_000_000;
     let needed = (CACHE_FACTOR * total_cache_bytes).div_ceil(ELEMENT);
-    needed.div_ceil(ROUND).saturating_mul(ROUND).max(STREAM_DEFAULT_ELEMENTS)
+    needed
+        .div_ceil(ROUND)
+        .saturating_mul(ROUND)
+        .max(STREAM_DEFAULT_ELEMENTS)
 }
 
 struct StreamCase {
@@ -252,7 +255,8 @@ impl StreamCase {
             for (copy, arrays) in self.arrays.iter().enumerate() {
                 for thread in 0..self.threads {
                     let (lo, hi) = static_share(self.elements, self.threads, thread);
-                    let cpu = (!cpus.is_empty()).then(|| cpus[(copy * self.threads + thread) % cpus.len()]);
+                    let cpu = (!cpus.is_empty())
+                        .then(|| cpus[(copy * self.threads + thread) % cpus.len()]);
                     let work = &work;
                     handles.push(scope.spawn(move || {
                         if let Some(cpu) = cpu {
@@ -268,7 +272,10 @@ impl StreamCase {
             }
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(anyhow!("a STREAM thread panicked"))))
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(anyhow!("a STREAM thread panicked")))
+                })
                 .collect()
         });
         // A cancellation is reported as such, whatever else failed.
@@ -376,7 +383,10 @@ impl RawArray {
         // SAFETY: the layout is non-zero (len >= MIN_ELEMENTS).
         let ptr = unsafe { alloc(layout) } as *mut f64;
         if ptr.is_null() {
-            bail!("could not allocate a STREAM array of {} bytes", layout.size());
+            bail!(
+                "could not allocate a STREAM array of {} bytes",
+                layout.size()
+            );
         }
         Ok(RawArray { ptr, len, layout })
     }

@@ -127,8 +127,22 @@ macro_rules! vector_copy {
     };
 }
 
-vector_copy!(copy_avx512, "avx512f", __m512d, 8, _mm512_loadu_pd, _mm512_storeu_pd);
-vector_copy!(copy_avx2, "avx2", __m256d, 4, _mm256_loadu_pd, _mm256_storeu_pd);
+vector_copy!(
+    copy_avx512,
+    "avx512f",
+    __m512d,
+    8,
+    _mm512_loadu_pd,
+    _mm512_storeu_pd
+);
+vector_copy!(
+    copy_avx2,
+    "avx2",
+    __m256d,
+    4,
+    _mm256_loadu_pd,
+    _mm256_storeu_pd
+);
 
 #[inline(always)]
 fn scale_loop(b: &mut [f64], c: &[f64]) {
