@@ -51,7 +51,7 @@ sledge_rates() { # alg copies
     "$SLEDGE" run crypto.speed --param "algorithm=$1" --param "block_size=$csv" \
         --param "copies=$2" --param "time=$SECS" \
         --no-idle-check --warmup 0 --min-trials 1 --max-trials 1 --json 2>/dev/null |
-        jq -r '[.cases[] | {b: (.params.block_size | tonumber), v: (.metrics[] | select(.name == "mb_per_sec") | .summary.mean)}]
+        jq -r '[.cases[] | {b: (.params.block_size | if endswith("K") then (.[:-1] | tonumber) * 1024 else tonumber end), v: (.metrics[] | select(.name == "mb_per_sec") | .summary.mean)}]
                | sort_by(.b) | map(.v * 100 | round / 100 | tostring) | join(" ")'
 }
 

@@ -205,7 +205,7 @@ impl Operation for AesCbc {
                 block.len(),
                 &*self.key,
                 self.iv.as_mut_ptr(),
-                aws_lc_sys::AES_ENCRYPT as i32,
+                aws_lc_sys::AES_ENCRYPT,
             )
         };
     }
@@ -326,7 +326,16 @@ mod tests {
         let gcm_plain = "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a72
                          1c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b391aafd255";
         let sunscreen = b"Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the future, sunscreen would be it.";
-        let cases: [(Algorithm, &str, &str, &str, Vec<u8>, &str, &str); 3] = [
+        type Vector<'a> = (
+            Algorithm,
+            &'a str,
+            &'a str,
+            &'a str,
+            Vec<u8>,
+            &'a str,
+            &'a str,
+        );
+        let cases: [Vector; 3] = [
             (
                 Algorithm::Aes128Gcm,
                 "feffe9928665731c6d6a8f9467308308",

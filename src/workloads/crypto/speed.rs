@@ -92,7 +92,7 @@ impl Workload for CryptoSpeed {
         })?;
         let block_size = p.u64("block_size") as usize;
         let multiple = algorithm.block_multiple();
-        if block_size % multiple != 0 {
+        if !block_size.is_multiple_of(multiple) {
             bail!(
                 "crypto.speed: {algorithm} works on whole {multiple}-byte blocks, so block_size must be a multiple of {multiple} (got {block_size}); openssl's sizes are {}",
                 OPENSSL_BLOCK_SIZES.map(|s| s.to_string()).join(", ")

@@ -155,7 +155,8 @@ impl Case for LatencyCase {
             mapping.advise_hugepages();
         }
         if let Some(node) = self.memory_node {
-            numa::bind_to_node(mapping.ptr, mapping.len, node)
+            // SAFETY: the range is the mapping just made, not yet touched.
+            unsafe { numa::bind_to_node(mapping.ptr, mapping.len, node) }
                 .map_err(|e| anyhow!("binding the working set to NUMA node {node}: {e}"))?;
         }
         let lines = self.size / LINE;

@@ -37,7 +37,10 @@ pub fn parse_list(text: &str) -> Option<Vec<usize>> {
 }
 
 /// Binds the pages of `[addr, addr + len)` (not yet touched) to `node`.
-pub fn bind_to_node(addr: *mut u8, len: usize, node: u32) -> std::io::Result<()> {
+///
+/// # Safety
+/// The range must be a mapping the caller owns; its policy changes.
+pub unsafe fn bind_to_node(addr: *mut u8, len: usize, node: u32) -> std::io::Result<()> {
     const MPOL_BIND: libc::c_long = 2;
     let mut mask = [0 as libc::c_ulong; 16];
     let bits = libc::c_ulong::BITS as usize;
