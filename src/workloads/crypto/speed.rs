@@ -79,7 +79,10 @@ impl Workload for CryptoSpeed {
                 kind: ParamKind::Threads { max: MAX_THREADS },
                 default: "1",
             },
-            params::time("3"),
+            ParamSpec {
+                help: "length of one trial, per block size (openssl's -seconds; 3 by default as openssl)",
+                ..params::time("3")
+            },
         ]
     }
     fn build(&self, p: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
