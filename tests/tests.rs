@@ -6,3 +6,5 @@ mod common;
 mod cli_errors;
 mod cli_run;
 mod compute;
+mod http;
+mod http_db;

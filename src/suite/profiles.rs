@@ -56,6 +56,15 @@ fn quick() -> Profile {
                     "time=0.1",
                 ],
             ),
+            // About 20 s together: 1 B and the dynamic page at 1, 10, 100.
+            entry(
+                "http.static",
+                &["size=1", "concurrency=1,10,100", "requests=0", "time=0.5"],
+            ),
+            entry(
+                "http.dynamic",
+                &["concurrency=1,10,100", "requests=0", "time=0.5"],
+            ),
         ],
         methodology: Methodology {
             max_trials: 5,
@@ -99,7 +108,7 @@ fn standard() -> Profile {
 fn seeds() -> Profile {
     Profile {
         name: "seeds",
-        summary: "the reference articles' battery: sysbench cpu at max_prime 20000 on 1 thread, threads at 128 threads / 200 yields / 4 locks, openssl speed MD5/SHA-256/AES-256-CBC on 1 and all cores, 4 STREAM copies of 20 M elements",
+        summary: "the reference articles' battery: sysbench cpu at max_prime 20000 on 1 thread, threads at 128 threads / 200 yields / 4 locks; ab, httperf and siege plans against the built-in HTTP server; openssl speed MD5/SHA-256/AES-256-CBC on 1 and all cores; 4 STREAM copies of 20 M elements",
         entries: vec![
             entry("cpu.primes", &["max_prime=20000", "threads=1", "time=10"]),
             // The article reported the total time of a fixed amount of work:
@@ -129,6 +138,56 @@ fn seeds() -> Profile {
             entry(
                 "memory.stream",
                 &["copies=4", "threads=1", "array_size=20000000", "ntimes=100"],
+            ),
+            // The ab-style article: 100,000 requests at each concurrency for
+            // a 1 B file, a 10 MiB file and a database page; ab without -k
+            // opens a connection per request. `time` caps the slow cases.
+            entry(
+                "http.static",
+                &[
+                    "size=1,10M",
+                    "concurrency=1,10,100,200,500",
+                    "requests=100000",
+                    "keepalive=false",
+                    "time=60",
+                ],
+            ),
+            entry(
+                "http.dynamic",
+                &[
+                    "concurrency=1,10,100,200,500",
+                    "requests=100000",
+                    "keepalive=false",
+                    "time=60",
+                ],
+            ),
+            // httperf: 6 clients at 10 req/s each with a 1 s timeout. The
+            // article sent 10,000 requests per client (1,000 s); 1,000 per
+            // client keeps a trial at 100 s.
+            entry(
+                "http.static",
+                &[
+                    "size=1",
+                    "concurrency=6",
+                    "rate_per_client=10",
+                    "timeout=1",
+                    "keepalive=false",
+                    "requests=6000",
+                    "time=200",
+                ],
+            ),
+            // siege: 2 KB, 200 KB and 2 MB pages, 10 and 100 users, with a
+            // short random think time (realistic mode) and without
+            // (benchmark mode).
+            entry(
+                "http.static",
+                &[
+                    "size=2K,200K,2M",
+                    "concurrency=10,100",
+                    "think=0,0.5",
+                    "requests=0",
+                    "time=10",
+                ],
             ),
         ],
         methodology: Methodology::default(),

@@ -4,6 +4,7 @@
 pub mod common;
 pub mod cpu;
 pub mod crypto;
+pub mod http;
 pub mod memory;
 
 use crate::engine::Workload;
@@ -18,6 +19,8 @@ pub fn all() -> Vec<&'static dyn Workload> {
         &memory::stream::MemoryStream,
         &memory::latency::MemoryLatency,
         &crypto::speed::CryptoSpeed,
+        &http::static_page::StaticPage,
+        &http::dynamic_page::DynamicPage,
     ]
 }
 
