@@ -5,5 +5,6 @@ mod common;
 
 mod cli_errors;
 mod cli_run;
+mod compute;
 mod http;
 mod http_db;

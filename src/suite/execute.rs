@@ -40,11 +40,11 @@ pub fn execute(
     let host = probe::probe(&cwd);
 
     let mut warnings = Vec::new();
-    if options.idle_check {
-        if let Some(warning) = monitor::idle_check(IDLE_CHECK_WINDOW).warning {
-            eprintln!("warning: {warning}");
-            warnings.push(warning);
-        }
+    if options.idle_check
+        && let Some(warning) = monitor::idle_check(IDLE_CHECK_WINDOW).warning
+    {
+        eprintln!("warning: {warning}");
+        warnings.push(warning);
     }
 
     let env = CaseEnv {

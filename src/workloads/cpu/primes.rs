@@ -100,7 +100,7 @@ pub fn count_primes(max_prime: u64, cancel: &CancelToken) -> u64 {
         let t = (c as f64).sqrt();
         let mut l: u64 = 2;
         while (l as f64) <= t {
-            if c % l == 0 {
+            if c.is_multiple_of(l) {
                 break;
             }
             l += 1;
