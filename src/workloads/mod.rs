@@ -4,6 +4,7 @@
 pub mod common;
 pub mod cpu;
 pub mod memory;
+pub mod storage;
 
 use crate::engine::Workload;
 
@@ -14,6 +15,7 @@ pub fn all() -> Vec<&'static dyn Workload> {
         &cpu::threads::Threads,
         &cpu::mutex::Mutex,
         &memory::block::MemoryBlock,
+        &storage::fileio::FileIo,
     ]
 }
 

@@ -1,0 +1,8 @@
+//! Storage workloads: sysbench-compatible file I/O, a bonnie++-style disk
+//! test and a dbench/tbench-style file-server load. All of them write only
+//! inside a scratch subdirectory of `--param dir=PATH` (see `workdir`).
+
+pub mod fileio;
+pub mod fileio_requests;
+pub mod io;
+pub mod workdir;
