@@ -16,6 +16,7 @@ pub fn all() -> Vec<&'static dyn Workload> {
         &cpu::mutex::Mutex,
         &memory::block::MemoryBlock,
         &storage::fileio::FileIo,
+        &storage::disk::Disk,
     ]
 }
 

@@ -2,6 +2,7 @@
 //! test and a dbench/tbench-style file-server load. All of them write only
 //! inside a scratch subdirectory of `--param dir=PATH` (see `workdir`).
 
+pub mod disk;
 pub mod fileio;
 pub mod fileio_requests;
 pub mod io;
