@@ -17,6 +17,8 @@ pub fn all() -> Vec<&'static dyn Workload> {
         &memory::block::MemoryBlock,
         &storage::fileio::FileIo,
         &storage::disk::Disk,
+        &storage::fileserver::FileServer,
+        &storage::fileserver_net::FileServerNet,
     ]
 }
 

@@ -5,5 +5,9 @@
 pub mod disk;
 pub mod fileio;
 pub mod fileio_requests;
+pub mod fileserver;
+pub mod fileserver_load;
+pub mod fileserver_mix;
+pub mod fileserver_net;
 pub mod io;
 pub mod workdir;
