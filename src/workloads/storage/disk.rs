@@ -390,8 +390,7 @@ impl DiskCase {
         metrics: &mut Vec<Metric>,
     ) -> anyhow::Result<()> {
         let tree = dir.join("files");
-        std::fs::create_dir(&tree)
-            .with_context(|| format!("creating `{}`", tree.display()))?;
+        std::fs::create_dir(&tree).with_context(|| format!("creating `{}`", tree.display()))?;
         let n = self.files as usize;
         // Names in creation order: a counter plus a fixed random tail, as
         // bonnie++ names its files.
@@ -415,7 +414,13 @@ impl DiskCase {
                         .with_context(|| format!("creating `{}`", path.display()))?;
                 }
                 let (s, cpu) = phase.stop();
-                push_phase(metrics, &format!("{label}_create"), "files/s", n as f64 / s, cpu);
+                push_phase(
+                    metrics,
+                    &format!("{label}_create"),
+                    "files/s",
+                    n as f64 / s,
+                    cpu,
+                );
 
                 // Sequential stat and delete go in directory order, as
                 // bonnie++'s readdir loop; random ones shuffle again.
@@ -437,7 +442,13 @@ impl DiskCase {
                         .with_context(|| format!("stat of `{}`", path.display()))?;
                 }
                 let (s, cpu) = phase.stop();
-                push_phase(metrics, &format!("{label}_stat"), "files/s", n as f64 / s, cpu);
+                push_phase(
+                    metrics,
+                    &format!("{label}_stat"),
+                    "files/s",
+                    n as f64 / s,
+                    cpu,
+                );
 
                 let phase = Phase::start();
                 for (k, path) in order.iter().enumerate() {
@@ -448,7 +459,13 @@ impl DiskCase {
                         .with_context(|| format!("deleting `{}`", path.display()))?;
                 }
                 let (s, cpu) = phase.stop();
-                push_phase(metrics, &format!("{label}_delete"), "files/s", n as f64 / s, cpu);
+                push_phase(
+                    metrics,
+                    &format!("{label}_delete"),
+                    "files/s",
+                    n as f64 / s,
+                    cpu,
+                );
             }
             Ok(())
         })();

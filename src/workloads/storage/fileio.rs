@@ -96,10 +96,7 @@ impl Workload for FileIo {
             ParamSpec {
                 name: "rw_ratio",
                 help: "reads per write in rndrw (--file-rw-ratio)",
-                kind: ParamKind::Float {
-                    min: 0.0,
-                    max: 1e9,
-                },
+                kind: ParamKind::Float { min: 0.0, max: 1e9 },
                 default: "1.5",
             },
             ParamSpec {
@@ -433,9 +430,7 @@ impl FileIoCase {
         let end = Instant::now() + self.time;
         loop {
             // sysbench's sb_more_events: the time limit, then the event limit.
-            if Instant::now() >= end
-                || ctx.cancel.is_cancelled()
-                || failed.load(Ordering::Relaxed)
+            if Instant::now() >= end || ctx.cancel.is_cancelled() || failed.load(Ordering::Relaxed)
             {
                 break;
             }

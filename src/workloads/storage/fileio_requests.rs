@@ -39,7 +39,8 @@ pub enum Mode {
 
 impl Mode {
     /// The names sysbench uses.
-    pub const NAMES: &'static [&'static str] = &["seqwr", "seqrewr", "seqrd", "rndrd", "rndwr", "rndrw"];
+    pub const NAMES: &'static [&'static str] =
+        &["seqwr", "seqrewr", "seqrd", "rndrd", "rndwr", "rndrw"];
 
     /// Parses a name of [`Mode::NAMES`].
     pub fn parse(name: &str) -> Option<Mode> {
@@ -240,10 +241,38 @@ mod tests {
         let mut g = Generator::new(layout(Mode::SeqRd));
         let mut rng = Xoroshiro128Plus::seeded(1);
         let seen: Vec<Request> = (0..17).map(|_| g.next(&mut rng)).collect();
-        assert_eq!(seen[0], Request::Read { file: 0, pos: 0, len: 16384 });
-        assert_eq!(seen[3], Request::Read { file: 0, pos: 49152, len: 16384 });
-        assert_eq!(seen[4], Request::Read { file: 1, pos: 0, len: 16384 });
-        assert_eq!(seen[16], Request::Read { file: 0, pos: 0, len: 16384 });
+        assert_eq!(
+            seen[0],
+            Request::Read {
+                file: 0,
+                pos: 0,
+                len: 16384
+            }
+        );
+        assert_eq!(
+            seen[3],
+            Request::Read {
+                file: 0,
+                pos: 49152,
+                len: 16384
+            }
+        );
+        assert_eq!(
+            seen[4],
+            Request::Read {
+                file: 1,
+                pos: 0,
+                len: 16384
+            }
+        );
+        assert_eq!(
+            seen[16],
+            Request::Read {
+                file: 0,
+                pos: 0,
+                len: 16384
+            }
+        );
     }
 
     #[test]

@@ -386,7 +386,9 @@ mod tests {
         let script = fileserver_mix::script();
         for _ in 0..2 {
             for op in &script {
-                client.execute(op).unwrap_or_else(|e| panic!("{op:?}: {e:#}"));
+                client
+                    .execute(op)
+                    .unwrap_or_else(|e| panic!("{op:?}: {e:#}"));
             }
         }
     }

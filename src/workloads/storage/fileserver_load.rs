@@ -7,8 +7,8 @@
 //! Clients are threads (dbench forks processes); each has its own tree or
 //! connection, so they share nothing but the system under test.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::anyhow;
@@ -61,7 +61,8 @@ where
                 scope.spawn(move || -> anyhow::Result<Tally> {
                     let made = make_client(client);
                     barrier.wait();
-                    let mut executor = made.inspect_err(|_| failed.store(true, Ordering::Relaxed))?;
+                    let mut executor =
+                        made.inspect_err(|_| failed.store(true, Ordering::Relaxed))?;
                     let start = Instant::now();
                     let result = replay(&mut executor, script, start, limits, cancel, failed);
                     if result.is_err() {
@@ -80,7 +81,8 @@ where
         return Err(Cancelled.into());
     }
     let mut bytes = 0;
-    let mut per_kind: Vec<Histogram<u64>> = OpKind::ALL.iter().map(|_| latency_histogram()).collect();
+    let mut per_kind: Vec<Histogram<u64>> =
+        OpKind::ALL.iter().map(|_| latency_histogram()).collect();
     for result in results {
         let tally = result.map_err(|_| anyhow!("a client thread panicked"))??;
         bytes += tally.bytes;

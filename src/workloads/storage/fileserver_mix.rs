@@ -235,9 +235,9 @@ impl Builder {
 
     fn write_len(&mut self) -> usize {
         match self.rng.below(100) {
-            0..=31 => 65536,
-            32..=56 => 4096,
-            57..=75 => 1,
+            0..=27 => 65536,
+            28..=55 => 4096,
+            56..=75 => 1,
             76..=87 => 2048,
             _ => 8192,
         }
@@ -272,7 +272,7 @@ impl Builder {
             handle: 1,
             create: false,
         });
-        if self.chance(40) {
+        if self.chance(30) {
             self.ops.push(Op::QFileInfo { handle: 1 });
         }
         let reads = 1 + self.pick(6);
@@ -289,7 +289,7 @@ impl Builder {
             });
             offset += len as u64;
         }
-        if self.chance(2) {
+        if self.rng.below(1000) < 5 {
             self.ops.push(Op::Lock {
                 handle: 1,
                 offset: 0,
@@ -333,11 +333,11 @@ impl Builder {
             });
             offset += len as u64;
         }
-        if self.chance(45) {
+        if self.chance(35) {
             self.ops.push(Op::Flush { handle: 2 });
         }
         self.ops.push(Op::Close { handle: 2 });
-        if self.chance(50) {
+        if self.chance(20) {
             self.ops.push(Op::SFileInfo { path: path.clone() });
         }
         match target {
@@ -389,9 +389,9 @@ pub fn script() -> Vec<Op> {
     b.trim_pool();
     for _ in 0..TRANSACTIONS {
         match b.rng.below(100) {
-            0..=36 => b.read_session(),
-            37..=52 => b.write_session(),
-            53..=72 => {
+            0..=29 => b.read_session(),
+            30..=40 => b.write_session(),
+            41..=66 => {
                 let path = if b.chance(60) {
                     b.any_file().0
                 } else {
@@ -399,23 +399,23 @@ pub fn script() -> Vec<Op> {
                 };
                 b.ops.push(Op::QPathInfo { path });
             }
-            73..=82 => {
+            67..=76 => {
                 let path = b.missing_name();
                 b.ops.push(Op::QPathInfo { path: path.clone() });
                 b.ops.push(Op::OpenMissing { path });
             }
-            83..=90 => {
+            77..=87 => {
                 let dir = format!("d{}", b.pick(DIRS));
                 b.ops.push(Op::Find { dir });
             }
-            91..=95 => b.ops.push(Op::QFsInfo),
+            88..=95 => b.ops.push(Op::QFsInfo),
             _ => {
                 let (path, _) = b.any_file();
                 b.ops.push(Op::QPathInfo { path: path.clone() });
                 b.ops.push(Op::SFileInfo { path });
             }
         }
-        if b.chance(8) && b.files.len() > POOL_MIN {
+        if b.chance(14) && b.files.len() > POOL_MIN {
             let path = b.take_file();
             b.ops.push(Op::Unlink { path });
         }
@@ -447,7 +447,11 @@ mod tests {
             .iter()
             .map(|&k| format!("{} {:.1}%", k.name(), share(k)))
             .collect();
-        let shape = format!("{} ops; {}; read share {read_share:.0}%", ops.len(), table.join(", "));
+        let shape = format!(
+            "{} ops; {}; read share {read_share:.0}%",
+            ops.len(),
+            table.join(", ")
+        );
         assert!((20.0..34.0).contains(&share(OpKind::ReadX)), "{shape}");
         assert!((12.0..22.0).contains(&share(OpKind::NtCreateX)), "{shape}");
         assert!((10.0..21.0).contains(&share(OpKind::QPathInfo)), "{shape}");

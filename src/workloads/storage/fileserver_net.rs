@@ -148,10 +148,7 @@ fn serve(mut stream: TcpStream) {
             return;
         }
         buf[..RESPONSE_HEADER].copy_from_slice(&[0, 0, 0, 0, header[0], 0, 0, 0]);
-        if stream
-            .write_all(&buf[..RESPONSE_HEADER + reply])
-            .is_err()
-        {
+        if stream.write_all(&buf[..RESPONSE_HEADER + reply]).is_err() {
             return;
         }
     }

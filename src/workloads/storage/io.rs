@@ -67,9 +67,13 @@ pub fn open(path: &Path, flags: OpenFlags, create: bool) -> anyhow::Result<File>
 
 /// Writes all of `buf` at `offset`: one pwrite, which must be complete.
 pub fn write_at(file: &File, path: &Path, buf: &[u8], offset: u64) -> anyhow::Result<()> {
-    let n = file
-        .write_at(buf, offset)
-        .with_context(|| format!("writing {} bytes to `{}` at offset {offset}", buf.len(), path.display()))?;
+    let n = file.write_at(buf, offset).with_context(|| {
+        format!(
+            "writing {} bytes to `{}` at offset {offset}",
+            buf.len(),
+            path.display()
+        )
+    })?;
     if n != buf.len() {
         bail!(
             "short write to `{}` at offset {offset}: {n} of {} bytes (is the disk full?)",
@@ -83,9 +87,12 @@ pub fn write_at(file: &File, path: &Path, buf: &[u8], offset: u64) -> anyhow::Re
 /// Reads `buf.len()` bytes at `offset`: one pread, which must be complete.
 pub fn read_at(file: &File, path: &Path, buf: &mut [u8], offset: u64) -> anyhow::Result<()> {
     let want = buf.len();
-    let n = file
-        .read_at(buf, offset)
-        .with_context(|| format!("reading {want} bytes from `{}` at offset {offset}", path.display()))?;
+    let n = file.read_at(buf, offset).with_context(|| {
+        format!(
+            "reading {want} bytes from `{}` at offset {offset}",
+            path.display()
+        )
+    })?;
     if n != want {
         bail!(
             "short read from `{}` at offset {offset}: {n} of {want} bytes (was the file changed?)",
