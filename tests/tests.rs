@@ -5,3 +5,4 @@ mod common;
 
 mod cli_errors;
 mod cli_run;
+mod storage;
