@@ -345,8 +345,8 @@ impl Totals {
         metrics.extend(latency_metrics(&self.latency_ns));
         metrics.push(Metric::lower(
             "latency_p99",
-            "ms",
-            self.latency_ns.value_at_quantile(0.99) as f64 / 1e6,
+            "µs",
+            self.latency_ns.value_at_quantile(0.99) as f64 / 1e3,
         ));
         TrialOutput {
             metrics,

@@ -114,13 +114,13 @@ where
         }
         metrics.push(Metric::lower(
             format!("{}_latency_avg", kind.name()),
-            "ms",
-            h.mean() / 1e6,
+            "µs",
+            h.mean() / 1e3,
         ));
         metrics.push(Metric::lower(
             format!("{}_latency_max", kind.name()),
-            "ms",
-            h.max() as f64 / 1e6,
+            "µs",
+            h.max() as f64 / 1e3,
         ));
     }
     Ok(TrialOutput {
