@@ -47,7 +47,13 @@ mod tests {
         sorted.sort_unstable();
         sorted.dedup();
         assert_eq!(sorted.len(), ids.len());
-        assert!(ids.iter().all(|id| id.contains('.')));
+        // `family.member`, or one word for a family of one (`fileio`).
+        assert!(ids.iter().all(|id| id.split('.').all(|part| {
+            !part.is_empty()
+                && part
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        })));
     }
 
     #[test]

@@ -36,11 +36,8 @@ pub const MAX_CLIENTS: u64 = 4096;
 pub fn clients_param() -> ParamSpec {
     ParamSpec {
         name: "clients",
-        help: "concurrent clients, each in its own tree (dbench's NPROCS)",
-        kind: ParamKind::Int {
-            min: 1,
-            max: MAX_CLIENTS,
-        },
+        help: "concurrent clients, each in its own tree (dbench's NPROCS); `all`: one per CPU",
+        kind: ParamKind::Threads { max: MAX_CLIENTS },
         default: "1",
     }
 }
