@@ -6,10 +6,12 @@
 
 pub mod cli;
 pub mod engine;
+pub mod http;
 pub mod monitor;
 pub mod probe;
 pub mod report;
 pub mod results;
+pub mod secrets;
 pub mod stats;
 pub mod store;
 pub mod suite;

@@ -108,16 +108,23 @@ pub struct CaseRecord {
 impl CaseRecord {
     /// `cpu.primes max_prime=10000 threads=2`: the case as a user would type it.
     pub fn label(&self) -> String {
-        let params: Vec<String> = self
-            .params
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        if params.is_empty() {
-            self.workload.clone()
-        } else {
-            format!("{} {}", self.workload, params.join(" "))
+        case_label(&self.workload, &self.params)
+    }
+
+    /// Each kind of disturbance seen in the trials (`busy`, `steal`,
+    /// `swap`) with the number of trials it disturbed, sorted by kind.
+    pub fn disturbances(&self) -> Vec<(&'static str, usize)> {
+        let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
+        for trial in &self.trials {
+            let mut kinds: Vec<&'static str> =
+                trial.health.flags.iter().map(|f| f.label()).collect();
+            kinds.sort_unstable();
+            kinds.dedup();
+            for kind in kinds {
+                *counts.entry(kind).or_default() += 1;
+            }
         }
+        counts.into_iter().collect()
     }
 
     /// The parameters as `k=v k=v`, for compact tables.
@@ -128,6 +135,15 @@ impl CaseRecord {
             .collect::<Vec<_>>()
             .join(" ")
     }
+}
+
+/// `workload k=v k=v`: a case as a user would type it.
+pub fn case_label(workload: &str, params: &BTreeMap<String, String>) -> String {
+    let mut label = workload.to_string();
+    for (k, v) in params {
+        label.push_str(&format!(" {k}={v}"));
+    }
+    label
 }
 
 /// One counted trial.

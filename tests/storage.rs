@@ -210,7 +210,8 @@ fn a_cancellation_during_prepare_or_a_trial_leaves_nothing() {
         ..Methodology::default()
     };
     let cases: [(&str, &[&str]); 3] = [
-        // Prepare writes 512 MiB in 1 KiB blocks: far longer than 150 ms.
+        // Prepare writes 256 MiB in 1 KiB blocks: far longer than 150 ms (and
+        // if not, the 10 s trial that follows is cancelled instead).
         (
             "fileio",
             &["file_num=2", "total_size=512M", "block_size=1K"],

@@ -5,4 +5,7 @@ mod common;
 
 mod cli_errors;
 mod cli_run;
+mod compute;
+mod http;
+mod http_db;
 mod storage;

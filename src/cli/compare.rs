@@ -4,9 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::output::{ExitStatus, print};
+use super::output::{ExitStatus, open_store, print};
 use crate::report;
-use crate::store::Store;
 
 /// Options of `sledge compare`.
 #[derive(Debug, Args)]
@@ -22,7 +21,7 @@ pub struct CompareArgs {
 
 /// Prints the comparison of two stored runs.
 pub fn execute(args: CompareArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
-    let store = Store::open(&store.unwrap_or_else(Store::default_path))?;
+    let store = open_store(store)?;
     let baseline = store.load_run(store.resolve_run(&args.baseline)?)?;
     let candidate = store.load_run(store.resolve_run(&args.candidate)?)?;
     let comparison = report::compare::compare_runs(&baseline, &candidate);

@@ -4,9 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::output::{ExitStatus, print};
+use super::output::{ExitStatus, open_store, print};
 use crate::report;
-use crate::store::Store;
 
 /// Options of `sledge list`.
 #[derive(Debug, Args)]
@@ -18,7 +17,7 @@ pub struct ListArgs {
 
 /// Prints the stored runs.
 pub fn execute(args: ListArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
-    let store = Store::open(&store.unwrap_or_else(Store::default_path))?;
+    let store = open_store(store)?;
     let runs = store.list_runs()?;
     if args.json {
         print(&(serde_json::to_string_pretty(&runs)? + "\n"))?;

@@ -2,6 +2,7 @@
 //! to the library. No logic beyond wiring lives here.
 
 mod compare;
+mod http;
 mod list;
 mod output;
 mod probe;
@@ -55,6 +56,8 @@ pub enum Command {
     Show(show::ShowArgs),
     /// Compare two stored runs side by side: ratio, CI and verdict per metric.
     Compare(compare::CompareArgs),
+    /// Load any HTTP/1.1 server like wrk or ab (or run the built-in one with --serve).
+    Http(http::HttpArgs),
 }
 
 /// Runs the parsed command line.
@@ -68,5 +71,6 @@ pub fn execute(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::List(args) => list::execute(args, store),
         Command::Show(args) => show::execute(args, store),
         Command::Compare(args) => compare::execute(args, store),
+        Command::Http(args) => http::execute(args),
     }
 }

@@ -44,3 +44,9 @@ pub fn print(text: &str) -> anyhow::Result<()> {
         other => Ok(other?),
     }
 }
+
+/// Opens the store at `path`, or at the default location.
+pub fn open_store(path: Option<std::path::PathBuf>) -> anyhow::Result<crate::store::Store> {
+    let path = path.unwrap_or_else(crate::store::Store::default_path);
+    Ok(crate::store::Store::open(&path)?)
+}

@@ -6,12 +6,15 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::output::{ExitStatus, UsageError, print};
+use super::output::{ExitStatus, UsageError, open_store, print};
 use super::progress_bar::ProgressBars;
-use crate::engine::{self, CaseEnv, Methodology, Progress, Silent, TrialContext};
-use crate::results::{RunRecord, RunStatus};
-use crate::store::Store;
-use crate::{monitor, probe, report, suite};
+use crate::engine::{self, Methodology, Progress, Silent};
+use crate::results::RunStatus;
+use crate::suite::RunOptions;
+use crate::{report, suite};
+
+/// The longest case budget accepted: a week.
+const MAX_BUDGET_SECS: u64 = 7 * 24 * 3600;
 
 /// Options of `sledge run`.
 #[derive(Debug, Args)]
@@ -69,13 +72,14 @@ impl RunArgs {
             m.ci_target = v;
         }
         if let Some(v) = self.budget {
-            if !(v.is_finite() && v > 0.0) {
-                return Err(UsageError(format!(
-                    "--budget {v}: expected a positive number of seconds"
-                ))
-                .into());
-            }
-            m.case_budget = Duration::from_secs_f64(v);
+            m.case_budget = Duration::try_from_secs_f64(v)
+                .ok()
+                .filter(|d| !d.is_zero() && d.as_secs() <= MAX_BUDGET_SECS)
+                .ok_or_else(|| {
+                    UsageError(format!(
+                        "--budget {v}: expected a number of seconds above 0 and at most {MAX_BUDGET_SECS}"
+                    ))
+                })?;
         }
         m.validate().map_err(|e| UsageError(e.to_string()))?;
         Ok(m)
@@ -89,92 +93,34 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
     let plan = suite::plan(&args.targets, &args.params, cpus.len())
         .map_err(|e| UsageError(e.to_string()))?;
     let methodology = args.methodology(plan.methodology.clone())?;
-
-    let mut store = Store::open(&store_path.unwrap_or_else(Store::default_path))?;
-    let cwd = std::env::current_dir()?;
-    let host = probe::probe(&cwd);
-
-    let mut warnings = Vec::new();
-    if !args.no_idle_check {
-        let idle = monitor::idle_check(Duration::from_secs(1));
-        if let Some(warning) = idle.warning {
-            eprintln!("warning: {warning}");
-            warnings.push(warning);
-        }
-    }
+    let mut store = open_store(store_path)?;
 
     let cancel = engine::CancelToken::new();
     install_interrupt_handler(&cancel);
-    let ctx = TrialContext {
-        cpus: cpus.clone(),
-        cancel,
+    let bars = std::io::stderr()
+        .is_terminal()
+        .then(|| ProgressBars::new(plan.cases.len()));
+    let progress: &dyn Progress = match &bars {
+        Some(bars) => bars,
+        None => &Silent,
     };
-    let env = CaseEnv {
-        cpus: cpus.clone(),
-        total_cache_bytes: host.total_cache_bytes(),
-        memory_bytes: host.memory.total_bytes,
-    };
-
-    let mut run = RunRecord {
-        id: 0,
-        started: now(),
-        finished: None,
-        sledge_version: env!("CARGO_PKG_VERSION").to_string(),
-        profile: plan.profile.clone(),
-        command_line: std::env::args().collect::<Vec<_>>().join(" "),
-        status: RunStatus::Running,
+    let options = RunOptions {
         cpus,
-        warnings,
-        host,
-        cases: Vec::new(),
+        methodology,
+        idle_check: !args.no_idle_check,
+        command_line: crate::secrets::redact_words(&std::env::args().collect::<Vec<_>>().join(" ")),
     };
-    run.id = store.begin_run(&run)?;
+    let run = suite::execute(&plan, options, &mut store, &cancel, progress)?;
+    // Clear the bars before the table is printed.
+    drop(bars);
 
-    let bars;
-    let progress: &dyn Progress = if std::io::stderr().is_terminal() {
-        bars = ProgressBars::new(plan.cases.len());
-        &bars
-    } else {
-        &Silent
-    };
-    let run_id = run.id;
-    let outcome = engine::run_plan(
-        &plan.cases,
-        &env,
-        &methodology,
-        &ctx,
-        progress,
-        &mut |case| {
-            store.add_case(run_id, case)?;
-            Ok(())
-        },
-    );
-    let (status, cases) = match outcome {
-        Ok(outcome) => (outcome.status, outcome.records),
-        Err(err) => {
-            // The store failed midway: mark the run failed if we still can.
-            let _ = store.finish_run(run_id, RunStatus::Failed, &now(), &run.warnings);
-            return Err(err);
-        }
-    };
-    run.status = status;
-    run.cases = cases;
-    run.finished = Some(now());
-    store.finish_run(
-        run_id,
-        status,
-        run.finished.as_deref().unwrap_or_default(),
-        &run.warnings,
-    )?;
-
-    let stored = store.load_run(run_id)?;
     if args.json {
-        print(&report::export::json(&stored)?)?;
+        print(&report::export::json(&run)?)?;
     } else {
-        print(&report::run_table::render(&stored))?;
-        eprintln!("stored as run {run_id} in {}", store.path().display());
+        print(&report::run_table::render(&run))?;
+        eprintln!("stored as run {} in {}", run.id, store.path().display());
     }
-    Ok(match status {
+    Ok(match run.status {
         RunStatus::Complete => ExitStatus::Success,
         RunStatus::Partial => {
             eprintln!("interrupted: the finished cases are stored; the run is marked partial");
@@ -182,11 +128,6 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
         }
         RunStatus::Failed | RunStatus::Running => ExitStatus::Failure,
     })
-}
-
-/// The current time, RFC 3339 in UTC with seconds.
-fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 /// The first Ctrl-C (or SIGTERM) asks the run to stop after cleaning up;

@@ -4,9 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::output::{ExitStatus, print};
+use super::output::{ExitStatus, open_store, print};
 use crate::report;
-use crate::store::Store;
 
 /// Options of `sledge show`.
 #[derive(Debug, Args)]
@@ -27,7 +26,7 @@ pub struct ShowArgs {
 
 /// Prints one stored run.
 pub fn execute(args: ShowArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
-    let store = Store::open(&store.unwrap_or_else(Store::default_path))?;
+    let store = open_store(store)?;
     let id = store.resolve_run(&args.run)?;
     let run = store.load_run(id)?;
     let text = if args.json {

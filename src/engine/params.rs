@@ -106,7 +106,9 @@ impl fmt::Display for ParamValue {
             ParamValue::Int(v) => write!(f, "{v}"),
             ParamValue::Size(v) => write!(f, "{}", format_size(*v)),
             ParamValue::Float(v) | ParamValue::Seconds(v) => write!(f, "{v}"),
-            ParamValue::Choice(v) | ParamValue::Text(v) => write!(f, "{v}"),
+            ParamValue::Choice(v) => write!(f, "{v}"),
+            // Text may be a database URL: never show or store a password.
+            ParamValue::Text(v) => write!(f, "{}", crate::secrets::redact_url(v)),
             ParamValue::Bool(v) => write!(f, "{v}"),
         }
     }
@@ -247,7 +249,7 @@ pub fn format_size(bytes: u64) -> String {
         (1 << 10, "K"),
     ];
     for (scale, unit) in UNITS {
-        if bytes >= scale && bytes % scale == 0 {
+        if bytes >= scale && bytes.is_multiple_of(scale) {
             return format!("{}{unit}", bytes / scale);
         }
     }

@@ -30,13 +30,7 @@ pub struct PlannedCase {
 impl PlannedCase {
     /// The case as a user would type it.
     pub fn label(&self) -> String {
-        let params: Vec<String> = self
-            .params
-            .to_strings()
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        format!("{} {}", self.workload.id(), params.join(" "))
+        crate::results::case_label(self.workload.id(), &self.params.to_strings())
     }
 }
 
@@ -74,20 +68,21 @@ pub fn run_case(
     if ctx.cancel.is_cancelled() {
         return CaseOutcome::Cancelled;
     }
-    let mut case = match planned.workload.build(&planned.params, env) {
+    let mut case = match guarded(|| planned.workload.build(&planned.params, env)) {
         Ok(case) => case,
         Err(err) => return fail(record, err),
     };
 
-    let prepared = case.prepare(ctx);
-    let result = match prepared {
+    let result = match guarded(|| case.prepare(ctx)) {
         Ok(()) => {
             record.warnings.extend(case.warnings());
             run_trials(case.as_mut(), method, ctx, progress)
         }
         Err(err) => Err(err.into()),
     };
-    let cleaned = case.cleanup(ctx);
+    // Cleanup runs whatever happened above; its own failure is reported,
+    // never silently dropped.
+    let cleaned = guarded(|| case.cleanup(ctx));
 
     match result {
         Ok(trials) => {
@@ -98,12 +93,32 @@ pub fn run_case(
             CaseOutcome::Finished(record)
         }
         Err(failure) if failure.error.is::<Cancelled>() || ctx.cancel.is_cancelled() => {
+            if let Err(err) = cleaned {
+                eprintln!("warning: cleanup after the interrupt failed: {err:#}");
+            }
             CaseOutcome::Cancelled
         }
         Err(failure) => {
             finish_record(&mut record, failure.finished);
+            if let Err(err) = cleaned {
+                record
+                    .warnings
+                    .push(format!("cleanup after the failure also failed: {err:#}"));
+            }
             fail(record, failure.error)
         }
+    }
+}
+
+/// Runs a workload call, turning a panic into an error so that cleanup
+/// still runs and the run is still stored.
+fn guarded<T>(call: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)) {
+        Ok(result) => result,
+        Err(panic) => Err(anyhow::anyhow!(
+            "the workload panicked: {}",
+            crate::workloads::common::workers::panic_message(&*panic)
+        )),
     }
 }
 
@@ -142,7 +157,7 @@ fn run_trials(
 ) -> Result<Trials, TrialFailure> {
     for _ in 0..method.warmup_trials {
         ctx.check_cancelled().map_err(anyhow::Error::from)?;
-        let output = case.trial(ctx)?;
+        let output = guarded(|| case.trial(ctx))?;
         check_output(&output)?;
         let primary = &output.metrics[0];
         progress.trial_finished(0, true, primary.value, primary.unit);
@@ -157,9 +172,9 @@ fn run_trials(
                 finished: trials,
             });
         }
-        let monitor = Monitor::start(MONITOR_INTERVAL);
+        let monitor = Monitor::start_on(Some(&ctx.cpus), MONITOR_INTERVAL);
         let trial_start = Instant::now();
-        let output = case.trial(ctx).and_then(|o| check_output(&o).map(|_| o));
+        let output = guarded(|| case.trial(ctx)).and_then(|o| check_output(&o).map(|_| o));
         let seconds = trial_start.elapsed().as_secs_f64();
         let health = monitor.finish();
         let output = match output {
@@ -230,10 +245,10 @@ fn enough_trials(outputs: &[TrialOutput], method: &Methodology, elapsed: Duratio
 fn finish_record(record: &mut CaseRecord, trials: Trials) {
     record.metrics = summarize_metrics(&trials.outputs);
     record.latency_histogram = merge_histograms(&trials.outputs);
-    if let Some(warning) = disturbance_warning(&trials.records) {
+    record.trials = trials.records;
+    if let Some(warning) = disturbance_warning(record) {
         record.warnings.push(warning);
     }
-    record.trials = trials.records;
 }
 
 fn summarize_metrics(outputs: &[TrialOutput]) -> Vec<MetricRecord> {
@@ -283,25 +298,21 @@ fn merge_histograms(outputs: &[TrialOutput]) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
-fn disturbance_warning(records: &[TrialRecord]) -> Option<String> {
-    let disturbed: Vec<&TrialRecord> = records
-        .iter()
-        .filter(|r| !r.health.flags.is_empty())
-        .collect();
-    if disturbed.is_empty() {
+fn disturbance_warning(record: &CaseRecord) -> Option<String> {
+    let kinds = record.disturbances();
+    if kinds.is_empty() {
         return None;
     }
-    let mut kinds: Vec<&str> = disturbed
+    let disturbed = record
+        .trials
         .iter()
-        .flat_map(|r| r.health.flags.iter().map(|f| f.label()))
-        .collect();
-    kinds.sort_unstable();
-    kinds.dedup();
+        .filter(|t| !t.health.flags.is_empty())
+        .count();
+    let names: Vec<&str> = kinds.iter().map(|(kind, _)| *kind).collect();
     Some(format!(
-        "{} of {} trials disturbed ({}): treat this case's numbers with care",
-        disturbed.len(),
-        records.len(),
-        kinds.join(", ")
+        "{disturbed} of {} trials disturbed ({}): treat this case's numbers with care",
+        record.trials.len(),
+        names.join(", ")
     ))
 }
 
@@ -372,6 +383,10 @@ mod tests {
         FailAt(u32),
         /// Cancel the token on this call and report it.
         CancelAt(u32, CancelToken),
+        /// Panic on this call.
+        PanicAt(u32),
+        /// Sleep this long on every call, returning 100.
+        Sleep(Duration, Vec<f64>),
     }
 
     #[derive(Default)]
@@ -439,6 +454,12 @@ mod tests {
                     return Err(Cancelled.into());
                 }
                 Script::CancelAt(..) => 100.0,
+                Script::PanicAt(at) if call == *at => panic!("trial {call} panicked"),
+                Script::PanicAt(_) => 100.0,
+                Script::Sleep(d, v) => {
+                    std::thread::sleep(*d);
+                    v[(call as usize).min(v.len() - 1)]
+                }
             };
             Ok(TrialOutput {
                 metrics: vec![Metric::higher("value", "u", value)],
@@ -655,5 +676,51 @@ mod tests {
             matches!(outcome, CaseOutcome::Failed(ref r) if r.error.as_deref().unwrap().contains("not a finite number"))
         );
         assert_eq!(calls.cleanup.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_panicking_trial_still_gets_cleanup_and_a_clear_error() {
+        let (w, calls) = leak(Script::PanicAt(1), false);
+        let outcome = run_case(
+            &planned(w),
+            &env(),
+            &Methodology::default(),
+            &ctx(CancelToken::new()),
+            &Silent,
+        );
+        let CaseOutcome::Failed(record) = outcome else {
+            panic!("expected a failed case");
+        };
+        assert!(
+            record
+                .error
+                .as_deref()
+                .unwrap()
+                .contains("the workload panicked: trial 1 panicked")
+        );
+        assert_eq!(calls.cleanup.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn the_budget_stops_a_noisy_case_after_the_minimum() {
+        // 30 ms per trial, too noisy to converge, budget 50 ms: after the
+        // third counted trial (90 ms used) no further trial may start.
+        let noisy: Vec<f64> = (0..20)
+            .map(|i| if i % 2 == 0 { 50.0 } else { 150.0 })
+            .collect();
+        let (w, _) = leak(Script::Sleep(Duration::from_millis(30), noisy), false);
+        let method = Methodology {
+            warmup_trials: 0,
+            case_budget: Duration::from_millis(50),
+            ..Methodology::default()
+        };
+        let record = finished(run_case(
+            &planned(w),
+            &env(),
+            &method,
+            &ctx(CancelToken::new()),
+            &Silent,
+        ));
+        assert_eq!(record.metrics[0].summary.n, 3);
     }
 }

@@ -86,6 +86,21 @@ pub struct Monitor {
     thread: Option<JoinHandle<Option<HealthAccumulator>>>,
     /// The start snapshot, kept in case the thread cannot hand its sums back.
     first: Option<Snapshot>,
+    /// The CPUs counted, or `None` for all.
+    only: Option<Vec<usize>>,
+}
+
+/// A snapshot with the CPUs outside `only` left out (as if offline).
+fn take_on(origin: Instant, only: Option<&[usize]>) -> Option<Snapshot> {
+    let mut snapshot = Snapshot::take(origin)?;
+    if let Some(only) = only {
+        for (cpu, times) in snapshot.per_cpu.iter_mut().enumerate() {
+            if !only.contains(&cpu) {
+                *times = None;
+            }
+        }
+    }
+    Some(snapshot)
 }
 
 impl Monitor {
@@ -94,17 +109,29 @@ impl Monitor {
     /// thread only the start and finish snapshots are compared, and without
     /// `/proc` the report is empty.
     pub fn start(interval: Duration) -> Monitor {
+        Self::start_on(None, interval)
+    }
+
+    /// Like [`start`](Self::start), but steal, other processes' CPU and
+    /// per-CPU busy shares only count the CPUs in `cpus` (the CPUs a
+    /// `--cpus` run is pinned to), so load elsewhere on the host does not
+    /// flag the trial and steal on its own CPUs is not diluted.
+    pub fn start_on(cpus: Option<&[usize]>, interval: Duration) -> Monitor {
         let interval = interval.max(MIN_INTERVAL);
         let origin = Instant::now();
         let ticks_per_sec = procfs::clock_ticks_per_sec();
-        let first = Snapshot::take(origin);
+        let only: Option<Vec<usize>> = cpus.map(|c| c.to_vec());
+        let first = take_on(origin, only.as_deref());
         let acc = first
             .clone()
             .map(|s| HealthAccumulator::new(s, ticks_per_sec));
         let (stop, stopped) = mpsc::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("sledge-monitor".into())
-            .spawn(move || sample_until_stopped(acc, &stopped, interval, origin, ticks_per_sec))
+            .spawn({
+                let only = only.clone();
+                move || sample_until_stopped(acc, &stopped, interval, origin, ticks_per_sec, only)
+            })
             .ok();
         Monitor {
             origin,
@@ -112,6 +139,7 @@ impl Monitor {
             stop,
             thread,
             first,
+            only,
         }
     }
 
@@ -124,6 +152,7 @@ impl Monitor {
             stop,
             thread,
             first,
+            only,
         } = self;
         drop(stop);
         // A panicked thread (or none) loses the middle samples only.
@@ -131,7 +160,7 @@ impl Monitor {
             .and_then(|t| t.join().ok())
             .flatten()
             .or_else(|| first.map(|s| HealthAccumulator::new(s, ticks_per_sec)));
-        if let Some(last) = Snapshot::take(origin) {
+        if let Some(last) = take_on(origin, only.as_deref()) {
             fold(&mut acc, last, ticks_per_sec);
         }
         acc.map(HealthAccumulator::finish).unwrap_or_default()
@@ -146,6 +175,7 @@ fn sample_until_stopped(
     interval: Duration,
     origin: Instant,
     ticks_per_sec: f64,
+    only: Option<Vec<usize>>,
 ) -> Option<HealthAccumulator> {
     let mut next = Instant::now() + interval;
     loop {
@@ -154,7 +184,7 @@ fn sample_until_stopped(
             Err(RecvTimeoutError::Timeout) => {}
             Ok(()) | Err(RecvTimeoutError::Disconnected) => return acc,
         }
-        if let Some(snapshot) = Snapshot::take(origin) {
+        if let Some(snapshot) = take_on(origin, only.as_deref()) {
             fold(&mut acc, snapshot, ticks_per_sec);
         }
         // Keep a steady cadence; after a stall (a frozen VM, say) resume
@@ -226,5 +256,15 @@ mod tests {
         drop(monitor);
         let health = Monitor::start(Duration::ZERO).finish();
         assert!(health.seconds >= 0.0);
+    }
+
+    #[test]
+    fn a_cpu_filter_leaves_other_cpus_out() {
+        let origin = Instant::now();
+        let all = Snapshot::take(origin).expect("Linux /proc");
+        let only = take_on(origin, Some(&[0])).expect("Linux /proc");
+        assert_eq!(only.per_cpu.len(), all.per_cpu.len());
+        assert!(only.per_cpu[0].is_some());
+        assert!(only.per_cpu[1..].iter().all(Option::is_none));
     }
 }

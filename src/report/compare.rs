@@ -1,11 +1,13 @@
 //! Side-by-side comparison of two runs: cases matched by workload, version
 //! and parameters; per metric the ratio, its CI and a verdict.
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{Cell, CellAlignment, Color, ContentArrangement, Table};
+use std::collections::BTreeMap;
+
+use comfy_table::{Cell, CellAlignment, Color};
 use serde::Serialize;
 
 use super::format;
+use super::listing::new_table;
 use crate::results::{CaseRecord, RunRecord};
 use crate::stats::{self, Comparison, Direction, NOISE_THRESHOLD, SIGNIFICANCE_LEVEL, Verdict};
 
@@ -53,15 +55,46 @@ pub struct MetricComparison {
     pub comparison: Option<Comparison>,
 }
 
+/// Parameters whose value `all` (one per CPU) is resolved to a number at
+/// run time; see [`match_key`].
+const PER_CPU_PARAMS: &[&str] = &["threads", "copies"];
+
+/// The parameters a case is matched on: as stored, except that a per-CPU
+/// parameter equal to the run's CPU count reads `all`. So `threads=all` on
+/// a 2-CPU VM matches `threads=all` on an 8-CPU box ("one core vs all
+/// cores" across machines), while explicit counts still match exactly.
+fn match_key(case: &CaseRecord, run: &RunRecord) -> (String, BTreeMap<String, String>) {
+    let cpus = run.cpus.len().to_string();
+    let params = case
+        .params
+        .iter()
+        .map(|(k, v)| {
+            let all = run.cpus.len() > 1 && PER_CPU_PARAMS.contains(&k.as_str()) && *v == cpus;
+            (k.clone(), if all { "all".to_string() } else { v.clone() })
+        })
+        .collect();
+    (case.workload.clone(), params)
+}
+
 /// Compares `candidate` against `baseline`.
 pub fn compare_runs(baseline: &RunRecord, candidate: &RunRecord) -> RunComparison {
     let mut cases = Vec::new();
     let mut unmatched = Vec::new();
-    for a in &baseline.cases {
-        match candidate
-            .cases
+    let candidate_keys: Vec<_> = candidate
+        .cases
+        .iter()
+        .map(|c| match_key(c, candidate))
+        .collect();
+    let baseline_keys: Vec<_> = baseline
+        .cases
+        .iter()
+        .map(|c| match_key(c, baseline))
+        .collect();
+    for (a, key) in baseline.cases.iter().zip(&baseline_keys) {
+        match candidate_keys
             .iter()
-            .find(|b| b.workload == a.workload && b.params == a.params)
+            .position(|k| k == key)
+            .map(|i| &candidate.cases[i])
         {
             Some(b) if b.workload_version != a.workload_version => unmatched.push(format!(
                 "{}: workload version {} in run {} but {} in run {}; not comparable",
@@ -71,16 +104,21 @@ pub fn compare_runs(baseline: &RunRecord, candidate: &RunRecord) -> RunCompariso
                 b.workload_version,
                 candidate.id
             )),
-            Some(b) => cases.push(compare_case(a, b)),
+            Some(b) if a.error.is_some() || b.error.is_some() => unmatched.push(format!(
+                "{}: failed in run {}; not compared",
+                a.label(),
+                if a.error.is_some() {
+                    baseline.id
+                } else {
+                    candidate.id
+                }
+            )),
+            Some(b) => cases.push(compare_case(a, b, &key.1)),
             None => unmatched.push(format!("{}: only in run {}", a.label(), baseline.id)),
         }
     }
-    for b in &candidate.cases {
-        if !baseline
-            .cases
-            .iter()
-            .any(|a| a.workload == b.workload && a.params == b.params)
-        {
+    for (b, key) in candidate.cases.iter().zip(&candidate_keys) {
+        if !baseline_keys.contains(key) {
             unmatched.push(format!("{}: only in run {}", b.label(), candidate.id));
         }
     }
@@ -93,7 +131,7 @@ pub fn compare_runs(baseline: &RunRecord, candidate: &RunRecord) -> RunCompariso
     }
 }
 
-fn compare_case(a: &CaseRecord, b: &CaseRecord) -> CaseComparison {
+fn compare_case(a: &CaseRecord, b: &CaseRecord, key: &BTreeMap<String, String>) -> CaseComparison {
     let metrics = a
         .metrics
         .iter()
@@ -111,7 +149,11 @@ fn compare_case(a: &CaseRecord, b: &CaseRecord) -> CaseComparison {
         .collect();
     CaseComparison {
         workload: a.workload.clone(),
-        params: a.params_text(),
+        params: key
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" "),
         metrics,
     }
 }
@@ -143,20 +185,16 @@ pub fn render(c: &RunComparison) -> String {
     for (what, a, b) in &c.host_differences {
         out.push_str(&format!("differs: {what}: {a} → {b}\n"));
     }
-    let mut table = Table::new();
-    table
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(vec![
-            "workload",
-            "parameters",
-            "metric",
-            "baseline",
-            "candidate",
-            "ratio [95% CI]",
-            "p",
-            "verdict",
-        ]);
+    let mut table = new_table(vec![
+        "workload",
+        "parameters",
+        "metric",
+        "baseline",
+        "candidate",
+        "ratio [95% CI]",
+        "p",
+        "verdict",
+    ]);
     for case in &c.cases {
         for (i, m) in case.metrics.iter().enumerate() {
             let (ratio, p, verdict) = match &m.comparison {
@@ -208,5 +246,88 @@ fn verdict_cell(verdict: Verdict, direction: Direction) -> Cell {
         Verdict::Faster => Cell::new(format!("faster ({better} is better)")).fg(Color::Green),
         Verdict::Slower => Cell::new(format!("slower ({better} is better)")).fg(Color::Red),
         Verdict::NoDifference => Cell::new("no significant difference"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::{MetricRecord, RunStatus};
+
+    fn case(threads: &str, samples: &[f64]) -> CaseRecord {
+        CaseRecord {
+            workload: "cpu.primes".into(),
+            workload_version: 1,
+            params: [("threads".to_string(), threads.to_string())].into(),
+            warnings: vec![],
+            error: None,
+            trials: vec![],
+            metrics: vec![MetricRecord {
+                name: "events_per_sec".into(),
+                unit: "events/s".into(),
+                direction: Direction::Higher,
+                summary: stats::summarize(samples).unwrap(),
+                samples: samples.to_vec(),
+                outliers: vec![false; samples.len()],
+            }],
+            latency_histogram: None,
+        }
+    }
+
+    fn run(id: i64, cpus: usize, cases: Vec<CaseRecord>) -> RunRecord {
+        RunRecord {
+            id,
+            started: String::new(),
+            finished: None,
+            sledge_version: "0".into(),
+            profile: "quick".into(),
+            command_line: String::new(),
+            status: RunStatus::Complete,
+            cpus: (0..cpus).collect(),
+            warnings: vec![],
+            host: Default::default(),
+            cases,
+        }
+    }
+
+    #[test]
+    fn all_cpu_cases_match_across_hosts_with_different_cpu_counts() {
+        let vm = run(
+            1,
+            2,
+            vec![
+                case("1", &[100.0, 101.0, 99.0]),
+                case("2", &[200.0, 202.0, 198.0]),
+            ],
+        );
+        let host = run(
+            2,
+            8,
+            vec![
+                case("1", &[120.0, 121.0, 119.0]),
+                case("8", &[800.0, 808.0, 792.0]),
+            ],
+        );
+        let cmp = compare_runs(&vm, &host);
+        assert!(cmp.unmatched.is_empty(), "{:?}", cmp.unmatched);
+        assert_eq!(cmp.cases.len(), 2);
+        assert_eq!(cmp.cases[1].params, "threads=all");
+        let all_cores = cmp.cases[1].metrics[0].comparison.as_ref().unwrap();
+        assert!((all_cores.ratio - 4.0).abs() < 1e-9);
+        assert_eq!(all_cores.verdict, Verdict::Faster);
+        assert_eq!(cmp.host_differences[0].0, "CPUs used");
+    }
+
+    #[test]
+    fn failed_and_missing_cases_are_listed_not_compared() {
+        let mut failed = case("1", &[1.0, 1.0]);
+        failed.error = Some("boom".into());
+        let a = run(1, 2, vec![failed, case("3", &[1.0, 1.0])]);
+        let b = run(2, 2, vec![case("1", &[1.0, 1.0])]);
+        let cmp = compare_runs(&a, &b);
+        assert!(cmp.cases.is_empty());
+        assert_eq!(cmp.unmatched.len(), 2);
+        assert!(cmp.unmatched[0].contains("failed in run 1"));
+        assert!(cmp.unmatched[1].contains("only in run 1"));
     }
 }

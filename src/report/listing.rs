@@ -9,7 +9,9 @@ use crate::probe::HostInfo;
 use crate::store::RunListing;
 use crate::suite::Profile;
 
-fn new_table(header: Vec<&str>) -> Table {
+/// A table in sledge's style: condensed UTF-8 borders, columns that fit
+/// the terminal.
+pub fn new_table(header: Vec<&str>) -> Table {
     let mut table = Table::new();
     table
         .load_style(UTF8_FULL_CONDENSED)

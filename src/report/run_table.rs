@@ -1,10 +1,10 @@
 //! The terminal table of one run: one row per metric, the case named on
 //! its first row.
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{Cell, CellAlignment, Table};
 
 use super::format;
+use super::listing::new_table;
 use crate::results::{CaseRecord, MetricRecord, RunRecord};
 
 /// Renders the run's header and its results table.
@@ -47,19 +47,15 @@ pub fn header(run: &RunRecord) -> String {
 
 /// The results table.
 pub fn table(run: &RunRecord) -> Table {
-    let mut table = Table::new();
-    table
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(vec![
-            "workload",
-            "parameters",
-            "metric",
-            "value ± 95% CI",
-            "n",
-            "unit",
-            "flags",
-        ]);
+    let mut table = new_table(vec![
+        "workload",
+        "parameters",
+        "metric",
+        "value ± 95% CI",
+        "n",
+        "unit",
+        "flags",
+    ]);
     for case in &run.cases {
         if case.metrics.is_empty() {
             table.add_row(vec![
@@ -115,19 +111,7 @@ pub fn flags(case: &CaseRecord, metric: &MetricRecord, first_row: bool) -> Strin
         ));
     }
     if first_row {
-        let mut kinds: Vec<&str> = case
-            .trials
-            .iter()
-            .flat_map(|t| t.health.flags.iter().map(|f| f.label()))
-            .collect();
-        kinds.sort_unstable();
-        kinds.dedup();
-        for kind in kinds {
-            let count = case
-                .trials
-                .iter()
-                .filter(|t| t.health.flags.iter().any(|f| f.label() == kind))
-                .count();
+        for (kind, count) in case.disturbances() {
             flags.push(format!("{kind} {count}/{}", case.trials.len()));
         }
         if case.error.is_some() {

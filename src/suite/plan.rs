@@ -77,8 +77,10 @@ pub fn plan(targets: &[String], overrides: &[String], cpus: usize) -> Result<Pla
 
     let mut override_map: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for text in overrides {
+        // A repeated parameter adds to the sweep: `-p threads=1 -p threads=2`
+        // is `threads=1,2`.
         let (name, values) = split_assignment(text)?;
-        override_map.insert(name, values);
+        override_map.entry(name).or_default().extend(values);
     }
     for name in override_map.keys() {
         let used = entries.iter().any(|(id, _)| {

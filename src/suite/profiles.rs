@@ -45,6 +45,26 @@ fn quick() -> Profile {
                 "memory.block",
                 &["oper=write,read", "threads=1,all", "time=0.5"],
             ),
+            entry("memory.stream", &["threads=1,all"]),
+            entry("memory.latency", &["size=16K,256K,8M,256M", "time=0.2"]),
+            entry(
+                "crypto.speed",
+                &[
+                    "algorithm=md5,sha256,sha512,aes-256-cbc,aes-128-gcm,aes-256-gcm,chacha20-poly1305",
+                    "block_size=16,8192",
+                    "copies=1,all",
+                    "time=0.1",
+                ],
+            ),
+            // About 20 s together: 1 B and the dynamic page at 1, 10, 100.
+            entry(
+                "http.static",
+                &["size=1", "concurrency=1,10,100", "requests=0", "time=0.5"],
+            ),
+            entry(
+                "http.dynamic",
+                &["concurrency=1,10,100", "requests=0", "time=0.5"],
+            ),
             // Storage: small files with direct I/O so the disk, not the
             // page cache, is measured; about 30 s in all.
             entry(
@@ -86,6 +106,20 @@ fn standard() -> Profile {
             entry("cpu.threads", &["threads=1,all"]),
             entry("cpu.mutex", &["threads=1,all"]),
             entry("memory.block", &["oper=write,read", "threads=1,all"]),
+            entry("memory.stream", &["threads=1,all"]),
+            entry(
+                "memory.latency",
+                &["size=16K,64K,256K,1M,4M,16M,64M,256M,1G"],
+            ),
+            entry(
+                "crypto.speed",
+                &[
+                    "algorithm=md5,sha256,sha512,aes-256-cbc,aes-128-gcm,aes-256-gcm,chacha20-poly1305",
+                    "block_size=16,64,256,1024,8192,16384",
+                    "copies=1,all",
+                    "time=1",
+                ],
+            ),
         ],
         methodology: Methodology::default(),
     }
@@ -95,7 +129,7 @@ fn standard() -> Profile {
 fn seeds() -> Profile {
     Profile {
         name: "seeds",
-        summary: "the reference articles' battery: sysbench cpu at max_prime 20000 on 1 thread, threads at 128 threads / 200 yields / 4 locks, fileio 5 GB rndrw, bonnie-style disk, dbench/tbench at 1..256 clients",
+        summary: "the reference articles' battery: sysbench cpu at max_prime 20000 on 1 thread, threads at 128 threads / 200 yields / 4 locks; ab, httperf and siege plans against the built-in HTTP server; openssl speed MD5/SHA-256/AES-256-CBC on 1 and all cores; 4 STREAM copies of 20 M elements; fileio 5 GB rndrw, bonnie-style disk, dbench/tbench at 1..256 clients",
         entries: vec![
             entry("cpu.primes", &["max_prime=20000", "threads=1", "time=10"]),
             // The article reported the total time of a fixed amount of work:
@@ -108,6 +142,72 @@ fn seeds() -> Profile {
                     "locks=4",
                     "events=10000",
                     "time=300",
+                ],
+            ),
+            // openssl speed's MD5, SHA-256 and AES-256-CBC at its default
+            // 3 s per size, on one core and then on all cores at once.
+            entry(
+                "crypto.speed",
+                &[
+                    "algorithm=md5,sha256,aes-256-cbc",
+                    "block_size=16,64,256,1024,8192",
+                    "copies=1,all",
+                    "time=3",
+                ],
+            ),
+            // Four STREAM processes side by side, 20 M elements, 100 passes.
+            entry(
+                "memory.stream",
+                &["copies=4", "threads=1", "array_size=20000000", "ntimes=100"],
+            ),
+            // The ab-style article: 100,000 requests at each concurrency for
+            // a 1 B file, a 10 MiB file and a database page; ab without -k
+            // opens a connection per request. `time` caps the slow cases.
+            entry(
+                "http.static",
+                &[
+                    "size=1,10M",
+                    "concurrency=1,10,100,200,500",
+                    "requests=100000",
+                    "keepalive=false",
+                    "time=60",
+                ],
+            ),
+            entry(
+                "http.dynamic",
+                &[
+                    "concurrency=1,10,100,200,500",
+                    "requests=100000",
+                    "keepalive=false",
+                    "time=60",
+                ],
+            ),
+            // httperf: 6 clients at 10 req/s each with a 1 s timeout. The
+            // article sent 10,000 requests per client (1,000 s); 1,000 per
+            // client keeps a trial at 100 s.
+            entry(
+                "http.static",
+                &[
+                    "size=1",
+                    "concurrency=6",
+                    "rate_per_client=10",
+                    "timeout=1",
+                    "keepalive=false",
+                    "requests=6000",
+                    "time=200",
+                ],
+            ),
+            // siege: 2 KB, 200 KB and 2 MB pages, 10 and 100 users, with a
+            // short random think time (realistic mode) and without
+            // (benchmark mode).
+            entry(
+                "http.static",
+                &[
+                    "size=2K,200K,2M",
+                    "concurrency=10,100",
+                    "think=0,0.5",
+                    "requests=0",
+                    "time=10",
                 ],
             ),
             // sysbench fileio as the article ran it: 5 GB in 128 files

@@ -3,6 +3,8 @@
 
 pub mod common;
 pub mod cpu;
+pub mod crypto;
+pub mod http;
 pub mod memory;
 pub mod storage;
 
@@ -15,6 +17,11 @@ pub fn all() -> Vec<&'static dyn Workload> {
         &cpu::threads::Threads,
         &cpu::mutex::Mutex,
         &memory::block::MemoryBlock,
+        &memory::stream::MemoryStream,
+        &memory::latency::MemoryLatency,
+        &crypto::speed::CryptoSpeed,
+        &http::static_page::StaticPage,
+        &http::dynamic_page::DynamicPage,
         &storage::fileio::FileIo,
         &storage::disk::Disk,
         &storage::fileserver::FileServer,

@@ -9,7 +9,6 @@
 //! the numbers agree with sysbench's; see `bench/cpu.sh`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Barrier, OnceLock};
 use std::time::{Duration, Instant};
 
 use anyhow::anyhow;
@@ -17,6 +16,7 @@ use hdrhistogram::Histogram;
 
 use super::rng::Xoroshiro128Plus;
 use super::sysbench_accounting::{SharedLogHistogram, SpinTimer};
+use super::workers::run_workers;
 use crate::engine::{CancelToken, Cancelled};
 
 /// Latency histograms record nanoseconds from 1 ns to one hour with three
@@ -51,8 +51,12 @@ pub struct EventLimits {
     pub threads: usize,
     /// Stop starting events after this long.
     pub time: Duration,
-    /// Stop after this many events in total (0: no limit).
+    /// Stop after this many events in total (0: no limit), like sysbench's
+    /// `--events`: one shared counter.
     pub max_events: u64,
+    /// Stop each thread after this many events (0: no limit), like
+    /// sysbench memory's per-thread share of `--memory-total-size`.
+    pub events_per_thread: u64,
 }
 
 /// What one run of the loop measured.
@@ -74,9 +78,8 @@ impl EventTotals {
 }
 
 /// Runs `limits.threads` threads; thread `i` calls the event function made
-/// by `make_event(i)` until a limit is reached or the user cancels. All
-/// threads start together behind a barrier; the clock starts as the
-/// barrier opens.
+/// by `make_event(i)` (untimed) until a limit is reached or the user
+/// cancels. All threads start together (see `workers`).
 pub fn run_events<F, E>(
     limits: &EventLimits,
     cancel: &CancelToken,
@@ -86,53 +89,34 @@ where
     F: Fn(usize) -> E + Sync,
     E: FnMut(),
 {
-    let barrier = Arc::new(Barrier::new(limits.threads + 1));
     let issued = AtomicU64::new(0);
     let shared_histogram =
         (limits.accounting == Accounting::Sysbench).then(SharedLogHistogram::default);
-    // The common start is taken just before the barrier opens, and every
-    // worker's deadline counts from it, so the total time covers all the
-    // work and a worker that woke late does not run past the others.
-    let start = OnceLock::new();
-    let results = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..limits.threads)
-            .map(|thread| {
-                let barrier = barrier.clone();
-                let issued = &issued;
-                let make_event = &make_event;
-                let start = &start;
-                let shared_histogram = shared_histogram.as_ref();
-                scope.spawn(move || {
-                    let mut event = make_event(thread);
-                    barrier.wait();
-                    let end = *start.get().expect("set before the barrier opens") + limits.time;
-                    match shared_histogram {
-                        Some(shared) => sysbench_worker(
-                            &mut event,
-                            end,
-                            limits.max_events,
-                            issued,
-                            cancel,
-                            shared,
-                            thread as u64,
-                        ),
-                        None => worker(&mut event, end, limits.max_events, issued, cancel),
-                    }
-                })
-            })
-            .collect();
-        start.get_or_init(Instant::now);
-        barrier.wait();
-        handles.into_iter().map(|h| h.join()).collect::<Vec<_>>()
-    });
-    let seconds = start.get().map_or(0.0, |s| s.elapsed().as_secs_f64());
+    let run = run_workers(
+        limits.threads,
+        |thread| (thread, make_event(thread)),
+        |(thread, mut event), start| {
+            let bounds = Bounds {
+                end: start + limits.time,
+                max_events: limits.max_events,
+                events_per_thread: limits.events_per_thread,
+                issued: &issued,
+                cancel,
+            };
+            worker(
+                &mut event,
+                &bounds,
+                shared_histogram.as_ref(),
+                thread as u64,
+            )
+        },
+    )?;
     if cancel.is_cancelled() {
         return Err(Cancelled.into());
     }
     let mut events = 0;
     let mut latency_ns = latency_histogram();
-    for result in results {
-        let (count, histogram) = result.map_err(|_| anyhow!("a worker thread panicked"))?;
+    for (count, histogram) in run.results {
         events += count;
         latency_ns
             .add(&histogram)
@@ -140,77 +124,71 @@ where
     }
     Ok(EventTotals {
         events,
-        seconds,
+        seconds: run.seconds,
         latency_ns,
     })
 }
 
-/// How many events pass between two looks at the cancel flag; the flag is
-/// an atomic load, cheap, but it need not be read for every 20 ns event.
-const CANCEL_CHECK_EVERY: u64 = 64;
-
-fn worker<E: FnMut()>(
-    event: &mut E,
+/// The limits one worker checks before each event.
+struct Bounds<'a> {
     end: Instant,
     max_events: u64,
-    issued: &AtomicU64,
-    cancel: &CancelToken,
-) -> (u64, Histogram<u64>) {
-    let mut histogram = latency_histogram();
-    let mut count: u64 = 0;
-    let mut now = Instant::now();
-    loop {
-        // The limit checks: time (the clock read that ended the previous
-        // event), then events.
-        if now >= end {
-            break;
-        }
-        if max_events > 0 && issued.fetch_add(1, Ordering::Relaxed) >= max_events {
-            break;
-        }
-        if count % CANCEL_CHECK_EVERY == 0 && cancel.is_cancelled() {
-            break;
-        }
-        let started = Instant::now();
-        event();
-        now = Instant::now();
-        let ns = now.duration_since(started).as_nanos() as u64;
-        histogram.saturating_record(ns.max(1));
-        count += 1;
-    }
-    (count, histogram)
+    events_per_thread: u64,
+    issued: &'a AtomicU64,
+    cancel: &'a CancelToken,
 }
 
-/// The same loop with sysbench's bookkeeping around each event: a
-/// spinlocked timer read at start and stop, and the shared log histogram.
-#[allow(clippy::too_many_arguments)]
-fn sysbench_worker<E: FnMut()>(
+/// One worker's loop. With `shared` (sysbench accounting) each event is
+/// wrapped as sysbench wraps it: its own clock read for the time check, a
+/// spinlocked timer at start and stop, and the shared log histogram.
+/// Without, the clock read that ends an event also serves the next time
+/// check. Either way the cancel flag (one relaxed load) is read before
+/// every event, so a cancellation takes effect within one event.
+fn worker<E: FnMut()>(
     event: &mut E,
-    end: Instant,
-    max_events: u64,
-    issued: &AtomicU64,
-    cancel: &CancelToken,
-    shared: &SharedLogHistogram,
+    bounds: &Bounds,
+    shared: Option<&SharedLogHistogram>,
     seed: u64,
 ) -> (u64, Histogram<u64>) {
     let mut histogram = latency_histogram();
     let timer = SpinTimer::default();
     let mut rng = Xoroshiro128Plus::seeded(seed ^ 0x5EED);
     let mut count: u64 = 0;
+    let mut now = Instant::now();
     loop {
-        if Instant::now() >= end {
+        if shared.is_some() {
+            now = Instant::now();
+        }
+        // The limit checks, in sysbench's order: time, then events.
+        if now >= bounds.end {
             break;
         }
-        if max_events > 0 && issued.fetch_add(1, Ordering::Relaxed) >= max_events {
+        if bounds.events_per_thread > 0 && count >= bounds.events_per_thread {
             break;
         }
-        if count % CANCEL_CHECK_EVERY == 0 && cancel.is_cancelled() {
+        if bounds.max_events > 0
+            && bounds.issued.fetch_add(1, Ordering::Relaxed) >= bounds.max_events
+        {
             break;
         }
-        let started = timer.start();
-        event();
-        let ns = timer.stop(started);
-        shared.update(ns as f64 / 1e6, &mut rng);
+        if bounds.cancel.is_cancelled() {
+            break;
+        }
+        let ns = match shared {
+            Some(shared) => {
+                let started = timer.start();
+                event();
+                let ns = timer.stop(started);
+                shared.update(ns as f64 / 1e6, &mut rng);
+                ns
+            }
+            None => {
+                let started = Instant::now();
+                event();
+                now = Instant::now();
+                now.duration_since(started).as_nanos() as u64
+            }
+        };
         histogram.saturating_record(ns.max(1));
         count += 1;
     }
@@ -246,6 +224,7 @@ mod tests {
             threads: 3,
             time: Duration::from_secs(30),
             max_events: 1000,
+            events_per_thread: 0,
         };
         let totals = run_events(&limits, &CancelToken::new(), |_| {
             || {
@@ -264,6 +243,7 @@ mod tests {
             threads: 2,
             time: Duration::from_millis(100),
             max_events: 0,
+            events_per_thread: 0,
         };
         let totals = run_events(&limits, &CancelToken::new(), |_| {
             || std::thread::sleep(Duration::from_millis(1))
@@ -286,8 +266,48 @@ mod tests {
             threads: 1,
             time: Duration::from_secs(30),
             max_events: 0,
+            events_per_thread: 0,
         };
         let err = run_events(&limits, &cancel, |_| || {}).unwrap_err();
         assert!(err.is::<Cancelled>());
+    }
+
+    #[test]
+    fn a_cancellation_mid_trial_ends_it_within_an_event() {
+        let cancel = CancelToken::new();
+        let limits = EventLimits {
+            accounting: Accounting::Sysbench,
+            threads: 2,
+            time: Duration::from_secs(60),
+            max_events: 0,
+            events_per_thread: 0,
+        };
+        let started = Instant::now();
+        let result = std::thread::scope(|s| {
+            let canceller = cancel.clone();
+            s.spawn(move || {
+                std::thread::sleep(Duration::from_millis(50));
+                canceller.cancel();
+            });
+            run_events(&limits, &cancel, |_| {
+                || std::thread::sleep(Duration::from_millis(1))
+            })
+        });
+        assert!(result.unwrap_err().is::<Cancelled>());
+        // Far below the 60 s time limit: the loop saw the flag.
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn per_thread_event_quotas_are_exact() {
+        let limits = EventLimits {
+            accounting: Accounting::Lean,
+            threads: 3,
+            time: Duration::from_secs(30),
+            max_events: 0,
+            events_per_thread: 7,
+        };
+        let totals = run_events(&limits, &CancelToken::new(), |_| || {}).unwrap();
+        assert_eq!(totals.events, 21);
     }
 }

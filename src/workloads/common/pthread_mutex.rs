@@ -28,26 +28,35 @@ impl Default for PthreadMutex {
 }
 
 impl PthreadMutex {
-    /// Locks, blocking until the mutex is free.
+    /// Locks, blocking until the mutex is free; the guard unlocks when
+    /// dropped, so an unlock always pairs with this thread's own lock.
     #[inline]
-    pub fn lock(&self) {
+    pub fn lock(&self) -> PthreadGuard<'_> {
         // SAFETY: the mutex is initialised and lives as long as `self`.
         let rc = unsafe { libc::pthread_mutex_lock(self.inner.get()) };
         debug_assert_eq!(rc, 0);
+        PthreadGuard { mutex: self }
     }
+}
 
-    /// Unlocks; must follow a `lock` by the same thread.
+/// Holds a [`PthreadMutex`]; unlocks it when dropped.
+pub struct PthreadGuard<'a> {
+    mutex: &'a PthreadMutex,
+}
+
+impl Drop for PthreadGuard<'_> {
     #[inline]
-    pub fn unlock(&self) {
-        // SAFETY: as above; callers pair every unlock with their own lock.
-        let rc = unsafe { libc::pthread_mutex_unlock(self.inner.get()) };
+    fn drop(&mut self) {
+        // SAFETY: this guard's thread locked the mutex in `lock`.
+        let rc = unsafe { libc::pthread_mutex_unlock(self.mutex.inner.get()) };
         debug_assert_eq!(rc, 0);
     }
 }
 
 impl Drop for PthreadMutex {
     fn drop(&mut self) {
-        // SAFETY: no thread holds the mutex once its owner is dropped.
+        // SAFETY: `&mut self` means no guard (which borrows the mutex) is
+        // alive, so the mutex is unlocked.
         unsafe {
             libc::pthread_mutex_destroy(self.inner.get());
         }
@@ -78,10 +87,9 @@ mod tests {
                 let done = done.clone();
                 std::thread::spawn(move || {
                     for _ in 0..10_000 {
-                        shared.lock.lock();
+                        let _held = shared.lock.lock();
                         // SAFETY: guarded by the lock.
                         unsafe { *shared.value.get() += 1 };
-                        shared.lock.unlock();
                     }
                     done.fetch_add(1, Ordering::SeqCst);
                 })

@@ -34,8 +34,10 @@ impl Xoroshiro128Plus {
         let mut s1 = self.s1;
         let result = s0.wrapping_add(s1);
         s1 ^= s0;
-        self.s0 = s0.rotate_left(24) ^ s1 ^ (s1 << 16);
-        self.s1 = s1.rotate_left(37);
+        // The original (2016) constants a=55, b=14, c=36, which sysbench
+        // 1.0.20 uses, not the 2018 revision's 24, 16, 37.
+        self.s0 = s0.rotate_left(55) ^ s1 ^ (s1 << 14);
+        self.s1 = s1.rotate_left(36);
         result
     }
 

@@ -6,7 +6,8 @@
 //! those divisions is what the test measures.
 
 use crate::engine::{
-    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput, Workload,
+    CancelToken, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput,
+    Workload,
 };
 use crate::workloads::common::event_loop::{Accounting, EventLimits, latency_metrics, run_events};
 use crate::workloads::common::params;
@@ -31,7 +32,7 @@ impl Workload for Primes {
                 help: "check numbers below this (sysbench's --cpu-max-prime)",
                 kind: ParamKind::Int {
                     min: 3,
-                    max: 1 << 40,
+                    max: u32::MAX as u64,
                 },
                 default: "10000",
             },
@@ -48,6 +49,7 @@ impl Workload for Primes {
                 threads: p.u64("threads") as usize,
                 time: params::trial_time(p),
                 max_events: p.u64("events"),
+                events_per_thread: 0,
             },
         }))
     }
@@ -61,9 +63,10 @@ struct PrimesCase {
 impl Case for PrimesCase {
     fn trial(&mut self, ctx: &TrialContext) -> anyhow::Result<TrialOutput> {
         let max_prime = self.max_prime;
-        let totals = run_events(&self.limits, &ctx.cancel, |_| {
+        let cancel = &ctx.cancel;
+        let totals = run_events(&self.limits, cancel, |_| {
             move || {
-                std::hint::black_box(count_primes(std::hint::black_box(max_prime)));
+                std::hint::black_box(count_primes(std::hint::black_box(max_prime), cancel));
             }
         })?;
         let mut metrics = vec![
@@ -78,18 +81,26 @@ impl Case for PrimesCase {
     }
 }
 
+/// How many candidates pass between two looks at the cancel flag: with a
+/// large `max_prime` one event can take seconds.
+const CANCEL_CHECK_MASK: u64 = 0xFFFF;
+
 /// Counts the primes below `max_prime` with sysbench's loop. sysbench
 /// starts at 3 and so never counts 2; we add it back so the count is the
-/// true one (1229 below 10000), which the tests check.
+/// true one (1229 below 10000), which the tests check. A cancellation ends
+/// the count early (the event is then discarded with the trial).
 #[inline(never)]
-pub fn count_primes(max_prime: u64) -> u64 {
+pub fn count_primes(max_prime: u64, cancel: &CancelToken) -> u64 {
     let mut n: u64 = 0;
     let mut c: u64 = 3;
     while c < max_prime {
+        if c & CANCEL_CHECK_MASK == 0 && cancel.is_cancelled() {
+            break;
+        }
         let t = (c as f64).sqrt();
         let mut l: u64 = 2;
         while (l as f64) <= t {
-            if c % l == 0 {
+            if c.is_multiple_of(l) {
                 break;
             }
             l += 1;
@@ -108,8 +119,11 @@ mod tests {
 
     #[test]
     fn counts_the_primes_below_ten_thousand() {
-        assert_eq!(count_primes(10_000), 1229);
-        assert_eq!(count_primes(100), 25);
-        assert_eq!(count_primes(3), 1);
+        let cancel = CancelToken::new();
+        assert_eq!(count_primes(10_000, &cancel), 1229);
+        assert_eq!(count_primes(100, &cancel), 25);
+        assert_eq!(count_primes(3, &cancel), 1);
+        // Large enough to cross a cancellation check.
+        assert_eq!(count_primes(200_000, &cancel), 17_984);
     }
 }

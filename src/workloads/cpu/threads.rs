@@ -62,10 +62,14 @@ impl Workload for Threads {
                 threads: p.u64("threads") as usize,
                 time: params::trial_time(p),
                 max_events: p.u64("events"),
+                events_per_thread: 0,
             },
         }))
     }
 }
+
+/// Yields between two looks at the cancel flag.
+const CANCEL_CHECK_EVERY: u64 = 64;
 
 struct ThreadsCase {
     yields: u64,
@@ -78,16 +82,21 @@ impl Case for ThreadsCase {
         let next_lock = AtomicU64::new(0);
         let locks = &self.locks;
         let yields = self.yields;
-        let totals = run_events(&self.limits, &ctx.cancel, |_| {
+        let cancel = &ctx.cancel;
+        let totals = run_events(&self.limits, cancel, |_| {
             let next_lock = &next_lock;
             move || {
                 let k = next_lock.fetch_add(1, Ordering::Relaxed) % locks.len() as u64;
                 let lock = &locks[k as usize];
-                for _ in 0..yields {
-                    lock.lock();
+                for i in 0..yields {
+                    // With many threads one event can take long: look at
+                    // the cancel flag now and then.
+                    if i % CANCEL_CHECK_EVERY == 0 && cancel.is_cancelled() {
+                        return;
+                    }
+                    let _held = lock.lock();
                     // SAFETY: sched_yield has no preconditions.
                     unsafe { libc::sched_yield() };
-                    lock.unlock();
                 }
             }
         })?;

@@ -8,9 +8,11 @@
 //! `memory.stream` measures DRAM bandwidth.
 
 use std::alloc::{Layout, alloc_zeroed, dealloc};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::bail;
 
+use crate::engine::params::format_size;
 use crate::engine::{
     Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput, Workload,
 };
@@ -93,13 +95,23 @@ impl Workload for MemoryBlock {
         let buffers = if scope_local { threads } else { 1 };
         let needed = (block_size as u64).saturating_mul(buffers as u64);
         if env.memory_bytes > 0 && needed > env.memory_bytes / 2 {
+            let largest = prev_power_of_two(env.memory_bytes / 2 / buffers as u64);
             bail!(
-                "memory.block: {buffers} block(s) of {} need {needed} bytes, more than half of this host's memory ({} bytes); use a smaller block_size",
-                crate::engine::params::format_size(block_size as u64),
-                env.memory_bytes
+                "memory.block: {buffers} block(s) of {} need more than half of this host's memory; the largest block_size allowed here is {}",
+                format_size(block_size as u64),
+                format_size(largest)
             );
         }
+        // As sysbench: each thread does its own share of total_size.
         let total_size = p.u64("total_size");
+        let events_per_thread = total_size / block_size as u64 / threads as u64;
+        if total_size > 0 && events_per_thread == 0 {
+            bail!(
+                "memory.block: total_size={} gives no block to each of {threads} threads; use 0 (no limit) or at least {}",
+                format_size(total_size),
+                format_size(block_size as u64 * threads as u64)
+            );
+        }
         Ok(Box::new(BlockCase {
             block_size,
             write: p.str("oper") == "write",
@@ -114,9 +126,9 @@ impl Workload for MemoryBlock {
                 },
                 threads,
                 time: params::trial_time(p),
-                max_events: total_size / block_size as u64,
+                max_events: 0,
+                events_per_thread,
             },
-            unlimited: total_size == 0,
         }))
     }
 }
@@ -128,7 +140,6 @@ struct BlockCase {
     scope_local: bool,
     buffers: Vec<AlignedBlock>,
     limits: EventLimits,
-    unlimited: bool,
 }
 
 impl Case for BlockCase {
@@ -145,25 +156,16 @@ impl Case for BlockCase {
     }
 
     fn trial(&mut self, ctx: &TrialContext) -> anyhow::Result<TrialOutput> {
-        let mut limits = self.limits.clone();
-        if self.unlimited {
-            limits.max_events = 0;
-        }
         let (write, random) = (self.write, self.random);
         let buffers = &self.buffers;
-        let totals = run_events(&limits, &ctx.cancel, |thread| {
-            let block = &buffers[thread % buffers.len()];
-            let words = block.words;
-            let base = block.ptr as usize;
+        let totals = run_events(&self.limits, &ctx.cancel, |thread| {
+            let words = buffers[thread % buffers.len()].words();
             let mut rng = Xoroshiro128Plus::seeded(thread as u64 + 1);
-            move || {
-                let ptr = base as *mut usize;
-                match (write, random) {
-                    (true, false) => seq_write(ptr, words),
-                    (false, false) => seq_read(ptr, words),
-                    (true, true) => rnd_write(ptr, words, &mut rng),
-                    (false, true) => rnd_read(ptr, words, &mut rng),
-                }
+            move || match (write, random) {
+                (true, false) => seq_write(words),
+                (false, false) => seq_read(words),
+                (true, true) => rnd_write(words, &mut rng),
+                (false, true) => rnd_read(words, &mut rng),
             }
         })?;
         let bytes = totals.events as f64 * self.block_size as f64;
@@ -184,53 +186,63 @@ impl Case for BlockCase {
     }
 }
 
-// The four event kinds. Volatile accesses keep every load and store, one
-// native word at a time, as sysbench's ck_pr_load_64/ck_pr_store_64 do.
+// The four event kinds. Each word is accessed once with a relaxed atomic
+// load or store: like sysbench's ck_pr_load_64 / ck_pr_store_64 this is one
+// plain native-word move that the compiler may neither merge, vectorise
+// nor drop, and it keeps the concurrent accesses of scope=global defined.
 
 #[inline(always)]
-fn seq_write(ptr: *mut usize, words: usize) {
-    for i in 0..words {
-        // SAFETY: i < words, the block's length in words.
-        unsafe { ptr.add(i).write_volatile(words - i) };
+fn seq_write(words: &[AtomicUsize]) {
+    let n = words.len();
+    for (i, word) in words.iter().enumerate() {
+        word.store(n - i, Ordering::Relaxed);
     }
 }
 
 #[inline(always)]
-fn seq_read(ptr: *mut usize, words: usize) {
-    for i in 0..words {
-        // SAFETY: as above.
-        unsafe { ptr.add(i).read_volatile() };
+fn seq_read(words: &[AtomicUsize]) {
+    for word in words {
+        word.load(Ordering::Relaxed);
     }
 }
 
 #[inline(always)]
-fn rnd_write(ptr: *mut usize, words: usize, rng: &mut Xoroshiro128Plus) {
-    for i in 0..words {
-        let offset = rng.below(words as u64) as usize;
-        // SAFETY: offset < words.
-        unsafe { ptr.add(offset).write_volatile(i) };
+fn rnd_write(words: &[AtomicUsize], rng: &mut Xoroshiro128Plus) {
+    let n = words.len() as u64;
+    for i in 0..words.len() {
+        let offset = rng.below(n) as usize;
+        words[offset].store(i, Ordering::Relaxed);
     }
 }
 
 #[inline(always)]
-fn rnd_read(ptr: *mut usize, words: usize, rng: &mut Xoroshiro128Plus) {
-    for _ in 0..words {
-        let offset = rng.below(words as u64) as usize;
-        // SAFETY: offset < words.
-        unsafe { ptr.add(offset).read_volatile() };
+fn rnd_read(words: &[AtomicUsize], rng: &mut Xoroshiro128Plus) {
+    let n = words.len() as u64;
+    for _ in 0..words.len() {
+        let offset = rng.below(n) as usize;
+        words[offset].load(Ordering::Relaxed);
     }
 }
 
-/// A zeroed, page-aligned block that threads may read and write at once
-/// (racing word writes are the point of scope=global, as in sysbench).
+/// The largest power of two not above `n` (at least one word).
+fn prev_power_of_two(n: u64) -> u64 {
+    if n < WORD as u64 {
+        WORD as u64
+    } else {
+        1 << (63 - n.leading_zeros())
+    }
+}
+
+/// A zeroed, page-aligned block of native words that threads may read and
+/// write at once (racing word writes are the point of scope=global, as in
+/// sysbench).
 struct AlignedBlock {
-    ptr: *mut u8,
-    words: usize,
+    ptr: *mut AtomicUsize,
+    len: usize,
     layout: Layout,
 }
 
-// SAFETY: the block is plain memory; concurrent volatile word accesses are
-// what the workload measures and never form references.
+// SAFETY: the block is only ever accessed through `&[AtomicUsize]`.
 unsafe impl Send for AlignedBlock {}
 unsafe impl Sync for AlignedBlock {}
 
@@ -238,22 +250,29 @@ impl AlignedBlock {
     fn new(bytes: usize) -> anyhow::Result<Self> {
         let layout = Layout::from_size_align(bytes, PAGE.max(WORD))?;
         // SAFETY: the layout has a non-zero size (block_size >= 8).
-        let ptr = unsafe { alloc_zeroed(layout) };
+        let ptr = unsafe { alloc_zeroed(layout) } as *mut AtomicUsize;
         if ptr.is_null() {
             bail!("could not allocate a memory block of {bytes} bytes");
         }
         Ok(AlignedBlock {
             ptr,
-            words: bytes / WORD,
+            len: bytes / WORD,
             layout,
         })
+    }
+
+    /// The block as words.
+    fn words(&self) -> &[AtomicUsize] {
+        // SAFETY: `ptr` points to `len` zero-initialised, aligned words
+        // (zero is a valid AtomicUsize) that live as long as `self`.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 }
 
 impl Drop for AlignedBlock {
     fn drop(&mut self) {
         // SAFETY: allocated in `new` with this layout.
-        unsafe { dealloc(self.ptr, self.layout) };
+        unsafe { dealloc(self.ptr as *mut u8, self.layout) };
     }
 }
 
@@ -261,11 +280,19 @@ impl Drop for AlignedBlock {
 mod tests {
     use super::*;
 
+    fn values(block: &AlignedBlock) -> Vec<usize> {
+        block
+            .words()
+            .iter()
+            .map(|w| w.load(Ordering::Relaxed))
+            .collect()
+    }
+
     #[test]
     fn sequential_write_fills_every_word() {
         let block = AlignedBlock::new(1024).unwrap();
-        seq_write(block.ptr as *mut usize, block.words);
-        let words = unsafe { std::slice::from_raw_parts(block.ptr as *const usize, block.words) };
+        seq_write(block.words());
+        let words = values(&block);
         assert_eq!(words.len(), 128);
         assert_eq!(words[0], 128);
         assert_eq!(words[127], 1);
@@ -274,15 +301,22 @@ mod tests {
 
     #[test]
     fn random_write_stays_inside_the_block() {
-        // A block of 64 words inside a larger, zeroed allocation: random
-        // writes must never touch the guard words after it.
+        // Random writes over the first 64 words must never touch the words
+        // after them.
         let block = AlignedBlock::new(1024).unwrap();
         let mut rng = Xoroshiro128Plus::seeded(3);
         for _ in 0..100 {
-            rnd_write(block.ptr as *mut usize, 64, &mut rng);
+            rnd_write(&block.words()[..64], &mut rng);
         }
-        let words = unsafe { std::slice::from_raw_parts(block.ptr as *const usize, block.words) };
+        let words = values(&block);
         assert!(words[64..].iter().all(|&w| w == 0));
         assert!(words[..64].iter().filter(|&&w| w != 0).count() > 32);
+    }
+
+    #[test]
+    fn powers_of_two_round_down() {
+        assert_eq!(prev_power_of_two(1000), 512);
+        assert_eq!(prev_power_of_two(1024), 1024);
+        assert_eq!(prev_power_of_two(3), 8);
     }
 }

@@ -158,7 +158,7 @@ impl Workload for FileIo {
             );
         }
         let direct = p.bool("direct");
-        if direct && block_size % DIRECT_IO_GRANULE != 0 {
+        if direct && !block_size.is_multiple_of(DIRECT_IO_GRANULE) {
             bail!(
                 "fileio: direct I/O needs block_size to be a multiple of {DIRECT_IO_GRANULE} bytes (got {block_size})"
             );

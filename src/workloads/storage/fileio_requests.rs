@@ -138,7 +138,11 @@ impl Generator {
         // sequential modes, and before any request in the random ones;
         // either way only once something is dirty.
         let may_fsync = !l.mode.sequential() || write;
-        if l.fsync_freq != 0 && self.dirty && may_fsync && self.requests % l.fsync_freq == 0 {
+        if l.fsync_freq != 0
+            && self.dirty
+            && may_fsync
+            && self.requests.is_multiple_of(l.fsync_freq)
+        {
             let file = self.fsynced_file;
             self.fsynced_file += 1;
             if self.fsynced_file == l.num_files {

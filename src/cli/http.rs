@@ -1,0 +1,232 @@
+//! `sledge http`: ad-hoc load against any HTTP/1.1 server, like wrk or ab,
+//! and `--serve` to run the built-in server on its own.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::output::{ExitStatus, UsageError, print};
+use crate::engine::params::parse_seconds;
+use crate::engine::{CancelToken, Cancelled, affinity};
+use crate::http::{self, LoadConfig, LoadReport, Model, Rate, ServerConfig};
+
+/// Options of `sledge http`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Results are printed, not stored (use the http.static and http.dynamic \
+workloads with `sledge run` for stored, repeated trials).
+
+Examples:
+  sledge http -c 50 -d 10 http://127.0.0.1:8080/
+  sledge http -c 6 --rate-per-client 10 --timeout 1 -n 60000 http://127.0.0.1/
+  sledge http --serve 127.0.0.1:8080     (then GET /static/1, /static/10485760, /dynamic)")]
+pub struct HttpArgs {
+    /// URLs to request, in turn (same host and port). Only http://.
+    #[arg(value_name = "URL", required_unless_present = "serve")]
+    urls: Vec<String>,
+    /// Concurrent connections (clients).
+    #[arg(short = 'c', long, default_value_t = 10)]
+    connections: usize,
+    /// Generator threads [default: one per CPU, at most one per connection];
+    /// with --serve, server event loops [default: 1].
+    #[arg(short = 't', long)]
+    threads: Option<usize>,
+    /// How long to run, in seconds (or 500ms, 2m) [default: 10 unless -n is given].
+    #[arg(short = 'd', long, value_parser = seconds)]
+    duration: Option<f64>,
+    /// Stop after this many requests.
+    #[arg(short = 'n', long)]
+    requests: Option<u64>,
+    /// Open a new connection for every request.
+    #[arg(long)]
+    no_keepalive: bool,
+    /// Closed loop: think time between a connection's requests, uniformly
+    /// random up to this many seconds (siege's realistic mode).
+    #[arg(long, value_parser = seconds)]
+    think: Option<f64>,
+    /// Open loop: requests per second in total; latency counts from when
+    /// each request was due.
+    #[arg(long, conflicts_with = "rate_per_client")]
+    rate: Option<f64>,
+    /// Open loop: requests per second per connection (httperf's clients).
+    #[arg(long)]
+    rate_per_client: Option<f64>,
+    /// A request without a complete response after this many seconds is a
+    /// timeout error.
+    #[arg(long, value_parser = seconds)]
+    timeout: Option<f64>,
+    /// Print the results as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Run the built-in server on ADDR (e.g. 127.0.0.1:8080) until Ctrl-C
+    /// instead of generating load.
+    #[arg(long, value_name = "ADDR", conflicts_with = "urls")]
+    serve: Option<SocketAddr>,
+    /// Server model with --serve: async (event loops) or threads (one per
+    /// connection).
+    #[arg(long, default_value = "async", value_parser = ["async", "threads"])]
+    model: String,
+}
+
+fn seconds(text: &str) -> Result<f64, String> {
+    parse_seconds(text).ok_or_else(|| format!("`{text}` is not a duration (e.g. 10, 500ms, 2m)"))
+}
+
+/// Runs the load (or the server) and prints what it measured.
+pub fn execute(args: HttpArgs) -> anyhow::Result<ExitStatus> {
+    let cancel = CancelToken::new();
+    {
+        let cancel = cancel.clone();
+        // Another handler may already be installed (tests); then Ctrl-C
+        // simply ends the process.
+        let _ = ctrlc::set_handler(move || cancel.cancel());
+    }
+    if let Some(addr) = args.serve {
+        return serve(addr, &args, &cancel);
+    }
+    let targets = http::parse_targets(&args.urls).map_err(|e| UsageError(e.to_string()))?;
+    let cpus = affinity::allowed_cpus()?.len();
+    let threads = args
+        .threads
+        .unwrap_or(cpus)
+        .clamp(1, args.connections.max(1));
+    let rate = match (args.rate, args.rate_per_client) {
+        (Some(r), _) => Some(Rate::Total(r)),
+        (None, Some(r)) => Some(Rate::PerConnection(r)),
+        (None, None) => None,
+    };
+    let duration = match (args.duration, args.requests) {
+        (None, None) => Some(10.0),
+        (d, _) => d,
+    };
+    let config = LoadConfig {
+        threads,
+        keep_alive: !args.no_keepalive,
+        think: Duration::from_secs_f64(args.think.unwrap_or(0.0)),
+        rate,
+        timeout: args.timeout.map(Duration::from_secs_f64),
+        duration: duration.map(Duration::from_secs_f64),
+        requests: args.requests,
+        ..LoadConfig::closed(targets, args.connections)
+    };
+    config
+        .validate()
+        .map_err(|e| UsageError(format!("{e:#}")))?;
+    let report = match http::run(&config, &cancel) {
+        Err(e) if e.is::<Cancelled>() => return Ok(ExitStatus::Interrupted),
+        other => other?,
+    };
+    let peak_rss = peak_rss_bytes();
+    if args.json {
+        let mut value = serde_json::to_value(&report)?;
+        value["urls"] = serde_json::json!(args.urls);
+        value["peak_rss_bytes"] = serde_json::json!(peak_rss);
+        print(&(serde_json::to_string_pretty(&value)? + "\n"))?;
+    } else {
+        print(&format_report(&args.urls, &report, peak_rss))?;
+    }
+    Ok(ExitStatus::Success)
+}
+
+fn serve(addr: SocketAddr, args: &HttpArgs, cancel: &CancelToken) -> anyhow::Result<ExitStatus> {
+    let config = ServerConfig {
+        addr,
+        model: Model::parse(&args.model).expect("clap checked the model"),
+        threads: args.threads.unwrap_or(1),
+        ..ServerConfig::loopback()
+    };
+    http::limits::ensure_open_files(4096).ok();
+    let mut server = http::Server::start(&config)?;
+    eprintln!(
+        "serving on http://{} (paths /static/1, /static/2048, /static/204800, /static/2097152, /static/10485760, /dynamic); Ctrl-C stops",
+        server.addr()
+    );
+    while !cancel.is_cancelled() {
+        std::thread::sleep(Duration::from_millis(100));
+        if let Some(failure) = server.failure() {
+            anyhow::bail!("the server failed: {failure}");
+        }
+    }
+    server.stop()?;
+    Ok(ExitStatus::Interrupted)
+}
+
+/// The process's peak resident set (VmHWM), bytes.
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+fn format_report(urls: &[String], r: &LoadReport, peak_rss: Option<u64>) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(s, "{} URL(s): {}", urls.len(), urls.join(" "));
+    let _ = writeln!(
+        s,
+        "{} loop, {} connection(s), {} thread(s), keep-alive {}",
+        r.mode,
+        r.connections,
+        r.threads,
+        if r.keep_alive { "on" } else { "off" }
+    );
+    let _ = writeln!(
+        s,
+        "{} responses in {:.3} s ({} sent), {:.1} MiB read",
+        r.responses,
+        r.seconds,
+        r.sent,
+        r.bytes as f64 / 1048576.0
+    );
+    let _ = writeln!(s, "  requests/s    {:>12.1}", r.requests_per_sec);
+    let _ = writeln!(
+        s,
+        "  transfer      {:>12.2} MiB/s",
+        r.bytes_per_sec / 1048576.0
+    );
+    if let Some(requested) = r.requested_rate {
+        let _ = writeln!(
+            s,
+            "  rate          {:>12.1} requested, {:.1} achieved (req/s); {} late, {} dropped",
+            requested, r.achieved_rate, r.late, r.dropped
+        );
+    }
+    let _ = writeln!(
+        s,
+        "  {:<12}{:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "(ms)", "mean", "p50", "p90", "p99", "p99.9", "max", "n"
+    );
+    let mut row = |name: &str, l: &http::LatencySummary| {
+        let _ = writeln!(
+            s,
+            "  {:<12}{:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>10}",
+            name, l.mean_ms, l.p50_ms, l.p90_ms, l.p99_ms, l.p99_9_ms, l.max_ms, l.count
+        );
+    };
+    if let Some(sent) = &r.latency_from_send {
+        row("latency/due", &r.latency);
+        row("latency/sent", sent);
+    } else {
+        row("latency", &r.latency);
+    }
+    row("connect", &r.connect);
+    let e = &r.errors;
+    let _ = writeln!(
+        s,
+        "  errors        {:>12} (refused {}, reset {}, timeout {}, protocol {}, other {}, 4xx {}, 5xx {})",
+        e.total(),
+        e.refused,
+        e.reset,
+        e.timeout,
+        e.protocol,
+        e.other,
+        e.status_4xx,
+        e.status_5xx
+    );
+    if let Some(rss) = peak_rss {
+        let _ = writeln!(s, "  peak RSS      {:>12.1} MiB", rss as f64 / 1048576.0);
+    }
+    s
+}

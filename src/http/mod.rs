@@ -1,0 +1,27 @@
+//! HTTP/1.1 load generation and the built-in server that workloads measure.
+//!
+//! This is a library layer below the workloads: `sledge http URL` drives the
+//! generator against any server, and the `http.*` workloads run it against
+//! the built-in server on loopback. Both sides are hand-rolled on epoll
+//! (mio) because the generator must cost less CPU per request than wrk and
+//! the server less than nginx, or the tool measures itself.
+
+pub mod limits;
+pub mod load;
+pub mod response;
+pub mod server;
+pub mod tally;
+pub mod url;
+mod worker;
+
+pub use load::{LoadConfig, LoadReport, Rate, run};
+pub use server::{Model, Server, ServerConfig};
+pub use tally::{ErrorCounts, LatencySummary};
+pub use url::{Target, parse_target, parse_targets};
+pub use worker::Pacing;
+
+/// A latency histogram with the bounds every workload uses, so that the
+/// generator's histograms merge with the engine's.
+pub(crate) fn histogram() -> hdrhistogram::Histogram<u64> {
+    crate::workloads::common::event_loop::latency_histogram()
+}

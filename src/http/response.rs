@@ -1,0 +1,410 @@
+//! A minimal, streaming HTTP/1.1 response parser for the generator.
+//!
+//! The generator only needs to know where a response ends and what its
+//! status was, so this parser reads the status line and the three headers
+//! that decide framing (Content-Length, Transfer-Encoding, Connection) and
+//! skips bodies without copying them. A response usually arrives in one
+//! read and is parsed in place; only a head split over reads is buffered.
+
+use memchr::memmem;
+use thiserror::Error;
+
+/// Longest response head accepted; more is a protocol error.
+const MAX_HEAD: usize = 64 * 1024;
+
+/// A response the parser cannot follow.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum ParseError {
+    #[error("the response head is longer than {MAX_HEAD} bytes")]
+    HeadTooLong,
+    #[error("malformed status line")]
+    StatusLine,
+    #[error("malformed Content-Length")]
+    ContentLength,
+    #[error("malformed chunk")]
+    Chunk,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Head,
+    Body { remaining: u64 },
+    Chunked(Chunk),
+    UntilClose,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Chunk {
+    /// Hex digits of a chunk size.
+    Size { value: u64, digits: u8 },
+    /// Chunk extensions, up to the LF.
+    Extension { value: u64 },
+    /// Chunk data still to skip.
+    Data { remaining: u64 },
+    /// The CRLF after a chunk's data.
+    DataEnd { seen_cr: bool },
+    /// Trailer lines after the last chunk; `line_len` of the current one.
+    Trailer { line_len: usize },
+}
+
+/// Parses the responses of one connection, one after another.
+#[derive(Debug)]
+pub struct ResponseParser {
+    state: State,
+    head: Vec<u8>,
+    status: u16,
+    close: bool,
+    started: bool,
+}
+
+impl Default for ResponseParser {
+    fn default() -> Self {
+        ResponseParser {
+            state: State::Head,
+            head: Vec::new(),
+            status: 0,
+            close: false,
+            started: false,
+        }
+    }
+}
+
+impl ResponseParser {
+    /// Status code of the response parsed last (valid once its head is in).
+    pub fn status(&self) -> u16 {
+        self.status
+    }
+
+    /// Whether the server will close the connection after this response.
+    pub fn close_after(&self) -> bool {
+        self.close
+    }
+
+    /// Whether any byte of the current response has arrived.
+    pub fn started(&self) -> bool {
+        self.started
+    }
+
+    /// Forgets a partial response (after an error on the connection).
+    pub fn reset(&mut self) {
+        self.state = State::Head;
+        self.head.clear();
+        self.started = false;
+    }
+
+    /// Feeds bytes read from the connection. Returns `Some(n)` when the
+    /// response ended after `n` bytes of `buf`, `None` when all of `buf`
+    /// was consumed and more is needed.
+    pub fn feed(&mut self, buf: &[u8]) -> Result<Option<usize>, ParseError> {
+        if !buf.is_empty() {
+            self.started = true;
+        }
+        let mut pos = 0;
+        if self.state == State::Head {
+            match self.feed_head(buf)? {
+                Some(used) => pos = used,
+                None => return Ok(None),
+            }
+        }
+        match self.feed_body(&buf[pos..])? {
+            Some(used) => {
+                self.state = State::Head;
+                self.started = false;
+                Ok(Some(pos + used))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// The connection was closed by the server: true when that ended the
+    /// current response (a body delimited by the close).
+    pub fn finish_on_close(&mut self) -> bool {
+        if self.state == State::UntilClose {
+            self.state = State::Head;
+            self.started = false;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Consumes head bytes; returns how many of `buf` belonged to the head
+    /// once it is complete.
+    fn feed_head(&mut self, buf: &[u8]) -> Result<Option<usize>, ParseError> {
+        if self.head.is_empty() {
+            if let Some(i) = memmem::find(buf, b"\r\n\r\n") {
+                self.parse_head_at(buf, i + 4)?;
+                return Ok(Some(i + 4));
+            }
+            if buf.len() > MAX_HEAD {
+                return Err(ParseError::HeadTooLong);
+            }
+            self.head.extend_from_slice(buf);
+            return Ok(None);
+        }
+        let old = self.head.len();
+        self.head.extend_from_slice(buf);
+        let from = old.saturating_sub(3);
+        match memmem::find(&self.head[from..], b"\r\n\r\n") {
+            Some(i) => {
+                let end = from + i + 4;
+                let head = std::mem::take(&mut self.head);
+                let result = self.parse_head_at(&head, end);
+                self.head = head;
+                self.head.clear();
+                result?;
+                Ok(Some(end - old))
+            }
+            None if self.head.len() > MAX_HEAD => Err(ParseError::HeadTooLong),
+            None => Ok(None),
+        }
+    }
+
+    /// Parses the head `buf[..end]` (ending in CRLF CRLF) and sets the body
+    /// state.
+    fn parse_head_at(&mut self, buf: &[u8], end: usize) -> Result<(), ParseError> {
+        let head = &buf[..end];
+        if head.len() < 12 || !head.starts_with(b"HTTP/1.") || head[8] != b' ' {
+            return Err(ParseError::StatusLine);
+        }
+        let digits = &head[9..12];
+        if !digits.iter().all(u8::is_ascii_digit) {
+            return Err(ParseError::StatusLine);
+        }
+        self.status = digits
+            .iter()
+            .fold(0u16, |acc, d| acc * 10 + u16::from(d - b'0'));
+        let http10 = head[7] == b'0';
+        let mut content_length = None;
+        let mut chunked = false;
+        let mut close = http10;
+        let line_start = memchr::memchr(b'\n', head).map_or(head.len(), |i| i + 1);
+        for line in head[line_start..].split(|&b| b == b'\n') {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            let Some(colon) = memchr::memchr(b':', line) else {
+                continue;
+            };
+            let (name, value) = (&line[..colon], trim(&line[colon + 1..]));
+            if name.eq_ignore_ascii_case(b"content-length") {
+                content_length = Some(parse_decimal(value).ok_or(ParseError::ContentLength)?);
+            } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
+                chunked = contains_ignore_case(value, b"chunked");
+            } else if name.eq_ignore_ascii_case(b"connection") {
+                if contains_ignore_case(value, b"close") {
+                    close = true;
+                } else if contains_ignore_case(value, b"keep-alive") {
+                    close = false;
+                }
+            }
+        }
+        let no_body = matches!(self.status, 100..=199 | 204 | 304);
+        self.state = if no_body {
+            State::Body { remaining: 0 }
+        } else if chunked {
+            State::Chunked(Chunk::Size {
+                value: 0,
+                digits: 0,
+            })
+        } else if let Some(len) = content_length {
+            State::Body { remaining: len }
+        } else {
+            close = true;
+            State::UntilClose
+        };
+        self.close = close;
+        Ok(())
+    }
+
+    /// Consumes body bytes; returns how many of `buf` ended the body.
+    fn feed_body(&mut self, buf: &[u8]) -> Result<Option<usize>, ParseError> {
+        match &mut self.state {
+            State::Head => unreachable!("feed_body runs after the head"),
+            State::Body { remaining } => {
+                let take = (*remaining).min(buf.len() as u64);
+                *remaining -= take;
+                Ok((*remaining == 0).then_some(take as usize))
+            }
+            State::UntilClose => Ok(None),
+            State::Chunked(chunk) => feed_chunked(chunk, buf),
+        }
+    }
+}
+
+/// Steps the chunked-body state machine over `buf`.
+fn feed_chunked(chunk: &mut Chunk, buf: &[u8]) -> Result<Option<usize>, ParseError> {
+    let mut i = 0;
+    while i < buf.len() {
+        match chunk {
+            Chunk::Data { remaining } => {
+                let take = (*remaining).min((buf.len() - i) as u64);
+                *remaining -= take;
+                i += take as usize;
+                if *remaining == 0 {
+                    *chunk = Chunk::DataEnd { seen_cr: false };
+                }
+                continue;
+            }
+            Chunk::Size { value, digits } => {
+                let b = buf[i];
+                match (b as char).to_digit(16) {
+                    Some(d) if *digits < 15 => {
+                        *value = *value * 16 + u64::from(d);
+                        *digits += 1;
+                    }
+                    Some(_) => return Err(ParseError::Chunk),
+                    None if *digits == 0 => return Err(ParseError::Chunk),
+                    None => {
+                        let value = *value;
+                        *chunk = Chunk::Extension { value };
+                        continue;
+                    }
+                }
+            }
+            Chunk::Extension { value } => {
+                if buf[i] == b'\n' {
+                    *chunk = if *value == 0 {
+                        Chunk::Trailer { line_len: 0 }
+                    } else {
+                        Chunk::Data { remaining: *value }
+                    };
+                }
+            }
+            Chunk::DataEnd { seen_cr } => match buf[i] {
+                b'\r' if !*seen_cr => *seen_cr = true,
+                b'\n' => {
+                    *chunk = Chunk::Size {
+                        value: 0,
+                        digits: 0,
+                    }
+                }
+                _ => return Err(ParseError::Chunk),
+            },
+            Chunk::Trailer { line_len } => match buf[i] {
+                b'\n' if *line_len == 0 => return Ok(Some(i + 1)),
+                b'\n' => *line_len = 0,
+                b'\r' => {}
+                _ => *line_len += 1,
+            },
+        }
+        i += 1;
+    }
+    Ok(None)
+}
+
+fn trim(bytes: &[u8]) -> &[u8] {
+    let start = bytes
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(bytes.len());
+    let end = bytes
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(start, |i| i + 1);
+    &bytes[start..end]
+}
+
+fn parse_decimal(bytes: &[u8]) -> Option<u64> {
+    if bytes.is_empty() || bytes.len() > 19 {
+        return None;
+    }
+    bytes.iter().try_fold(0u64, |acc, &b| {
+        b.is_ascii_digit().then(|| acc * 10 + u64::from(b - b'0'))
+    })
+}
+
+fn contains_ignore_case(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_all(parts: &[&[u8]]) -> (Option<usize>, ResponseParser) {
+        let mut p = ResponseParser::default();
+        let mut result = None;
+        for part in parts {
+            result = p.feed(part).unwrap();
+        }
+        (result, p)
+    }
+
+    #[test]
+    fn content_length_in_one_piece() {
+        let r = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhelloHTTP";
+        let mut p = ResponseParser::default();
+        assert_eq!(p.feed(r).unwrap(), Some(r.len() - 4));
+        assert_eq!(p.status(), 200);
+        assert!(!p.close_after());
+    }
+
+    #[test]
+    fn a_head_split_over_reads() {
+        let (n, p) = parse_all(&[
+            b"HTTP/1.1 404 Not",
+            b" Found\r\nconnection: close\r\ncontent-length: 3\r",
+            b"\n\r",
+            b"\nabc",
+        ]);
+        assert_eq!(n, Some(4));
+        assert_eq!(p.status(), 404);
+        assert!(p.close_after());
+    }
+
+    #[test]
+    fn a_body_split_over_reads() {
+        let mut p = ResponseParser::default();
+        assert_eq!(
+            p.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n12345")
+                .unwrap(),
+            None
+        );
+        assert_eq!(p.feed(b"6789").unwrap(), None);
+        assert_eq!(p.feed(b"0").unwrap(), Some(1));
+    }
+
+    #[test]
+    fn chunked_bodies_end_after_the_last_chunk_and_trailers() {
+        let body: &[u8] =
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;x=1\r\nhello\r\nA\r\n0123456789\r\n0\r\nX-T: 1\r\n\r\n";
+        let mut p = ResponseParser::default();
+        assert_eq!(p.feed(body).unwrap(), Some(body.len()));
+        // The same, one byte at a time.
+        let mut p = ResponseParser::default();
+        for (i, b) in body.iter().enumerate() {
+            let r = p.feed(std::slice::from_ref(b)).unwrap();
+            assert_eq!(r.is_some(), i == body.len() - 1, "byte {i}");
+        }
+    }
+
+    #[test]
+    fn no_length_means_until_close() {
+        let mut p = ResponseParser::default();
+        assert_eq!(p.feed(b"HTTP/1.0 200 OK\r\n\r\nabc").unwrap(), None);
+        assert!(p.close_after());
+        assert!(p.finish_on_close());
+    }
+
+    #[test]
+    fn empty_statuses_have_no_body() {
+        let head = b"HTTP/1.1 204 No Content\r\n\r\n";
+        let (n, _) = parse_all(&[head]);
+        assert_eq!(n, Some(head.len()));
+    }
+
+    #[test]
+    fn garbage_is_an_error() {
+        let mut p = ResponseParser::default();
+        assert_eq!(
+            p.feed(b"SSH-2.0-OpenSSH\r\n\r\n"),
+            Err(ParseError::StatusLine)
+        );
+        let mut p = ResponseParser::default();
+        assert_eq!(
+            p.feed(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n"),
+            Err(ParseError::ContentLength)
+        );
+    }
+}

@@ -1,0 +1,517 @@
+//! The dynamic page: per request, connect to a database, read one row
+//! holding a 100 B string, send it, disconnect, as the reference article's
+//! PHP + MySQL page did. The connection set-up is the point: it is what
+//! such a page costs a server, so there is no pooling and no connection is
+//! ever reused.
+//!
+//! The database is one of
+//! - `sqlite`: an embedded file, created when the server starts and removed
+//!   when it stops;
+//! - `postgres://user[:password]@host[:port]/database` (the `postgres`
+//!   crate, synchronous, no TLS);
+//! - `mysql://user[:password]@host[:port]/database` for MariaDB or MySQL
+//!   (the `mysql` crate, synchronous, no TLS).
+//!
+//! For a server, preparing creates a table with a name unique to this
+//! process and server (so that runs sharing a database do not collide) and
+//! inserts the row; [`Database::remove`], or failing that the drop, drops
+//! the table again. Each page is then one connection, one text-protocol
+//! `SELECT body ... WHERE id = 1` (a single round trip, as PHP's
+//! `mysql_query` sends it) and a clean disconnect.
+//!
+//! The MySQL client is told the server's packet limit instead of asking for
+//! it, and not to switch to the server's Unix socket, so that a page costs
+//! what a PHP page costs: the handshake and the one query, over the
+//! transport the URL names.
+//!
+//! Every message names the URL with its password replaced by `***`. The
+//! parameter itself is stored with the run and shown in its case label like
+//! any other, so a password is better given as `PGPASSWORD` or `MYSQL_PWD`
+//! (as libpq and the mysql client take it), used when the URL has none.
+
+use crate::secrets::redact_url as redact;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context, anyhow, bail};
+use rusqlite::{Connection, OpenFlags};
+
+/// Length of the string the page reads, as in the reference article.
+pub const ROW_BYTES: usize = 100;
+
+/// How long connecting to a database server may take unless the URL says
+/// otherwise; a server that does not answer fails the case, not hangs it.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Reads and writes to a MySQL server, unless the URL says otherwise.
+const IO_TIMEOUT: Duration = Duration::from_secs(30);
+/// The packet limit the MySQL client assumes instead of asking the server
+/// on every connection (the row is 100 B; MariaDB's default is 16 MiB).
+const MYSQL_MAX_PACKET: usize = 16 << 20;
+
+/// The text of the one row: 100 printable bytes.
+pub fn row_text() -> String {
+    (0..ROW_BYTES)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect()
+}
+
+/// Where the dynamic page's row lives: the checked `db` parameter.
+#[derive(Clone, PartialEq, Eq)]
+pub enum DbSource {
+    /// An embedded SQLite file.
+    Sqlite,
+    /// A PostgreSQL server, by URL.
+    Postgres(String),
+    /// A MariaDB or MySQL server, by URL.
+    Mysql(String),
+}
+
+impl DbSource {
+    /// Checks a `db` parameter: `sqlite` or a server URL that parses. Does
+    /// not connect.
+    pub fn parse(db: &str) -> anyhow::Result<DbSource> {
+        if db == "sqlite" {
+            return Ok(DbSource::Sqlite);
+        }
+        let source = if db.starts_with("postgres://") || db.starts_with("postgresql://") {
+            DbSource::Postgres(db.to_string())
+        } else if db.starts_with("mysql://") {
+            DbSource::Mysql(db.to_string())
+        } else {
+            bail!(
+                "db={}: expected `sqlite`, `postgres://user@host:port/database` or `mysql://user@host:port/database`",
+                redact(db)
+            );
+        };
+        match &source {
+            DbSource::Postgres(url) => {
+                postgres_config(url)?;
+            }
+            DbSource::Mysql(url) => {
+                mysql_opts(url)?;
+            }
+            DbSource::Sqlite => {}
+        }
+        Ok(source)
+    }
+
+    /// The parameter as it can be shown: the password replaced by `***`.
+    pub fn shown(&self) -> String {
+        match self {
+            DbSource::Sqlite => "sqlite".to_string(),
+            DbSource::Postgres(url) | DbSource::Mysql(url) => redact(url),
+        }
+    }
+}
+
+impl fmt::Debug for DbSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DbSource({})", self.shown())
+    }
+}
+
+fn postgres_config(url: &str) -> anyhow::Result<postgres::Config> {
+    let mut config = postgres::Config::from_str(url)
+        .map_err(|e| anyhow!("db={}: not a valid PostgreSQL URL: {e}", redact(url)))?;
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(CONNECT_TIMEOUT);
+    }
+    if config.get_password().is_none()
+        && let Ok(password) = std::env::var("PGPASSWORD")
+    {
+        config.password(password);
+    }
+    Ok(config)
+}
+
+fn mysql_opts(url: &str) -> anyhow::Result<mysql::Opts> {
+    let opts = mysql::Opts::from_url(url)
+        .map_err(|e| anyhow!("db={}: not a valid MySQL URL: {e}", redact(url)))?;
+    if opts.get_db_name().is_none_or(str::is_empty) {
+        bail!(
+            "db={}: the URL names no database (mysql://user@host:port/DATABASE)",
+            redact(url)
+        );
+    }
+    let query = url.split_once('?').map_or("", |(_, q)| q);
+    let mut builder = mysql::OptsBuilder::from_opts(opts.clone());
+    if opts.get_tcp_connect_timeout().is_none() {
+        builder = builder.tcp_connect_timeout(Some(CONNECT_TIMEOUT));
+    }
+    if opts.get_read_timeout().is_none() {
+        builder = builder.read_timeout(Some(IO_TIMEOUT));
+    }
+    if opts.get_write_timeout().is_none() {
+        builder = builder.write_timeout(Some(IO_TIMEOUT));
+    }
+    if opts.get_max_allowed_packet().is_none() {
+        builder = builder.max_allowed_packet(Some(MYSQL_MAX_PACKET));
+    }
+    if !query.contains("prefer_socket=") {
+        builder = builder.prefer_socket(false);
+    }
+    if opts.get_pass().is_none()
+        && let Ok(password) = std::env::var("MYSQL_PWD")
+    {
+        builder = builder.pass(Some(password));
+    }
+    Ok(builder.into())
+}
+
+/// The database behind the dynamic page, with the row in place.
+pub struct Database {
+    backend: Backend,
+    /// Set once the table or file is gone.
+    removed: bool,
+}
+
+enum Backend {
+    Sqlite {
+        path: PathBuf,
+    },
+    Postgres {
+        config: Box<postgres::Config>,
+        shown: String,
+        table: String,
+        select: String,
+    },
+    Mysql {
+        opts: mysql::Opts,
+        shown: String,
+        table: String,
+        select: String,
+    },
+}
+
+impl fmt::Debug for Database {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.backend {
+            Backend::Sqlite { path } => write!(f, "Database(sqlite {})", path.display()),
+            Backend::Postgres { shown, table, .. } | Backend::Mysql { shown, table, .. } => {
+                write!(f, "Database({shown} table {table})")
+            }
+        }
+    }
+}
+
+/// A name for this process's next table or file: process id, a counter and
+/// the clock, so that two runs (even on two hosts) sharing a database do
+/// not collide.
+fn unique_name(prefix: &str) -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    format!(
+        "{prefix}_{}_{}_{nanos:08x}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+impl Database {
+    /// Checks a `db` parameter without connecting (see [`DbSource::parse`]).
+    pub fn check_param(db: &str) -> anyhow::Result<()> {
+        DbSource::parse(db).map(|_| ())
+    }
+
+    /// Creates the page's database: a fresh SQLite file, or a fresh table
+    /// on the server, holding the one row. A server that cannot be reached
+    /// or refuses the login fails here, before anything is timed.
+    pub fn create(source: &DbSource) -> anyhow::Result<Database> {
+        match source {
+            DbSource::Sqlite => Database::create_sqlite(),
+            DbSource::Postgres(url) => Database::create_postgres(url),
+            DbSource::Mysql(url) => Database::create_mysql(url),
+        }
+    }
+
+    /// Creates a fresh SQLite file with the one row, in the temporary
+    /// directory.
+    pub fn create_sqlite() -> anyhow::Result<Database> {
+        let path = std::env::temp_dir().join(format!("{}.db", unique_name("sledge-http")));
+        let _ = std::fs::remove_file(&path);
+        let db = Database {
+            backend: Backend::Sqlite { path: path.clone() },
+            removed: false,
+        };
+        let conn = Connection::open(&path)
+            .with_context(|| format!("creating the page database {}", path.display()))?;
+        conn.execute_batch("CREATE TABLE page (id INTEGER PRIMARY KEY, body TEXT NOT NULL);")
+            .and_then(|_| conn.execute("INSERT INTO page (id, body) VALUES (1, ?1)", [row_text()]))
+            .with_context(|| format!("filling the page database {}", path.display()))?;
+        Ok(db)
+    }
+
+    fn create_postgres(url: &str) -> anyhow::Result<Database> {
+        let config = postgres_config(url)?;
+        let shown = redact(url);
+        let table = unique_name("sledge_http_page");
+        let mut client = config
+            .connect(postgres::NoTls)
+            .map_err(|e| anyhow!("db={shown}: cannot connect to PostgreSQL: {}", pg_error(&e)))?;
+        client
+            .batch_execute(&format!(
+                "CREATE TABLE {table} (id INT PRIMARY KEY, body VARCHAR({ROW_BYTES}) NOT NULL)"
+            ))
+            .map_err(|e| anyhow!("db={shown}: cannot create table {table}: {}", pg_error(&e)))?;
+        // From here on the table exists; dropping `db` drops it.
+        let db = Database {
+            backend: Backend::Postgres {
+                config: Box::new(config),
+                shown: shown.clone(),
+                select: format!("SELECT body FROM {table} WHERE id = 1"),
+                table: table.clone(),
+            },
+            removed: false,
+        };
+        client
+            .batch_execute(&format!(
+                "INSERT INTO {table} (id, body) VALUES (1, '{}')",
+                row_text()
+            ))
+            .map_err(|e| {
+                anyhow!(
+                    "db={shown}: cannot insert the row into {table}: {}",
+                    pg_error(&e)
+                )
+            })?;
+        drop(client);
+        db.fetch_row()?;
+        Ok(db)
+    }
+
+    fn create_mysql(url: &str) -> anyhow::Result<Database> {
+        use mysql::prelude::Queryable;
+        let opts = mysql_opts(url)?;
+        let shown = redact(url);
+        let table = unique_name("sledge_http_page");
+        let mut conn = mysql::Conn::new(opts.clone())
+            .map_err(|e| anyhow!("db={shown}: cannot connect to MySQL/MariaDB: {e}"))?;
+        conn.query_drop(format!(
+            "CREATE TABLE {table} (id INT PRIMARY KEY, body VARCHAR({ROW_BYTES}) NOT NULL)"
+        ))
+        .map_err(|e| anyhow!("db={shown}: cannot create table {table}: {e}"))?;
+        let db = Database {
+            backend: Backend::Mysql {
+                opts,
+                shown: shown.clone(),
+                select: format!("SELECT body FROM {table} WHERE id = 1"),
+                table: table.clone(),
+            },
+            removed: false,
+        };
+        conn.query_drop(format!(
+            "INSERT INTO {table} (id, body) VALUES (1, '{}')",
+            row_text()
+        ))
+        .map_err(|e| anyhow!("db={shown}: cannot insert the row into {table}: {e}"))?;
+        drop(conn);
+        db.fetch_row()?;
+        Ok(db)
+    }
+
+    /// Where the SQLite file is; `None` for a server.
+    pub fn path(&self) -> Option<&Path> {
+        match &self.backend {
+            Backend::Sqlite { path } => Some(path),
+            _ => None,
+        }
+    }
+
+    /// The table holding the row on a server; `None` for SQLite.
+    pub fn table(&self) -> Option<&str> {
+        match &self.backend {
+            Backend::Sqlite { .. } => None,
+            Backend::Postgres { table, .. } | Backend::Mysql { table, .. } => Some(table),
+        }
+    }
+
+    /// Whether a page waits on another process (a database server), so
+    /// that an event loop must not make the call itself. SQLite's pages
+    /// are in-process CPU work and do not.
+    pub fn waits(&self) -> bool {
+        !matches!(self.backend, Backend::Sqlite { .. })
+    }
+
+    /// One page: connect, read the row, disconnect.
+    pub fn fetch_row(&self) -> anyhow::Result<String> {
+        match &self.backend {
+            Backend::Sqlite { path } => {
+                let conn = Connection::open_with_flags(
+                    path,
+                    OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )
+                .with_context(|| format!("opening {}", path.display()))?;
+                let body = conn
+                    .query_row("SELECT body FROM page WHERE id = 1", [], |row| row.get(0))
+                    .with_context(|| format!("reading the row from {}", path.display()))?;
+                drop(conn);
+                Ok(body)
+            }
+            Backend::Postgres {
+                config,
+                shown,
+                select,
+                ..
+            } => {
+                let mut client = config
+                    .connect(postgres::NoTls)
+                    .map_err(|e| anyhow!("db={shown}: cannot connect: {}", pg_error(&e)))?;
+                let messages = client
+                    .simple_query(select)
+                    .map_err(|e| anyhow!("db={shown}: {select}: {}", pg_error(&e)))?;
+                let body = messages.iter().find_map(|m| match m {
+                    postgres::SimpleQueryMessage::Row(row) => row.get(0).map(str::to_string),
+                    _ => None,
+                });
+                client
+                    .close()
+                    .map_err(|e| anyhow!("db={shown}: disconnecting: {}", pg_error(&e)))?;
+                body.ok_or_else(|| anyhow!("db={shown}: {select} returned no row"))
+            }
+            Backend::Mysql {
+                opts,
+                shown,
+                select,
+                ..
+            } => {
+                use mysql::prelude::Queryable;
+                let mut conn = mysql::Conn::new(opts.clone())
+                    .map_err(|e| anyhow!("db={shown}: cannot connect: {e}"))?;
+                let body: Option<String> = conn
+                    .query_first(select)
+                    .map_err(|e| anyhow!("db={shown}: {select}: {e}"))?;
+                drop(conn);
+                body.ok_or_else(|| anyhow!("db={shown}: {select} returned no row"))
+            }
+        }
+    }
+
+    /// Removes the file or drops the table; an error says what was left
+    /// behind.
+    pub fn remove(mut self) -> anyhow::Result<()> {
+        self.remove_inner()
+    }
+
+    fn remove_inner(&mut self) -> anyhow::Result<()> {
+        if self.removed {
+            return Ok(());
+        }
+        self.removed = true;
+        match &self.backend {
+            Backend::Sqlite { path } => match std::fs::remove_file(path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(anyhow!(
+                    "removing the page database {}: {e}",
+                    path.display()
+                )),
+                _ => Ok(()),
+            },
+            Backend::Postgres {
+                config,
+                shown,
+                table,
+                ..
+            } => config
+                .connect(postgres::NoTls)
+                .and_then(|mut client| {
+                    client.batch_execute(&format!("DROP TABLE IF EXISTS {table}"))
+                })
+                .map_err(|e| anyhow!("db={shown}: cannot drop table {table}: {}", pg_error(&e))),
+            Backend::Mysql {
+                opts, shown, table, ..
+            } => {
+                use mysql::prelude::Queryable;
+                mysql::Conn::new(opts.clone())
+                    .and_then(|mut conn| conn.query_drop(format!("DROP TABLE IF EXISTS {table}")))
+                    .map_err(|e| anyhow!("db={shown}: cannot drop table {table}: {e}"))
+            }
+        }
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        if let Err(e) = self.remove_inner() {
+            eprintln!("warning: {e:#}");
+        }
+    }
+}
+
+/// A PostgreSQL error with the server's message when there is one
+/// (`postgres::Error`'s own text is only "db error").
+fn pg_error(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.severity(), db.message()),
+        None => {
+            let mut text = e.to_string();
+            let mut source = std::error::Error::source(e);
+            while let Some(s) = source {
+                text.push_str(&format!(": {s}"));
+                source = s.source();
+            }
+            text
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_row_comes_back_and_the_file_goes_away() {
+        let db = Database::create_sqlite().unwrap();
+        let path = db.path().unwrap().to_path_buf();
+        assert!(!db.waits());
+        assert_eq!(db.fetch_row().unwrap(), row_text());
+        assert_eq!(row_text().len(), ROW_BYTES);
+        drop(db);
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn params_are_checked_without_connecting() {
+        assert_eq!(DbSource::parse("sqlite").unwrap(), DbSource::Sqlite);
+        // Nothing listens on port 1; parsing does not connect.
+        assert!(matches!(
+            DbSource::parse("postgres://u:secret@127.0.0.1:1/db").unwrap(),
+            DbSource::Postgres(_)
+        ));
+        assert!(matches!(
+            DbSource::parse("mysql://u:secret@127.0.0.1:1/db").unwrap(),
+            DbSource::Mysql(_)
+        ));
+        for bad in [
+            "oracle",
+            "postgres://u:secret@127.0.0.1:notaport/db",
+            "mysql://u:secret@127.0.0.1:notaport/db",
+            "mysql://u:secret@127.0.0.1:3306",
+        ] {
+            let e = DbSource::parse(bad).unwrap_err().to_string();
+            assert!(e.starts_with("db="), "{e}");
+            assert!(!e.contains("secret"), "{e}");
+        }
+        let e = DbSource::parse("mysql://u@127.0.0.1:3306").unwrap_err();
+        assert!(e.to_string().contains("no database"), "{e}");
+    }
+
+    #[test]
+    fn passwords_are_never_shown() {
+        assert_eq!(
+            redact("postgres://u:secret@h:5432/db"),
+            "postgres://u:***@h:5432/db"
+        );
+        assert_eq!(redact("mysql://u@h/db"), "mysql://u@h/db");
+        assert_eq!(
+            redact("postgres://u@h/db?password=secret&sslmode=disable"),
+            "postgres://u@h/db?password=***&sslmode=disable"
+        );
+        assert_eq!(redact("mysql://u:se/c@ret@h/db"), "mysql://u:***@h/db");
+        let source = DbSource::parse("postgres://u:secret@h/db").unwrap();
+        assert!(!format!("{source:?}").contains("secret"));
+    }
+}

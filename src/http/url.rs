@@ -1,0 +1,176 @@
+//! Target URLs and the request bytes sent to them.
+//!
+//! The generator formats each request once, before the run, so that the
+//! hot path only copies bytes into the socket (as wrk does). Only plain
+//! `http://` is supported; a URL the generator cannot use is refused
+//! before any connection is made, with the reason.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+
+use thiserror::Error;
+
+/// A URL the generator cannot use.
+#[derive(Debug, Error, PartialEq)]
+pub enum UrlError {
+    #[error("`{0}` is not a URL of the form http://host[:port]/path")]
+    Malformed(String),
+    #[error("`{0}`: only http:// is supported (no TLS)")]
+    Scheme(String),
+    #[error("`{url}`: cannot resolve host `{host}`")]
+    Resolve { url: String, host: String },
+    #[error("all URLs must name the same host and port; `{0}` differs from the first")]
+    MixedHosts(String),
+    #[error("no URL given")]
+    Empty,
+}
+
+/// One URL to request, with its request bytes pre-formatted.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The URL as the user gave it.
+    pub url: String,
+    /// Where to connect.
+    pub addr: SocketAddr,
+    /// `GET` request for a connection that stays open.
+    pub request_keep_alive: Box<[u8]>,
+    /// `GET` request that asks the server to close afterwards.
+    pub request_close: Box<[u8]>,
+}
+
+impl Target {
+    /// The request bytes for this connection mode.
+    pub fn request(&self, keep_alive: bool) -> &[u8] {
+        if keep_alive {
+            &self.request_keep_alive
+        } else {
+            &self.request_close
+        }
+    }
+}
+
+/// Parses and resolves `urls`, which must share one host and port (the
+/// connections are spread over the paths, not over hosts).
+pub fn parse_targets(urls: &[String]) -> Result<Vec<Target>, UrlError> {
+    if urls.is_empty() {
+        return Err(UrlError::Empty);
+    }
+    let targets = urls
+        .iter()
+        .map(|u| parse_target(u))
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(other) = targets.iter().find(|t| t.addr != targets[0].addr) {
+        return Err(UrlError::MixedHosts(other.url.clone()));
+    }
+    Ok(targets)
+}
+
+/// Parses one `http://host[:port][/path]` URL and resolves its host.
+pub fn parse_target(url: &str) -> Result<Target, UrlError> {
+    let malformed = || UrlError::Malformed(url.to_string());
+    let (scheme, rest) = url.split_once("://").ok_or_else(malformed)?;
+    if !scheme.eq_ignore_ascii_case("http") {
+        return Err(UrlError::Scheme(url.to_string()));
+    }
+    let (authority, path) = match rest.find(['/', '?']) {
+        Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], &rest[i..]),
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let path = if path.starts_with('?') {
+        format!("/{path}")
+    } else {
+        path.to_string()
+    };
+    if authority.is_empty() || authority.contains('@') || path.contains(char::is_whitespace) {
+        return Err(malformed());
+    }
+    let (host, port) = split_host_port(authority).ok_or_else(malformed)?;
+    let addr = (host, port)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut addrs| addrs.next())
+        .ok_or_else(|| UrlError::Resolve {
+            url: url.to_string(),
+            host: host.to_string(),
+        })?;
+    let format = |connection: &str| {
+        format!(
+            "GET {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: sledge\r\n{connection}\r\n"
+        )
+        .into_bytes()
+        .into_boxed_slice()
+    };
+    Ok(Target {
+        url: url.to_string(),
+        addr,
+        request_keep_alive: format(""),
+        request_close: format("Connection: close\r\n"),
+    })
+}
+
+/// Splits `host`, `host:port`, `[v6]` or `[v6]:port`; port 80 by default.
+fn split_host_port(authority: &str) -> Option<(&str, u16)> {
+    if let Some(rest) = authority.strip_prefix('[') {
+        let (host, after) = rest.split_once(']')?;
+        let port = match after.strip_prefix(':') {
+            Some(p) => p.parse().ok()?,
+            None if after.is_empty() => 80,
+            None => return None,
+        };
+        return Some((host, port));
+    }
+    match authority.rsplit_once(':') {
+        Some((host, port)) if !host.is_empty() => Some((host, port.parse().ok()?)),
+        Some(_) => None,
+        None => Some((authority, 80)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_becomes_an_address_and_a_request() {
+        let t = parse_target("http://127.0.0.1:8080/static/1?x=2").unwrap();
+        assert_eq!(t.addr, "127.0.0.1:8080".parse().unwrap());
+        assert_eq!(
+            std::str::from_utf8(&t.request_keep_alive).unwrap(),
+            "GET /static/1?x=2 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: sledge\r\n\r\n"
+        );
+        assert!(
+            std::str::from_utf8(&t.request_close)
+                .unwrap()
+                .contains("Connection: close\r\n\r\n")
+        );
+    }
+
+    #[test]
+    fn defaults_and_ipv6() {
+        let t = parse_target("http://[::1]").unwrap();
+        assert_eq!(t.addr, "[::1]:80".parse().unwrap());
+        assert!(t.request_keep_alive.starts_with(b"GET / HTTP/1.1\r\n"));
+    }
+
+    #[test]
+    fn bad_urls_say_why() {
+        assert!(matches!(
+            parse_target("https://127.0.0.1/"),
+            Err(UrlError::Scheme(_))
+        ));
+        assert!(matches!(
+            parse_target("127.0.0.1:80"),
+            Err(UrlError::Malformed(_))
+        ));
+        assert!(matches!(
+            parse_target("http://127.0.0.1:99999/"),
+            Err(UrlError::Malformed(_))
+        ));
+        assert!(matches!(
+            parse_target("http://no-such-host.invalid/"),
+            Err(UrlError::Resolve { .. })
+        ));
+        let mixed = parse_targets(&["http://127.0.0.1:1/".into(), "http://127.0.0.1:2/".into()]);
+        assert!(matches!(mixed, Err(UrlError::MixedHosts(_))));
+    }
+}

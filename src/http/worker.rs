@@ -1,0 +1,475 @@
+//! One generator thread: an edge-triggered epoll loop (mio) over its share
+//! of the connections.
+//!
+//! The hot path is what makes the generator cheaper than wrk: when a
+//! response is complete the next request is written at once, from bytes
+//! formatted before the run, without waiting for a writable event and
+//! without changing the epoll interest set (wrk adds and removes write
+//! interest around every request, two `epoll_ctl` calls). A read shorter
+//! than the buffer means the socket is drained (epoll(7)), so a small
+//! response costs one `read`, one `write` and a share of one `epoll_wait`.
+//! Nothing is allocated and nothing crosses threads per request.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io::{self, Read, Write};
+use std::time::{Duration, Instant};
+
+use mio::net::TcpStream;
+use mio::{Events, Interest, Poll, Token};
+
+use super::response::ResponseParser;
+use super::tally::Tally;
+use super::url::Target;
+use crate::engine::CancelToken;
+
+/// Bytes read per `read` call; one buffer per thread, shared by its
+/// connections (bodies are skipped, never kept).
+const READ_BUFFER: usize = 256 * 1024;
+/// How often the loop looks at the cancel flag and the clock when idle.
+const POLL_INTERVAL: Duration = Duration::from_millis(50);
+/// Pause before reconnecting after a failed connect, so that a dead
+/// server does not turn the generator into a busy loop.
+const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
+
+/// How requests are paced.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Pacing {
+    /// Each connection sends its next request when the previous response
+    /// arrived, after a uniformly random think time up to `think`.
+    Closed { think: Duration },
+    /// Each connection's requests are due every `interval`; latency counts
+    /// from when a request was due.
+    Open { interval: Duration },
+}
+
+/// What one thread does.
+pub(crate) struct WorkerPlan<'a> {
+    pub targets: &'a [Target],
+    /// Connections of this thread.
+    pub connections: usize,
+    /// Index of this thread's first connection among all connections.
+    pub first_connection: usize,
+    /// Connections of all threads, for spreading open-loop start times.
+    pub total_connections: usize,
+    pub keep_alive: bool,
+    pub pacing: Pacing,
+    pub timeout: Option<Duration>,
+    /// Requests this thread may start (sent or dropped); `None`: no limit.
+    pub quota: Option<u64>,
+    pub start: Instant,
+    pub end: Option<Instant>,
+    pub cancel: &'a CancelToken,
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Waiting for a timer: think time, an open-loop due time, a back-off.
+    Waiting,
+    Connecting,
+    Writing,
+    Reading,
+    /// Nothing more to send.
+    Done,
+}
+
+/// Why a request failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Failure {
+    Refused,
+    Reset,
+    Timeout,
+    Protocol,
+    Other,
+}
+
+struct Conn {
+    stream: Option<TcpStream>,
+    phase: Phase,
+    parser: ResponseParser,
+    written: usize,
+    target: usize,
+    connect_started: Instant,
+    sent_at: Instant,
+    due_at: Instant,
+    next_due: Instant,
+    /// Bumped whenever a timer is armed for this connection; a timer whose
+    /// number no longer matches is stale.
+    seq: u64,
+}
+
+struct Worker<'a> {
+    plan: &'a WorkerPlan<'a>,
+    poll: Poll,
+    conns: Vec<Conn>,
+    timers: BinaryHeap<Reverse<(Instant, u64, usize)>>,
+    scratch: Vec<u8>,
+    tally: Tally,
+    done: usize,
+    next_target: usize,
+    rng: u64,
+}
+
+/// Runs one generator thread until its limits are reached; returns its
+/// tally and when it stopped.
+pub(crate) fn run_worker(plan: &WorkerPlan<'_>) -> io::Result<(Tally, Instant)> {
+    let mut w = Worker {
+        plan,
+        poll: Poll::new()?,
+        conns: Vec::with_capacity(plan.connections),
+        timers: BinaryHeap::with_capacity(plan.connections * 2),
+        scratch: vec![0; READ_BUFFER],
+        tally: Tally::default(),
+        done: 0,
+        next_target: plan.first_connection,
+        rng: plan.seed | 1,
+    };
+    for i in 0..plan.connections {
+        let next_due = match plan.pacing {
+            Pacing::Open { interval } => {
+                let global = (plan.first_connection + i) as u32;
+                plan.start + interval * global / plan.total_connections.max(1) as u32
+            }
+            Pacing::Closed { .. } => plan.start,
+        };
+        w.conns.push(Conn {
+            stream: None,
+            phase: Phase::Waiting,
+            parser: ResponseParser::default(),
+            written: 0,
+            target: 0,
+            connect_started: plan.start,
+            sent_at: plan.start,
+            due_at: plan.start,
+            next_due,
+            seq: 0,
+        });
+    }
+    let now = Instant::now();
+    for idx in 0..w.conns.len() {
+        w.next(idx, now, false);
+    }
+    let mut events = Events::with_capacity(1024);
+    loop {
+        let now = Instant::now();
+        if w.done == w.conns.len()
+            || plan.cancel.is_cancelled()
+            || plan.end.is_some_and(|end| now >= end)
+        {
+            break;
+        }
+        let mut wait = POLL_INTERVAL;
+        if let Some(end) = plan.end {
+            wait = wait.min(end - now);
+        }
+        if let Some(Reverse((at, _, _))) = w.timers.peek() {
+            wait = wait.min(at.saturating_duration_since(now));
+        }
+        match w.poll.poll(&mut events, Some(wait)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+        let now = Instant::now();
+        for event in events.iter() {
+            w.on_event(event.token().0, event.is_read_closed(), now);
+        }
+        while let Some(&Reverse((at, seq, idx))) = w.timers.peek() {
+            if at > now {
+                break;
+            }
+            w.timers.pop();
+            if w.conns[idx].seq == seq {
+                w.on_timer(idx, now);
+            }
+        }
+    }
+    Ok((w.tally, Instant::now()))
+}
+
+impl Worker<'_> {
+    fn may_send(&self, now: Instant) -> bool {
+        self.plan
+            .quota
+            .is_none_or(|q| self.tally.sent + self.tally.dropped < q)
+            && self.plan.end.is_none_or(|end| now < end)
+            && !self.plan.cancel.is_cancelled()
+    }
+
+    /// The connection is free: decide what it does next.
+    fn next(&mut self, idx: usize, now: Instant, after_response: bool) {
+        if !self.may_send(now) {
+            let conn = &mut self.conns[idx];
+            conn.stream = None;
+            conn.phase = Phase::Done;
+            self.done += 1;
+            return;
+        }
+        match self.plan.pacing {
+            Pacing::Closed { think } => {
+                if after_response && !think.is_zero() {
+                    let pause = think.mul_f64(self.random_unit());
+                    self.wait(idx, now + pause);
+                } else {
+                    self.begin(idx, now, now);
+                }
+            }
+            Pacing::Open { interval } => {
+                let mut due = self.conns[idx].next_due;
+                if due > now {
+                    self.wait(idx, due);
+                    return;
+                }
+                if let Some(timeout) = self.plan.timeout {
+                    let behind = now - due;
+                    if behind > timeout {
+                        // Requests already older than the timeout would only
+                        // time out: drop them, and count them.
+                        let mut skip =
+                            ((behind - timeout).as_nanos() / interval.as_nanos().max(1)) as u64 + 1;
+                        if let Some(q) = self.plan.quota {
+                            skip = skip.min(q - self.tally.sent - self.tally.dropped);
+                        }
+                        self.tally.dropped += skip;
+                        due +=
+                            Duration::from_nanos((interval.as_nanos() as u64).saturating_mul(skip));
+                        self.conns[idx].next_due = due;
+                        if !self.may_send(now) {
+                            return self.next(idx, now, false);
+                        }
+                        if due > now {
+                            self.wait(idx, due);
+                            return;
+                        }
+                    }
+                }
+                if now - due > interval {
+                    self.tally.late += 1;
+                }
+                self.conns[idx].next_due = due + interval;
+                self.begin(idx, now, due);
+            }
+        }
+    }
+
+    fn wait(&mut self, idx: usize, at: Instant) {
+        let conn = &mut self.conns[idx];
+        conn.phase = Phase::Waiting;
+        conn.seq += 1;
+        self.timers.push(Reverse((at, conn.seq, idx)));
+    }
+
+    /// Starts a request that was due at `due`.
+    fn begin(&mut self, idx: usize, now: Instant, due: Instant) {
+        self.tally.sent += 1;
+        let target = self.next_target % self.plan.targets.len();
+        self.next_target = self.next_target.wrapping_add(1);
+        let conn = &mut self.conns[idx];
+        conn.target = target;
+        conn.due_at = due;
+        conn.written = 0;
+        conn.parser.reset();
+        if let Some(timeout) = self.plan.timeout {
+            conn.seq += 1;
+            self.timers.push(Reverse((now + timeout, conn.seq, idx)));
+        }
+        if conn.stream.is_some() {
+            conn.sent_at = now;
+            self.write_request(idx);
+            return;
+        }
+        conn.connect_started = now;
+        let addr = self.plan.targets[target].addr;
+        let result = TcpStream::connect(addr).and_then(|mut stream| {
+            self.poll.registry().register(
+                &mut stream,
+                Token(idx),
+                Interest::READABLE | Interest::WRITABLE,
+            )?;
+            Ok(stream)
+        });
+        match result {
+            Ok(stream) => {
+                conn.stream = Some(stream);
+                conn.phase = Phase::Connecting;
+            }
+            Err(e) => self.fail(idx, classify(&e), now),
+        }
+    }
+
+    fn on_event(&mut self, idx: usize, read_closed: bool, now: Instant) {
+        let Some(conn) = self.conns.get_mut(idx) else {
+            return;
+        };
+        match conn.phase {
+            Phase::Connecting => self.on_connect(idx, now),
+            Phase::Writing => self.write_request(idx),
+            Phase::Reading => self.read_response(idx, now),
+            Phase::Waiting | Phase::Done => {
+                // The server closed an idle keep-alive connection: reconnect
+                // for the next request instead of writing into a dead one.
+                if read_closed {
+                    conn.stream = None;
+                }
+            }
+        }
+    }
+
+    fn on_timer(&mut self, idx: usize, now: Instant) {
+        match self.conns[idx].phase {
+            Phase::Waiting => self.next(idx, now, false),
+            Phase::Connecting | Phase::Writing | Phase::Reading => {
+                self.fail(idx, Failure::Timeout, now)
+            }
+            Phase::Done => {}
+        }
+    }
+
+    fn on_connect(&mut self, idx: usize, now: Instant) {
+        let conn = &mut self.conns[idx];
+        let Some(stream) = conn.stream.as_ref() else {
+            return;
+        };
+        let error = match stream.take_error() {
+            Ok(Some(e)) | Err(e) => Some(e),
+            Ok(None) => match stream.peer_addr() {
+                Ok(_) => None,
+                // Not connected yet: a spurious wake-up.
+                Err(e) if e.kind() == io::ErrorKind::NotConnected => return,
+                Err(e) => Some(e),
+            },
+        };
+        if let Some(e) = error {
+            return self.fail(idx, classify(&e), now);
+        }
+        let _ = stream.set_nodelay(true);
+        let elapsed = now.saturating_duration_since(conn.connect_started);
+        let _ = self
+            .tally
+            .connect
+            .record((elapsed.as_nanos() as u64).max(1));
+        conn.sent_at = now;
+        self.write_request(idx);
+    }
+
+    fn write_request(&mut self, idx: usize) {
+        let conn = &mut self.conns[idx];
+        let request = self.plan.targets[conn.target].request(self.plan.keep_alive);
+        let Some(stream) = conn.stream.as_mut() else {
+            return;
+        };
+        loop {
+            match stream.write(&request[conn.written..]) {
+                Ok(n) => {
+                    conn.written += n;
+                    if conn.written == request.len() {
+                        conn.phase = Phase::Reading;
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    conn.phase = Phase::Writing;
+                    return;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let failure = classify(&e);
+                    return self.fail(idx, failure, Instant::now());
+                }
+            }
+        }
+    }
+
+    fn read_response(&mut self, idx: usize, now: Instant) {
+        let conn = &mut self.conns[idx];
+        let Some(stream) = conn.stream.as_mut() else {
+            return;
+        };
+        loop {
+            let n = match stream.read(&mut self.scratch) {
+                Ok(0) => {
+                    return if conn.parser.finish_on_close() {
+                        self.complete(idx, now, true)
+                    } else {
+                        self.fail(idx, Failure::Reset, now)
+                    };
+                }
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return self.fail(idx, classify(&e), now),
+            };
+            self.tally.bytes += n as u64;
+            match conn.parser.feed(&self.scratch[..n]) {
+                // Bytes after the end of the response were not asked for.
+                Ok(Some(used)) if used != n => return self.fail(idx, Failure::Protocol, now),
+                Ok(Some(_)) => return self.complete(idx, now, false),
+                Ok(None) if n < self.scratch.len() => return,
+                Ok(None) => {}
+                Err(_) => return self.fail(idx, Failure::Protocol, now),
+            }
+        }
+    }
+
+    fn complete(&mut self, idx: usize, now: Instant, closed: bool) {
+        let conn = &mut self.conns[idx];
+        let from_sent = now.saturating_duration_since(conn.sent_at).as_nanos() as u64;
+        match self.plan.pacing {
+            Pacing::Open { .. } => {
+                let from_due = now.saturating_duration_since(conn.due_at).as_nanos() as u64;
+                self.tally
+                    .record_response(conn.parser.status(), from_due, Some(from_sent));
+            }
+            Pacing::Closed { .. } => {
+                self.tally
+                    .record_response(conn.parser.status(), from_sent, None)
+            }
+        }
+        if closed || !self.plan.keep_alive || conn.parser.close_after() {
+            conn.stream = None;
+        }
+        self.next(idx, now, true);
+    }
+
+    fn fail(&mut self, idx: usize, failure: Failure, now: Instant) {
+        let errors = &mut self.tally.errors;
+        match failure {
+            Failure::Refused => errors.refused += 1,
+            Failure::Reset => errors.reset += 1,
+            Failure::Timeout => errors.timeout += 1,
+            Failure::Protocol => errors.protocol += 1,
+            Failure::Other => errors.other += 1,
+        }
+        let conn = &mut self.conns[idx];
+        conn.stream = None;
+        conn.parser.reset();
+        if matches!(failure, Failure::Refused | Failure::Other) {
+            conn.phase = Phase::Waiting;
+            self.wait(idx, now + CONNECT_BACKOFF);
+        } else {
+            self.next(idx, now, false);
+        }
+    }
+
+    /// A uniform number in [0, 1) (xorshift64*; think times need no more).
+    fn random_unit(&mut self) -> f64 {
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        let bits = self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11;
+        bits as f64 / (1u64 << 53) as f64
+    }
+}
+
+fn classify(e: &io::Error) -> Failure {
+    use io::ErrorKind as K;
+    match e.kind() {
+        K::ConnectionRefused => Failure::Refused,
+        K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::UnexpectedEof => {
+            Failure::Reset
+        }
+        K::TimedOut => Failure::Timeout,
+        _ => Failure::Other,
+    }
+}

@@ -1,0 +1,211 @@
+//! Starting worker threads together, as sysbench does, without ever
+//! hanging.
+//!
+//! Workers first do their untimed set-up, then wait at a gate; the last one
+//! to arrive opens it and takes the start time (sysbench starts its timer
+//! when the last thread has started). If the OS refuses a thread (a pids
+//! cgroup or ulimit), the gate is aborted so the workers already waiting
+//! return instead of waiting forever, and the caller gets a clear error.
+
+use std::sync::{Condvar, Mutex};
+use std::thread;
+use std::time::Instant;
+
+use anyhow::anyhow;
+
+/// Where the workers wait for each other.
+struct StartGate {
+    state: Mutex<GateState>,
+    opened: Condvar,
+}
+
+enum GateState {
+    Waiting { arrived: usize, expected: usize },
+    Open(Instant),
+    Aborted,
+}
+
+impl StartGate {
+    fn new(expected: usize) -> Self {
+        StartGate {
+            state: Mutex::new(GateState::Waiting {
+                arrived: 0,
+                expected,
+            }),
+            opened: Condvar::new(),
+        }
+    }
+
+    /// Arrives and waits until everybody has; returns the start time, or
+    /// `None` when the start was aborted.
+    fn arrive(&self) -> Option<Instant> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if let GateState::Waiting { arrived, expected } = &mut *state {
+            *arrived += 1;
+            if *arrived == *expected {
+                *state = GateState::Open(Instant::now());
+                self.opened.notify_all();
+            }
+        }
+        loop {
+            match &*state {
+                GateState::Open(start) => return Some(*start),
+                GateState::Aborted => return None,
+                GateState::Waiting { .. } => {
+                    state = self.opened.wait(state).unwrap_or_else(|e| e.into_inner());
+                }
+            }
+        }
+    }
+
+    fn abort(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if matches!(*state, GateState::Waiting { .. }) {
+            *state = GateState::Aborted;
+            self.opened.notify_all();
+        }
+    }
+}
+
+/// What the workers did.
+pub struct WorkerResults<T> {
+    /// One result per worker, in worker order.
+    pub results: Vec<T>,
+    /// Seconds from the common start until the last worker finished.
+    pub seconds: f64,
+}
+
+/// Runs `threads` workers: worker `i` runs `setup(i)` (untimed), waits for
+/// the others, then runs `work(state, start)`. A worker that panics or a
+/// thread that cannot be started is an error that names it.
+pub fn run_workers<S, T, Setup, Work>(
+    threads: usize,
+    setup: Setup,
+    work: Work,
+) -> anyhow::Result<WorkerResults<T>>
+where
+    T: Send,
+    Setup: Fn(usize) -> S + Sync,
+    Work: Fn(S, Instant) -> T + Sync,
+{
+    let gate = StartGate::new(threads);
+    thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(threads);
+        for i in 0..threads {
+            let (gate, setup, work) = (&gate, &setup, &work);
+            let spawned = thread::Builder::new()
+                .name(format!("sledge-worker-{i}"))
+                .spawn_scoped(scope, move || {
+                    let state = setup(i);
+                    gate.arrive()
+                        .map(|start| (work(state, start), Instant::now()))
+                });
+            match spawned {
+                Ok(handle) => handles.push(handle),
+                Err(e) => {
+                    gate.abort();
+                    for handle in handles {
+                        let _ = handle.join();
+                    }
+                    return Err(anyhow!(
+                        "cannot start worker thread {} of {threads}: {e}; lower `threads`",
+                        i + 1
+                    ));
+                }
+            }
+        }
+        let mut results = Vec::with_capacity(threads);
+        let mut last_end: Option<Instant> = None;
+        for (i, handle) in handles.into_iter().enumerate() {
+            match handle.join() {
+                Ok(Some((result, end))) => {
+                    results.push(result);
+                    last_end = Some(last_end.map_or(end, |l| l.max(end)));
+                }
+                Ok(None) => return Err(anyhow!("worker thread {} was not started", i + 1)),
+                Err(panic) => {
+                    gate.abort();
+                    return Err(anyhow!(
+                        "worker thread {} panicked: {}",
+                        i + 1,
+                        panic_message(&*panic)
+                    ));
+                }
+            }
+        }
+        let start = match &*gate.state.lock().unwrap_or_else(|e| e.into_inner()) {
+            GateState::Open(start) => Some(*start),
+            _ => None,
+        };
+        let seconds = match (start, last_end) {
+            (Some(start), Some(end)) => end.duration_since(start).as_secs_f64(),
+            _ => 0.0,
+        };
+        Ok(WorkerResults { results, seconds })
+    })
+}
+
+/// The text of a panic payload.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn all_workers_share_one_start_and_the_time_covers_them() {
+        let out = run_workers(
+            3,
+            |i| i,
+            |i, start| {
+                std::thread::sleep(Duration::from_millis(10 * (i as u64 + 1)));
+                start
+            },
+        )
+        .unwrap();
+        assert_eq!(out.results.len(), 3);
+        assert!(out.results.windows(2).all(|w| w[0] == w[1]));
+        // The slowest worker slept 30 ms.
+        assert!(out.seconds >= 0.03, "{}", out.seconds);
+    }
+
+    #[test]
+    fn a_panicking_worker_is_an_error_with_its_message() {
+        let err = run_workers(
+            2,
+            |i| i,
+            |i, _| {
+                if i == 1 {
+                    panic!("boom in worker");
+                }
+            },
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(
+            err.contains("worker thread 2 panicked: boom in worker"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_aborted_gate_releases_waiting_workers() {
+        let gate = StartGate::new(3);
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| gate.arrive());
+            std::thread::sleep(Duration::from_millis(20));
+            gate.abort();
+            assert_eq!(waiter.join().unwrap(), None);
+        });
+    }
+}

@@ -1,0 +1,212 @@
+//! `crypto.speed`: `openssl speed -elapsed -evp ALG`, and with `copies`,
+//! `openssl speed -multi N`.
+//!
+//! One case is one algorithm at one block size with one number of copies;
+//! `algorithm`, `block_size` and `copies` are sweepable, so the article's
+//! battery is a three-way sweep. We keep one case per number (rather than
+//! one case per algorithm with a metric per block size) so that the engine
+//! repeats each number until its own confidence interval is tight and
+//! `compare` gives each its own verdict; trials of 0.1 s keep the `quick`
+//! profile's 28 crypto cases within about 20 s.
+//!
+//! A trial runs every copy at once, each on its own thread pinned to its
+//! own CPU with its own key and buffer, for `time` seconds; each copy
+//! counts whole operations and divides the bytes by its own elapsed wall
+//! time, as each `openssl speed -multi` child does. The sum over copies is
+//! what `-multi` prints; the mean per copy is what the article reported.
+//! Rates are in MB/s (10⁶ bytes per second), openssl's table divided by
+//! 1000.
+
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail};
+
+use super::algorithm::Algorithm;
+use crate::engine::affinity::set_affinity;
+use crate::engine::{
+    CancelToken, Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext,
+    TrialOutput, Workload,
+};
+use crate::workloads::common::params::{self, MAX_THREADS};
+
+/// openssl's block sizes: `openssl speed` runs 16, 64, 256, 1024, 8192
+/// and 16384 bytes.
+pub const OPENSSL_BLOCK_SIZES: [u64; 6] = [16, 64, 256, 1024, 8192, 16384];
+
+/// Largest block accepted: 16 MiB, far past where the rate stops growing.
+const MAX_BLOCK: u64 = 16 << 20;
+
+/// Bytes processed between two looks at the clock and the cancel flag:
+/// small enough that a trial overruns its time by well under a
+/// millisecond, large enough that reading the clock costs nothing at 16 B.
+const BYTES_PER_CLOCK_CHECK: usize = 64 << 10;
+
+/// The `crypto.speed` workload.
+pub struct CryptoSpeed;
+
+impl Workload for CryptoSpeed {
+    fn id(&self) -> &'static str {
+        "crypto.speed"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn summary(&self) -> &'static str {
+        "digests and ciphers on fixed-size blocks; compatible with `openssl speed -elapsed -evp` and `-multi`"
+    }
+    fn params(&self) -> Vec<ParamSpec> {
+        vec![
+            ParamSpec {
+                name: "algorithm",
+                help: "the algorithm, by its openssl name",
+                kind: ParamKind::Choice(Algorithm::NAMES),
+                default: "sha256",
+            },
+            ParamSpec {
+                name: "block_size",
+                help: "bytes per operation (openssl's sizes: 16,64,256,1024,8192,16384)",
+                kind: ParamKind::Size {
+                    min: 1,
+                    max: MAX_BLOCK,
+                    power_of_two: false,
+                },
+                default: "8192",
+            },
+            ParamSpec {
+                name: "copies",
+                help: "copies running at once, one per CPU (openssl's -multi; `all`: one per CPU)",
+                kind: ParamKind::Threads { max: MAX_THREADS },
+                default: "1",
+            },
+            ParamSpec {
+                help: "length of one trial, per block size (openssl's -seconds; 3 by default as openssl)",
+                ..params::time("3")
+            },
+        ]
+    }
+    fn build(&self, p: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
+        let name = p.str("algorithm");
+        let algorithm = Algorithm::from_name(name).ok_or_else(|| {
+            anyhow!(
+                "crypto.speed: unknown algorithm `{name}`; allowed: {}",
+                Algorithm::NAMES.join(", ")
+            )
+        })?;
+        let block_size = p.u64("block_size") as usize;
+        let multiple = algorithm.block_multiple();
+        if !block_size.is_multiple_of(multiple) {
+            bail!(
+                "crypto.speed: {algorithm} works on whole {multiple}-byte blocks, so block_size must be a multiple of {multiple} (got {block_size}); openssl's sizes are {}",
+                OPENSSL_BLOCK_SIZES.map(|s| s.to_string()).join(", ")
+            );
+        }
+        Ok(Box::new(SpeedCase {
+            algorithm,
+            block_size,
+            copies: p.u64("copies") as usize,
+            time: params::trial_time(p),
+            cpus: env.cpus.clone(),
+        }))
+    }
+}
+
+struct SpeedCase {
+    algorithm: Algorithm,
+    block_size: usize,
+    copies: usize,
+    time: Duration,
+    cpus: Vec<usize>,
+}
+
+/// What one copy measured.
+struct CopyResult {
+    ops: u64,
+    seconds: f64,
+}
+
+impl Case for SpeedCase {
+    fn trial(&mut self, ctx: &TrialContext) -> anyhow::Result<TrialOutput> {
+        let cpus = if ctx.cpus.is_empty() {
+            &self.cpus
+        } else {
+            &ctx.cpus
+        };
+        let barrier = Arc::new(Barrier::new(self.copies));
+        let results: Vec<anyhow::Result<CopyResult>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..self.copies)
+                .map(|copy| {
+                    let barrier = barrier.clone();
+                    let cpu = cpus.get(copy % cpus.len().max(1)).copied();
+                    let (algorithm, block_size, time) =
+                        (self.algorithm, self.block_size, self.time);
+                    let cancel = &ctx.cancel;
+                    scope.spawn(move || {
+                        if let Some(cpu) = cpu {
+                            set_affinity(&[cpu])?;
+                        }
+                        run_copy(algorithm, block_size, time, &barrier, cancel)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err(anyhow!("a copy panicked"))))
+                .collect()
+        });
+        if ctx.cancel.is_cancelled() {
+            return Err(Cancelled.into());
+        }
+        let mut sum_rate = 0.0;
+        let mut sum_ops_rate = 0.0;
+        for result in results {
+            let r = result?;
+            sum_rate += r.ops as f64 * self.block_size as f64 / r.seconds;
+            sum_ops_rate += r.ops as f64 / r.seconds;
+        }
+        const MB: f64 = 1e6;
+        Ok(TrialOutput {
+            metrics: vec![
+                Metric::higher("mb_per_sec", "MB/s", sum_rate / MB),
+                Metric::higher(
+                    "mb_per_sec_per_copy",
+                    "MB/s",
+                    sum_rate / MB / self.copies as f64,
+                ),
+                Metric::higher("ops_per_sec", "ops/s", sum_ops_rate),
+            ],
+            latency_ns: None,
+        })
+    }
+}
+
+/// One copy: waits for the others, then runs whole operations until its
+/// time is up, looking at the clock every [`BYTES_PER_CLOCK_CHECK`] bytes.
+fn run_copy(
+    algorithm: Algorithm,
+    block_size: usize,
+    time: Duration,
+    barrier: &Barrier,
+    cancel: &CancelToken,
+) -> anyhow::Result<CopyResult> {
+    let mut op = algorithm.operation();
+    let mut block = vec![0x5a_u8; block_size];
+    let batch = (BYTES_PER_CLOCK_CHECK / block_size).max(1) as u64;
+    // One untimed operation faults the buffer in and warms the code.
+    op.run(&mut block);
+    barrier.wait();
+    let start = Instant::now();
+    let end = start + time;
+    let mut ops: u64 = 0;
+    loop {
+        for _ in 0..batch {
+            op.run(&mut block);
+        }
+        ops += batch;
+        if Instant::now() >= end || cancel.is_cancelled() {
+            break;
+        }
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    Ok(CopyResult { ops, seconds })
+}

@@ -1,0 +1,331 @@
+//! The case both HTTP workloads share: start the server in `prepare`, run
+//! the generator in each trial, stop the server in `cleanup`.
+//!
+//! With more than one CPU the server gets the first half of the run's
+//! CPUs and the generator the rest, so the generator does not steal the
+//! server's cores (and the numbers describe the server, not the fight).
+
+use std::time::Duration;
+
+use anyhow::Context;
+
+use crate::engine::{
+    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput,
+};
+use crate::http::server::DbSource;
+use crate::http::{self, LoadConfig, Model, Rate, Server, ServerConfig};
+use crate::workloads::common::params;
+
+/// Descriptors kept free beyond two per connection (both ends live in
+/// this process).
+const SPARE_FDS: u64 = 128;
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// `concurrency`: connections (clients), swept as 1,10,100,200,500.
+pub fn concurrency() -> ParamSpec {
+    ParamSpec {
+        name: "concurrency",
+        help: "concurrent connections (ab's -c, wrk's -c)",
+        kind: ParamKind::Int {
+            min: 1,
+            max: 10_000,
+        },
+        default: "10",
+    }
+}
+
+/// `keepalive`: reuse connections or open one per request (ab without -k).
+pub fn keepalive() -> ParamSpec {
+    ParamSpec {
+        name: "keepalive",
+        help: "keep connections open between requests (false: one connection per request, as ab without -k)",
+        kind: ParamKind::Bool,
+        default: "true",
+    }
+}
+
+/// `model`: the server model.
+pub fn model() -> ParamSpec {
+    ParamSpec {
+        name: "model",
+        help: "server model: async (event loops, like nginx) or threads (a thread per connection, like Apache prefork)",
+        kind: ParamKind::Choice(&["async", "threads"]),
+        default: "async",
+    }
+}
+
+/// `requests`: the request count of a trial (ab's -n).
+pub fn requests() -> ParamSpec {
+    ParamSpec {
+        name: "requests",
+        help: "requests per trial (ab's -n); the trial also stops at `time`; 0 = only the time limit",
+        kind: ParamKind::Int {
+            min: 0,
+            max: u64::MAX / 2,
+        },
+        default: "100000",
+    }
+}
+
+/// The shared parameters, after the workload's own.
+pub fn common_params() -> Vec<ParamSpec> {
+    vec![
+        concurrency(),
+        keepalive(),
+        model(),
+        requests(),
+        ParamSpec {
+            name: "think",
+            help: "closed loop: think time between a client's requests, uniformly random up to this (siege's realistic mode); 0 = benchmark mode",
+            kind: ParamKind::Seconds {
+                min: 0.0,
+                max: 3600.0,
+            },
+            default: "0",
+        },
+        ParamSpec {
+            name: "rate_per_client",
+            help: "open loop: requests per second per client (httperf's --rate per client machine); 0 = closed loop",
+            kind: ParamKind::Float { min: 0.0, max: 1e7 },
+            default: "0",
+        },
+        ParamSpec {
+            name: "timeout",
+            help: "a request without a complete response by then is an error (httperf's --timeout); 0 = none",
+            kind: ParamKind::Seconds {
+                min: 0.0,
+                max: 3600.0,
+            },
+            default: "0",
+        },
+        params::time("10"),
+    ]
+}
+
+/// A server plus generator case for `path` on a server built from `server`.
+pub struct HttpCase {
+    server_config: ServerConfig,
+    path: String,
+    load: LoadConfig,
+    server: Option<Server>,
+    warnings: Vec<String>,
+}
+
+impl HttpCase {
+    /// Builds the case from the common parameters.
+    pub fn build(
+        p: &ParamSet,
+        env: &CaseEnv,
+        sizes: Vec<u64>,
+        dynamic: Option<DbSource>,
+        path: String,
+    ) -> anyhow::Result<HttpCase> {
+        let connections = p.u64("concurrency") as usize;
+        http::limits::ensure_open_files(2 * connections as u64 + SPARE_FDS)?;
+        let (server_cpus, client_cpus) = split_cpus(&env.cpus);
+        let mut warnings = Vec::new();
+        if client_cpus.is_none() {
+            warnings.push(
+                "one CPU: the server and the generator share it, so the rate describes both"
+                    .to_string(),
+            );
+        }
+        let requests = p.u64("requests");
+        let rate = p.f64("rate_per_client");
+        let think = p.f64("think");
+        if rate > 0.0 && think > 0.0 {
+            anyhow::bail!(
+                "think applies to the closed loop and rate_per_client to the open loop; set one of them"
+            );
+        }
+        let timeout = p.f64("timeout");
+        let load = LoadConfig {
+            think: Duration::from_secs_f64(think),
+            rate: (rate > 0.0).then_some(Rate::PerConnection(rate)),
+            timeout: (timeout > 0.0).then(|| Duration::from_secs_f64(timeout)),
+            threads: client_cpus.as_ref().map_or(1, Vec::len).min(connections),
+            keep_alive: p.bool("keepalive"),
+            requests: (requests > 0).then_some(requests),
+            duration: Some(params::trial_time(p)),
+            cpus: client_cpus,
+            ..LoadConfig::closed(Vec::new(), connections)
+        };
+        let server_config = ServerConfig {
+            model: Model::parse(p.str("model")).expect("validated choice"),
+            threads: server_cpus.as_ref().map_or(1, Vec::len),
+            cpus: server_cpus,
+            sizes,
+            dynamic,
+            ..ServerConfig::loopback()
+        };
+        Ok(HttpCase {
+            server_config,
+            path,
+            load,
+            server: None,
+            warnings,
+        })
+    }
+}
+
+/// The server's CPUs and the generator's, or `(None, None)` with one CPU.
+fn split_cpus(cpus: &[usize]) -> (Option<Vec<usize>>, Option<Vec<usize>>) {
+    if cpus.len() < 2 {
+        return (None, None);
+    }
+    let half = cpus.len().div_ceil(2);
+    (Some(cpus[..half].to_vec()), Some(cpus[half..].to_vec()))
+}
+
+impl Case for HttpCase {
+    fn prepare(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
+        let server = Server::start(&self.server_config).context("starting the HTTP server")?;
+        self.load.targets = http::parse_targets(&[server.url(&self.path)])?;
+        self.server = Some(server);
+        Ok(())
+    }
+
+    fn trial(&mut self, ctx: &TrialContext) -> anyhow::Result<TrialOutput> {
+        let report = http::run(&self.load, &ctx.cancel)?;
+        if let Some(failure) = self.server.as_ref().and_then(Server::failure) {
+            anyhow::bail!("the HTTP server failed: {failure}");
+        }
+        let l = &report.latency;
+        let mut metrics = vec![
+            Metric::higher("requests_per_sec", "req/s", report.requests_per_sec),
+            Metric::higher("transfer", "MiB/s", report.bytes_per_sec / MIB),
+            Metric::lower("latency_mean", "ms", l.mean_ms),
+            Metric::lower("latency_p50", "ms", l.p50_ms),
+            Metric::lower("latency_p90", "ms", l.p90_ms),
+            Metric::lower("latency_p99", "ms", l.p99_ms),
+            Metric::lower("latency_p99_9", "ms", l.p99_9_ms),
+            Metric::lower("latency_max", "ms", l.max_ms),
+            Metric::lower("errors", "requests", report.errors.total() as f64),
+        ];
+        if let Some(requested) = report.requested_rate {
+            metrics.push(Metric::higher("requested_rate", "req/s", requested));
+            metrics.push(Metric::higher(
+                "achieved_rate",
+                "req/s",
+                report.achieved_rate,
+            ));
+            if let Some(sent) = &report.latency_from_send {
+                metrics.push(Metric::lower("latency_from_send_mean", "ms", sent.mean_ms));
+                metrics.push(Metric::lower("latency_from_send_p99", "ms", sent.p99_ms));
+            }
+            metrics.push(Metric::lower("late", "requests", report.late as f64));
+            metrics.push(Metric::lower("dropped", "requests", report.dropped as f64));
+        }
+        if report.errors.timeout > 0 {
+            metrics.push(Metric::lower(
+                "timeouts",
+                "requests",
+                report.errors.timeout as f64,
+            ));
+        }
+        if report.connect.count > 0 {
+            metrics.push(Metric::lower("connect_mean", "ms", report.connect.mean_ms));
+        }
+        Ok(TrialOutput {
+            metrics,
+            latency_ns: Some(report.tally.latency),
+        })
+    }
+
+    fn cleanup(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
+        match self.server.take() {
+            Some(mut server) => server.stop(),
+            None => Ok(()),
+        }
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{CancelToken, Workload, params::resolve_cases};
+    use std::collections::BTreeMap;
+
+    fn run_once(workload: &dyn Workload, assignments: &[(&str, &str)]) -> TrialOutput {
+        let assignments: BTreeMap<String, Vec<String>> = assignments
+            .iter()
+            .map(|(k, v)| (k.to_string(), vec![v.to_string()]))
+            .collect();
+        let params = resolve_cases(workload.id(), &workload.params(), &assignments, 2).unwrap();
+        let env = CaseEnv {
+            cpus: crate::engine::affinity::allowed_cpus().unwrap(),
+            total_cache_bytes: 0,
+            memory_bytes: 0,
+        };
+        let ctx = TrialContext {
+            cpus: env.cpus.clone(),
+            cancel: CancelToken::new(),
+        };
+        let mut case = workload.build(&params[0], &env).unwrap();
+        case.prepare(&ctx).unwrap();
+        let output = case.trial(&ctx);
+        case.cleanup(&ctx).unwrap();
+        output.unwrap()
+    }
+
+    #[test]
+    fn static_and_dynamic_cases_run_and_clean_up() {
+        let out = run_once(
+            &crate::workloads::http::static_page::StaticPage,
+            &[("size", "2K"), ("concurrency", "3"), ("requests", "300")],
+        );
+        assert_eq!(out.metrics[0].name, "requests_per_sec");
+        assert!(out.metrics[0].value > 0.0);
+        assert_eq!(out.latency_ns.unwrap().len(), 300);
+        let errors = out.metrics.iter().find(|m| m.name == "errors").unwrap();
+        assert_eq!(errors.value, 0.0);
+
+        let out = run_once(
+            &crate::workloads::http::dynamic_page::DynamicPage,
+            &[
+                ("concurrency", "2"),
+                ("requests", "100"),
+                ("model", "threads"),
+                ("keepalive", "false"),
+            ],
+        );
+        assert_eq!(out.latency_ns.unwrap().len(), 100);
+        assert!(out.metrics.iter().any(|m| m.name == "connect_mean"));
+    }
+
+    #[test]
+    fn cpus_are_split_between_server_and_generator() {
+        assert_eq!(split_cpus(&[0]), (None, None));
+        assert_eq!(split_cpus(&[0, 1]), (Some(vec![0]), Some(vec![1])));
+        assert_eq!(split_cpus(&[0, 1, 2]), (Some(vec![0, 1]), Some(vec![2])));
+    }
+
+    #[test]
+    fn database_urls_are_checked_when_the_case_is_built() {
+        let build = |db: &str| {
+            let specs = crate::workloads::http::dynamic_page::DynamicPage.params();
+            let assignments = BTreeMap::from([("db".to_string(), vec![db.to_string()])]);
+            let params = resolve_cases("http.dynamic", &specs, &assignments, 2).unwrap();
+            let env = CaseEnv {
+                cpus: vec![0],
+                total_cache_bytes: 0,
+                memory_bytes: 0,
+            };
+            crate::workloads::http::dynamic_page::DynamicPage
+                .build(&params[0], &env)
+                .map(|_| ())
+        };
+        // Building does not connect: nothing need listen there yet.
+        build("mysql://u@127.0.0.1:1/x").unwrap();
+        build("postgres://u@127.0.0.1:1/x").unwrap();
+        let err = build("mysql://u:pw@127.0.0.1:bad/x")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("db=mysql://u:***@127.0.0.1:bad/x"), "{err}");
+        assert!(!err.contains("pw"), "{err}");
+    }
+}

@@ -1,0 +1,48 @@
+//! `http.dynamic`: a page that connects to a database, reads one 100 B row
+//! and disconnects on every request (the article's PHP + MySQL page).
+//!
+//! `db` picks the database: an embedded SQLite file, or a PostgreSQL or
+//! MariaDB/MySQL server by URL. A URL that does not parse is refused when
+//! the case is built; a server that cannot be reached or refuses the login
+//! fails the case in `prepare`, before any trial. Preparing creates a
+//! table for the case on the server and cleanup drops it.
+
+use crate::engine::{Case, CaseEnv, ParamKind, ParamSet, ParamSpec, Workload};
+use crate::http::server::DbSource;
+
+use super::case::{HttpCase, common_params};
+
+/// The `http.dynamic` workload.
+pub struct DynamicPage;
+
+impl Workload for DynamicPage {
+    fn id(&self) -> &'static str {
+        "http.dynamic"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn summary(&self) -> &'static str {
+        "requests/s for a page that opens a database, reads one 100 B row and disconnects per request"
+    }
+    fn params(&self) -> Vec<ParamSpec> {
+        let mut params = vec![ParamSpec {
+            name: "db",
+            help: "the page's database: sqlite (an embedded file), postgres://user[:password]@host[:port]/database or mysql://user[:password]@host[:port]/database (no TLS; a table is created for the case and dropped after it; a password in the URL is masked as *** wherever the case is shown or stored; PGPASSWORD or MYSQL_PWD also work)",
+            kind: ParamKind::Text,
+            default: "sqlite",
+        }];
+        params.extend(common_params());
+        params
+    }
+    fn build(&self, p: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
+        let source = DbSource::parse(p.str("db"))?;
+        Ok(Box::new(HttpCase::build(
+            p,
+            env,
+            Vec::new(),
+            Some(source),
+            "/dynamic".to_string(),
+        )?))
+    }
+}

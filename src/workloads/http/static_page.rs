@@ -1,0 +1,46 @@
+//! `http.static`: a static response of a fixed size (the articles' 1 B,
+//! 2 KiB, 200 KiB, 2 MiB and 10 MiB pages) from the built-in server.
+
+use crate::engine::{Case, CaseEnv, ParamKind, ParamSet, ParamSpec, Workload};
+use crate::http::server::static_path;
+
+use super::case::{HttpCase, common_params};
+
+/// The `http.static` workload.
+pub struct StaticPage;
+
+impl Workload for StaticPage {
+    fn id(&self) -> &'static str {
+        "http.static"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn summary(&self) -> &'static str {
+        "requests/s for a static response from the built-in server over loopback (like ab/wrk against a file)"
+    }
+    fn params(&self) -> Vec<ParamSpec> {
+        let mut params = vec![ParamSpec {
+            name: "size",
+            help: "response body size (the articles used 1, 2K, 200K, 2M, 10M)",
+            kind: ParamKind::Size {
+                min: 0,
+                max: 1 << 30,
+                power_of_two: false,
+            },
+            default: "1",
+        }];
+        params.extend(common_params());
+        params
+    }
+    fn build(&self, p: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
+        let size = p.u64("size");
+        Ok(Box::new(HttpCase::build(
+            p,
+            env,
+            vec![size],
+            None,
+            static_path(size),
+        )?))
+    }
+}

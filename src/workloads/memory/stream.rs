@@ -1,0 +1,435 @@
+//! `memory.stream`: John McCalpin's STREAM (Copy, Scale, Add, Triad).
+//!
+//! A trial is one run of STREAM: `ntimes` passes over the four kernels,
+//! each kernel timed from before its threads start to after the last one
+//! finishes; the first pass is discarded and a kernel's rate is the bytes
+//! STREAM counts for it divided by its best time, in MB/s (10⁶ B/s), as
+//! STREAM prints "Best Rate MB/s". The engine then repeats such runs until
+//! Triad's confidence interval is tight.
+//!
+//! Threads split each array into contiguous shares as OpenMP's static
+//! schedule does; each thread is pinned to its own CPU and writes its
+//! share first, so the pages land on its NUMA node (first touch). After
+//! every trial each thread checks every element of its share against the
+//! values STREAM expects, and a mismatch fails the trial: a bandwidth
+//! figure from a kernel that computed the wrong thing is worthless.
+//!
+//! `copies` runs several independent STREAMs at once, each with its own
+//! arrays, as the article ran four STREAM processes side by side; their
+//! best rates are summed (what adding up the processes' outputs gives)
+//! and averaged per copy.
+
+use std::alloc::{Layout, alloc, dealloc};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::time::Instant;
+
+use anyhow::{Context, anyhow, bail};
+
+use super::spin_barrier::SpinBarrier;
+use super::stream_kernels::{self, Isa, Kernel, Share};
+use crate::engine::affinity::set_affinity;
+use crate::engine::params::format_size;
+use crate::engine::{
+    Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput,
+    Workload,
+};
+use crate::workloads::common::params::{self, MAX_THREADS};
+
+/// STREAM's default array size (elements), used when the cache is
+/// unknown or small.
+pub const STREAM_DEFAULT_ELEMENTS: u64 = 10_000_000;
+
+/// Below this many elements per array the kernels take microseconds and
+/// the timer and the thread start dominate: no number is meaningful.
+pub const MIN_ELEMENTS: u64 = 10_000;
+
+/// Most elements per array: 2³⁶ doubles (512 GiB) per array.
+const MAX_ELEMENTS: u64 = 1 << 36;
+
+/// Most passes: STREAM's values grow 15-fold per pass and a double
+/// overflows after about 260 passes, which would defeat validation.
+const MAX_NTIMES: u64 = 200;
+
+/// STREAM's rule: each array at least 4 times the sum of the caches.
+const CACHE_FACTOR: u64 = 4;
+
+const ELEMENT: u64 = std::mem::size_of::<f64>() as u64;
+
+/// The `memory.stream` workload.
+pub struct MemoryStream;
+
+impl Workload for MemoryStream {
+    fn id(&self) -> &'static str {
+        "memory.stream"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn summary(&self) -> &'static str {
+        "STREAM Copy/Scale/Add/Triad memory bandwidth; compatible with STREAM built with gcc -O3 -fopenmp"
+    }
+    fn params(&self) -> Vec<ParamSpec> {
+        vec![
+            ParamSpec {
+                name: "array_size",
+                help: "elements (doubles) per array, STREAM_ARRAY_SIZE; 0 = 4 × the total cache, at least 10 M",
+                kind: ParamKind::Int {
+                    min: 0,
+                    max: MAX_ELEMENTS,
+                },
+                default: "0",
+            },
+            ParamSpec {
+                name: "ntimes",
+                help: "passes per trial, the first one discarded (STREAM's NTIMES)",
+                kind: ParamKind::Int {
+                    min: 2,
+                    max: MAX_NTIMES,
+                },
+                default: "10",
+            },
+            params::threads("all"),
+            ParamSpec {
+                name: "copies",
+                help: "independent STREAMs running at once, each with its own arrays",
+                kind: ParamKind::Threads { max: MAX_THREADS },
+                default: "1",
+            },
+        ]
+    }
+    fn build(&self, p: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
+        let auto = auto_elements(env.total_cache_bytes);
+        let elements = match p.u64("array_size") {
+            0 => auto,
+            n if n < MIN_ELEMENTS => bail!(
+                "memory.stream: array_size {n} is too small to be meaningful; allowed is 0 (auto: {auto} elements here, 4 × the {} B of cache) or {MIN_ELEMENTS} to {MAX_ELEMENTS} elements",
+                env.total_cache_bytes
+            ),
+            n => n,
+        };
+        let threads = p.u64("threads") as usize;
+        let copies = p.u64("copies") as usize;
+        if elements < (threads as u64) * 1000 {
+            bail!(
+                "memory.stream: array_size {elements} gives each of {threads} threads under 1000 elements; use at least {} elements",
+                threads * 1000
+            );
+        }
+        let bytes = elements * ELEMENT * 3 * copies as u64;
+        if env.memory_bytes > 0 && bytes > env.memory_bytes / 2 {
+            bail!(
+                "memory.stream: {copies} cop(ies) of 3 arrays of {elements} elements need {} of memory, more than half of this host's {}; use a smaller array_size",
+                format_size(bytes),
+                format_size(env.memory_bytes)
+            );
+        }
+        let mut warnings = Vec::new();
+        let array_bytes = elements * ELEMENT;
+        if env.total_cache_bytes > 0 && array_bytes < CACHE_FACTOR * env.total_cache_bytes {
+            warnings.push(format!(
+                "each array ({array_bytes} B) is smaller than {CACHE_FACTOR} × the {} B of cache: this measures the caches as much as memory (STREAM's rule)",
+                env.total_cache_bytes
+            ));
+        }
+        Ok(Box::new(StreamCase {
+            elements: elements as usize,
+            ntimes: p.u64("ntimes") as u32,
+            threads,
+            copies,
+            isa: Isa::detect(),
+            arrays: Vec::new(),
+            warnings,
+        }))
+    }
+}
+
+/// The default array size: 4 × the total cache in doubles, rounded up to
+/// a whole million, and never below STREAM's own default.
+pub fn auto_elements(total_cache_bytes: u64) -> u64 {
+    const ROUND: u64 = 1_000_000;
+    let needed = (CACHE_FACTOR * total_cache_bytes).div_ceil(ELEMENT);
+    needed
+        .div_ceil(ROUND)
+        .saturating_mul(ROUND)
+        .max(STREAM_DEFAULT_ELEMENTS)
+}
+
+struct StreamCase {
+    elements: usize,
+    ntimes: u32,
+    threads: usize,
+    copies: usize,
+    isa: Isa,
+    arrays: Vec<Arrays>,
+    warnings: Vec<String>,
+}
+
+impl Case for StreamCase {
+    fn prepare(&mut self, ctx: &TrialContext) -> anyhow::Result<()> {
+        self.arrays = (0..self.copies)
+            .map(|_| Arrays::new(self.elements))
+            .collect::<anyhow::Result<_>>()?;
+        // First touch: each pinned thread writes its own share.
+        self.on_every_thread(ctx, |share, _, _| {
+            stream_kernels::initialise(share);
+            Ok(())
+        })
+    }
+
+    fn trial(&mut self, ctx: &TrialContext) -> anyhow::Result<TrialOutput> {
+        let ntimes = self.ntimes;
+        let isa = self.isa;
+        let threads = self.threads;
+        let start = Barrier::new(self.copies * threads);
+        let barriers: Vec<SpinBarrier> = (0..self.copies)
+            .map(|_| SpinBarrier::new(threads))
+            .collect();
+        let stops: Vec<AtomicBool> = (0..self.copies).map(|_| AtomicBool::new(false)).collect();
+        // times[copy][pass][kernel], written by each copy's thread 0.
+        let times = Mutex::new(vec![Vec::<[f64; 4]>::new(); self.copies]);
+        self.on_every_thread(ctx, |share, copy, thread| {
+            stream_kernels::initialise(share);
+            start.wait();
+            let barrier = &barriers[copy];
+            let stop = &stops[copy];
+            let mut mine = Vec::with_capacity(ntimes as usize);
+            let mut passes = 0;
+            for _ in 0..ntimes {
+                if thread == 0 {
+                    stop.store(ctx.cancel.is_cancelled(), Ordering::Relaxed);
+                }
+                barrier.wait();
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let mut pass = [0.0; 4];
+                for (k, kernel) in Kernel::ALL.into_iter().enumerate() {
+                    let t0 = Instant::now();
+                    barrier.wait();
+                    stream_kernels::run(kernel, share, isa);
+                    barrier.wait();
+                    pass[k] = t0.elapsed().as_secs_f64();
+                }
+                mine.push(pass);
+                passes += 1;
+            }
+            if ctx.cancel.is_cancelled() {
+                return Err(Cancelled.into());
+            }
+            stream_kernels::validate(share, passes)
+                .with_context(|| format!("copy {copy}, thread {thread}"))?;
+            if thread == 0 {
+                times.lock().expect("no thread panics holding it")[copy] = mine;
+            }
+            Ok(())
+        })?;
+        let times = times.into_inner().expect("no thread panics holding it");
+        Ok(TrialOutput {
+            metrics: self.metrics(&times),
+            latency_ns: None,
+        })
+    }
+
+    fn cleanup(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
+        self.arrays.clear();
+        Ok(())
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+}
+
+impl StreamCase {
+    /// Runs `work` on every thread of every copy at once, each thread
+    /// pinned to its own CPU (round robin over the run's CPUs) and given
+    /// its share of its copy's arrays.
+    fn on_every_thread<F>(&self, ctx: &TrialContext, work: F) -> anyhow::Result<()>
+    where
+        F: Fn(&mut Share<'_>, usize, usize) -> anyhow::Result<()> + Sync,
+    {
+        let cpus = &ctx.cpus;
+        let results: Vec<anyhow::Result<()>> = std::thread::scope(|scope| {
+            let mut handles = Vec::new();
+            for (copy, arrays) in self.arrays.iter().enumerate() {
+                for thread in 0..self.threads {
+                    let (lo, hi) = static_share(self.elements, self.threads, thread);
+                    let cpu = (!cpus.is_empty())
+                        .then(|| cpus[(copy * self.threads + thread) % cpus.len()]);
+                    let work = &work;
+                    handles.push(scope.spawn(move || {
+                        if let Some(cpu) = cpu {
+                            set_affinity(&[cpu])?;
+                        }
+                        // SAFETY: the shares of one copy's threads are
+                        // disjoint ranges of its arrays, which outlive
+                        // this scope.
+                        let mut share = unsafe { arrays.share(lo, hi) };
+                        work(&mut share, copy, thread)
+                    }));
+                }
+            }
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(anyhow!("a STREAM thread panicked")))
+                })
+                .collect()
+        });
+        // A cancellation is reported as such, whatever else failed.
+        if ctx.cancel.is_cancelled() {
+            return Err(Cancelled.into());
+        }
+        results.into_iter().collect()
+    }
+
+    /// Best rate per kernel (passes after the first), summed over copies,
+    /// and the mean per copy when there are several.
+    fn metrics(&self, times: &[Vec<[f64; 4]>]) -> Vec<Metric> {
+        const MB: f64 = 1e6;
+        let mut sums = [0.0; 4];
+        for copy in times {
+            for (k, kernel) in Kernel::ALL.into_iter().enumerate() {
+                let best = copy
+                    .iter()
+                    .skip(1)
+                    .map(|pass| pass[k])
+                    .fold(f64::INFINITY, f64::min);
+                let bytes = (kernel.bytes_per_element() * self.elements as u64) as f64;
+                sums[k] += bytes / best / MB;
+            }
+        }
+        // Triad first: it is the primary metric, as in most STREAM reports.
+        let order = [3, 0, 1, 2];
+        let mut metrics: Vec<Metric> = order
+            .iter()
+            .map(|&k| {
+                let name = format!("{}_mb_per_sec", Kernel::ALL[k].name());
+                Metric::higher(name, "MB/s", sums[k])
+            })
+            .collect();
+        if self.copies > 1 {
+            metrics.extend(order.iter().map(|&k| {
+                let name = format!("{}_mb_per_sec_per_copy", Kernel::ALL[k].name());
+                Metric::higher(name, "MB/s", sums[k] / self.copies as f64)
+            }));
+        }
+        metrics
+    }
+}
+
+/// OpenMP's static schedule: thread `t` of `threads` gets a contiguous
+/// range, the first `n % threads` threads one element more.
+pub fn static_share(n: usize, threads: usize, t: usize) -> (usize, usize) {
+    let base = n / threads;
+    let extra = n % threads;
+    let lo = t * base + t.min(extra);
+    let hi = lo + base + usize::from(t < extra);
+    (lo, hi)
+}
+
+/// Three arrays of doubles, allocated but not touched: the threads that
+/// use them write them first.
+struct Arrays {
+    a: RawArray,
+    b: RawArray,
+    c: RawArray,
+}
+
+impl Arrays {
+    fn new(elements: usize) -> anyhow::Result<Self> {
+        Ok(Arrays {
+            a: RawArray::new(elements)?,
+            b: RawArray::new(elements)?,
+            c: RawArray::new(elements)?,
+        })
+    }
+
+    /// The elements `lo..hi` of each array.
+    ///
+    /// # Safety
+    /// No two live shares may overlap.
+    unsafe fn share(&self, lo: usize, hi: usize) -> Share<'_> {
+        // SAFETY: passed on to the caller.
+        unsafe {
+            Share {
+                a: self.a.slice(lo, hi),
+                b: self.b.slice(lo, hi),
+                c: self.c.slice(lo, hi),
+            }
+        }
+    }
+}
+
+/// Page-aligned, uninitialised doubles. Left uninitialised so the first
+/// write (by the thread that owns the share) decides where pages live.
+struct RawArray {
+    ptr: *mut f64,
+    len: usize,
+    layout: Layout,
+}
+
+// SAFETY: plain memory; threads only ever get disjoint slices of it.
+unsafe impl Send for RawArray {}
+unsafe impl Sync for RawArray {}
+
+impl RawArray {
+    const ALIGN: usize = 4096;
+
+    fn new(len: usize) -> anyhow::Result<Self> {
+        let layout = Layout::array::<f64>(len)?.align_to(Self::ALIGN)?;
+        // SAFETY: the layout is non-zero (len >= MIN_ELEMENTS).
+        let ptr = unsafe { alloc(layout) } as *mut f64;
+        if ptr.is_null() {
+            bail!(
+                "could not allocate a STREAM array of {} bytes",
+                layout.size()
+            );
+        }
+        Ok(RawArray { ptr, len, layout })
+    }
+
+    /// # Safety
+    /// `lo <= hi <= len`, no overlapping live slices, and the range has
+    /// been written (initialised) before it is read.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn slice(&self, lo: usize, hi: usize) -> &mut [f64] {
+        assert!(lo <= hi && hi <= self.len);
+        // SAFETY: in bounds by the assert; the rest is the caller's promise.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(lo), hi - lo) }
+    }
+}
+
+impl Drop for RawArray {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { dealloc(self.ptr as *mut u8, self.layout) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn static_shares_cover_the_array_once() {
+        for (n, t) in [(10, 3), (10_000, 4), (7, 7), (5, 1)] {
+            let mut next = 0;
+            for i in 0..t {
+                let (lo, hi) = static_share(n, t, i);
+                assert_eq!(lo, next);
+                next = hi;
+            }
+            assert_eq!(next, n);
+        }
+    }
+
+    #[test]
+    fn auto_size_follows_streams_rule() {
+        // 34 MiB of cache: 4 × that in doubles is 17.8 M, rounded up to 18 M.
+        assert_eq!(auto_elements(34 << 20), 18_000_000);
+        assert_eq!(auto_elements(0), STREAM_DEFAULT_ELEMENTS);
+    }
+}

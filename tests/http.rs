@@ -1,0 +1,325 @@
+//! The HTTP load generator against in-process servers on port 0: the
+//! built-in server and small misbehaving ones written here. Every server
+//! loop is bounded in count and time.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use sledge::engine::CancelToken;
+use sledge::http::server::dynamic::row_text;
+use sledge::http::{self, LoadConfig, Model, Rate, Server, ServerConfig};
+
+/// No test server lives longer than this.
+const SERVER_LIFETIME: Duration = Duration::from_secs(20);
+
+fn server(model: Model) -> Server {
+    Server::start(&ServerConfig {
+        model,
+        sizes: vec![1, 2048, 300 * 1024],
+        ..ServerConfig::loopback()
+    })
+    .expect("server starts")
+}
+
+fn config(urls: &[String], connections: usize) -> LoadConfig {
+    LoadConfig::closed(http::parse_targets(urls).unwrap(), connections)
+}
+
+/// The whole response to one request with `Connection: close`.
+fn fetch(addr: SocketAddr, path: &str) -> Vec<u8> {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    out
+}
+
+const CLOSE_HEADER: usize = "Connection: close\r\n".len();
+
+#[test]
+fn request_and_byte_counts_are_exact() {
+    for model in [Model::Async, Model::Threads] {
+        let srv = server(model);
+        for (path, size) in [("/static/2048", 2048), ("/static/307200", 300 * 1024)] {
+            let one = fetch(srv.addr(), path);
+            assert_eq!(one.last(), Some(&(b'a' + ((size - 1) % 26) as u8)));
+            let mut c = config(&[srv.url(path)], 7);
+            c.threads = 2;
+            c.requests = Some(1001);
+            let r = http::run(&c, &CancelToken::new()).unwrap();
+            assert_eq!((r.sent, r.responses), (1001, 1001), "{model:?} {path}");
+            assert_eq!(r.bytes, 1001 * (one.len() - CLOSE_HEADER) as u64);
+            assert_eq!(r.errors.total(), 0);
+            assert_eq!(r.connect.count, 7);
+            assert_eq!(r.tally.latency.len(), 1001);
+        }
+    }
+}
+
+#[test]
+fn without_keep_alive_every_request_connects() {
+    let srv = server(Model::Async);
+    let one = fetch(srv.addr(), "/static/1");
+    let mut c = config(&[srv.url("/static/1"), srv.url("/nothing")], 3);
+    c.keep_alive = false;
+    c.requests = Some(200);
+    let r = http::run(&c, &CancelToken::new()).unwrap();
+    assert_eq!(r.responses, 200);
+    assert_eq!(r.connect.count, 200);
+    // Half the requests went to a path that does not exist.
+    assert_eq!(r.errors.status_4xx, 100);
+    let not_found = fetch(srv.addr(), "/nothing");
+    assert_eq!(r.bytes, 100 * (one.len() + not_found.len()) as u64);
+}
+
+#[test]
+fn the_dynamic_page_returns_the_row() {
+    let srv = server(Model::Async);
+    let page = String::from_utf8(fetch(srv.addr(), "/dynamic")).unwrap();
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    assert!(page.contains(&row_text()), "{page}");
+    let mut c = config(&[srv.url("/dynamic")], 4);
+    c.requests = Some(100);
+    let r = http::run(&c, &CancelToken::new()).unwrap();
+    assert_eq!((r.responses, r.errors.total()), (100, 0));
+}
+
+/// A server that answers `requests` requests on each connection with a
+/// tiny response, first sleeping `stall` before answer number `stall_at`.
+fn scripted_server(
+    stall_at: usize,
+    stall: Duration,
+    behaviour: Behaviour,
+) -> (SocketAddr, Arc<AtomicBool>, JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let handle = std::thread::spawn(move || {
+        let deadline = Instant::now() + SERVER_LIFETIME;
+        let mut answered = 0;
+        let mut conns = Vec::new();
+        while !flag.load(Ordering::Relaxed) && Instant::now() < deadline {
+            match listener.accept() {
+                Ok((s, _)) => {
+                    s.set_nonblocking(false).unwrap();
+                    s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+                    conns.push((s, Vec::new()));
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(1)),
+            }
+            let mut buf = [0u8; 4096];
+            conns.retain_mut(|(s, pending)| {
+                let n = match s.read(&mut buf) {
+                    Ok(0) => return false,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return true,
+                    Err(_) => return false,
+                };
+                pending.extend_from_slice(&buf[..n]);
+                while let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+                    pending.drain(..end + 4);
+                    match behaviour {
+                        Behaviour::Reset => {
+                            let sock = socket2::SockRef::from(&*s);
+                            sock.set_linger(Some(Duration::ZERO)).unwrap();
+                            return false;
+                        }
+                        Behaviour::Silent => return true,
+                        Behaviour::Answer => {}
+                    }
+                    answered += 1;
+                    if answered == stall_at {
+                        std::thread::sleep(stall);
+                    }
+                    if s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                        .is_err()
+                    {
+                        return false;
+                    }
+                }
+                true
+            });
+        }
+    });
+    (addr, stop, handle)
+}
+
+#[derive(Clone, Copy)]
+enum Behaviour {
+    Answer,
+    Reset,
+    Silent,
+}
+
+#[test]
+fn a_stall_shows_in_corrected_latency_only() {
+    let (addr, stop, handle) = scripted_server(10, Duration::from_millis(300), Behaviour::Answer);
+    let mut c = config(&[format!("http://{addr}/")], 1);
+    c.rate = Some(Rate::Total(200.0));
+    c.requests = Some(100);
+    c.duration = Some(Duration::from_secs(10));
+    let r = http::run(&c, &CancelToken::new()).unwrap();
+    stop.store(true, Ordering::Relaxed);
+    handle.join().unwrap();
+    assert_eq!(r.responses, 100);
+    let sent = r.latency_from_send.unwrap();
+    assert!(sent.max_ms >= 290.0, "the stalled request itself: {sent:?}");
+    assert!(
+        sent.p90_ms < 50.0,
+        "uncorrected latency hides the stall: {sent:?}"
+    );
+    assert!(
+        r.latency.p90_ms > 100.0,
+        "corrected latency shows it: {:?}",
+        r.latency
+    );
+    assert!(r.late > 10, "{}", r.late);
+    assert_eq!(r.requested_rate, Some(200.0));
+}
+
+#[test]
+fn a_resetting_server_gives_counted_errors_and_a_finished_run() {
+    let (addr, stop, handle) = scripted_server(0, Duration::ZERO, Behaviour::Reset);
+    let mut c = config(&[format!("http://{addr}/")], 2);
+    c.requests = Some(50);
+    c.duration = Some(Duration::from_secs(10));
+    let r = http::run(&c, &CancelToken::new()).unwrap();
+    stop.store(true, Ordering::Relaxed);
+    handle.join().unwrap();
+    assert_eq!(r.sent, 50);
+    assert_eq!(r.responses, 0);
+    assert_eq!(r.errors.reset, 50, "{:?}", r.errors);
+}
+
+#[test]
+fn a_silent_server_gives_timeouts() {
+    let (addr, stop, handle) = scripted_server(0, Duration::ZERO, Behaviour::Silent);
+    let mut c = config(&[format!("http://{addr}/")], 2);
+    c.timeout = Some(Duration::from_millis(100));
+    c.requests = Some(6);
+    c.duration = Some(Duration::from_secs(10));
+    let started = Instant::now();
+    let r = http::run(&c, &CancelToken::new()).unwrap();
+    stop.store(true, Ordering::Relaxed);
+    handle.join().unwrap();
+    assert_eq!(r.errors.timeout, 6, "{:?}", r.errors);
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn open_loop_drops_requests_older_than_the_timeout() {
+    let (addr, stop, handle) = scripted_server(2, Duration::from_millis(400), Behaviour::Answer);
+    let mut c = config(&[format!("http://{addr}/")], 1);
+    c.rate = Some(Rate::PerConnection(100.0));
+    c.timeout = Some(Duration::from_millis(1000));
+    c.duration = Some(Duration::from_millis(1500));
+    let r = http::run(&c, &CancelToken::new()).unwrap();
+    stop.store(true, Ordering::Relaxed);
+    handle.join().unwrap();
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    assert_eq!(r.dropped, 0);
+    assert!(r.responses > 50, "{}", r.responses);
+    // The same stall with a 100 ms timeout: requests time out while the
+    // server sleeps, and those that fell due meanwhile are dropped, not
+    // sent late.
+    let (addr, stop, handle) = scripted_server(2, Duration::from_millis(400), Behaviour::Answer);
+    let mut c = config(&[format!("http://{addr}/")], 1);
+    c.rate = Some(Rate::PerConnection(100.0));
+    c.timeout = Some(Duration::from_millis(100));
+    c.duration = Some(Duration::from_millis(1500));
+    let r = http::run(&c, &CancelToken::new()).unwrap();
+    stop.store(true, Ordering::Relaxed);
+    handle.join().unwrap();
+    assert!(r.errors.timeout >= 1, "{:?}", r.errors);
+    assert!(r.dropped > 0, "{}", r.dropped);
+}
+
+#[test]
+fn an_unreachable_server_fails_fast() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut c = config(&[format!("http://127.0.0.1:{port}/")], 1);
+    c.duration = Some(Duration::from_secs(30));
+    let started = Instant::now();
+    let err = http::run(&c, &CancelToken::new()).unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let text = format!("{err:#}");
+    assert!(
+        text.contains("cannot connect to http://127.0.0.1"),
+        "{text}"
+    );
+    assert!(text.to_lowercase().contains("refused"), "{text}");
+}
+
+#[test]
+fn the_cli_prints_metrics_and_refuses_bad_urls() {
+    let srv = server(Model::Async);
+    let dir = tempfile::tempdir().unwrap();
+    let sledge = || {
+        let mut cmd = assert_cmd::Command::cargo_bin("sledge").unwrap();
+        cmd.current_dir(dir.path())
+            .env("SLEDGE_STORE", dir.path().join("results.db"));
+        cmd
+    };
+    let out = sledge()
+        .args([
+            "http",
+            "-c",
+            "3",
+            "-n",
+            "300",
+            "--json",
+            &srv.url("/static/1"),
+        ])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["responses"], 300);
+    assert!(json["latency"]["p99_ms"].as_f64().unwrap() > 0.0);
+    assert!(json["peak_rss_bytes"].as_u64().unwrap() > 0);
+
+    let out = sledge()
+        .args(["http", "-n", "10", "-c", "2", &srv.url("/static/1")])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("requests/s") && text.contains("p99.9"),
+        "{text}"
+    );
+
+    for (url, message) in [
+        ("ftp://127.0.0.1/", "only http://"),
+        ("not a url", "is not a URL"),
+    ] {
+        let out = sledge()
+            .args(["http", "-n", "1", url])
+            .timeout(Duration::from_secs(30))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(message), "{err}");
+    }
+}

@@ -1,0 +1,354 @@
+//! The dynamic page against real database servers: PostgreSQL and MariaDB
+//! (or MySQL) on loopback, under both server models. The URLs default to
+//! the servers CI starts (`postgres://postgres@127.0.0.1:5432/test`,
+//! `mysql://root@127.0.0.1:3306/test`); `SLEDGE_TEST_POSTGRES` and
+//! `SLEDGE_TEST_MYSQL` point elsewhere. A server that is down fails the
+//! test with what to start, rather than skipping it, so that a green run
+//! means the back-ends were exercised.
+//!
+//! Every load is a few hundred requests without keep-alive, and each test
+//! checks on the server's side that every request opened its own
+//! connection and that the case's table is gone afterwards.
+
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+use mysql::prelude::Queryable;
+
+use crate::common::{FAST, Sandbox};
+use sledge::engine::CancelToken;
+use sledge::http::server::dynamic::row_text;
+use sledge::http::server::{Database, DbSource};
+use sledge::http::{self, LoadConfig, Model, Server, ServerConfig};
+
+const REQUESTS: u64 = 200;
+
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Postgres,
+    Mysql,
+}
+
+impl Kind {
+    fn url(self) -> String {
+        let (var, default) = match self {
+            Kind::Postgres => (
+                "SLEDGE_TEST_POSTGRES",
+                "postgres://postgres@127.0.0.1:5432/test",
+            ),
+            Kind::Mysql => ("SLEDGE_TEST_MYSQL", "mysql://root@127.0.0.1:3306/test"),
+        };
+        std::env::var(var).unwrap_or_else(|_| default.to_string())
+    }
+
+    /// The URL, after checking that something listens there; panics with
+    /// how to start the service otherwise.
+    fn live_url(self) -> String {
+        let url = self.url();
+        let host_port = url
+            .split_once("://")
+            .map(|(_, rest)| rest.rsplit_once('@').map_or(rest, |(_, r)| r))
+            .and_then(|rest| rest.split(['/', '?']).next())
+            .unwrap()
+            .to_string();
+        let (name, default_port, start, var) = match self {
+            Kind::Postgres => (
+                "PostgreSQL",
+                5432,
+                "service postgresql start",
+                "SLEDGE_TEST_POSTGRES",
+            ),
+            Kind::Mysql => (
+                "MariaDB/MySQL",
+                3306,
+                "service mariadb start",
+                "SLEDGE_TEST_MYSQL",
+            ),
+        };
+        let with_port = if host_port.contains(':') {
+            host_port.clone()
+        } else {
+            format!("{host_port}:{default_port}")
+        };
+        let reachable = with_port
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut a| a.next())
+            .is_some_and(|addr: SocketAddr| {
+                TcpStream::connect_timeout(&addr, Duration::from_secs(2)).is_ok()
+            });
+        assert!(
+            reachable,
+            "{name} is not reachable at {with_port}: these tests need it running \
+             (start it with `{start}`, or point {var} at another server)"
+        );
+        url
+    }
+
+    fn source(self, url: &str) -> DbSource {
+        DbSource::parse(url).unwrap()
+    }
+
+    /// Connections the server has accepted so far (all clients).
+    fn connections(self, url: &str) -> u64 {
+        match self {
+            Kind::Postgres => {
+                let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+                let row = c
+                    .query_one(
+                        "SELECT sessions::BIGINT FROM pg_stat_database WHERE datname = current_database()",
+                        &[],
+                    )
+                    .unwrap();
+                row.get::<_, i64>(0) as u64
+            }
+            Kind::Mysql => {
+                let mut c = mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).unwrap();
+                let (_, n): (String, u64) = c
+                    .query_first("SHOW GLOBAL STATUS LIKE 'Connections'")
+                    .unwrap()
+                    .unwrap();
+                n
+            }
+        }
+    }
+
+    fn table_exists(self, url: &str, table: &str) -> bool {
+        let query =
+            format!("SELECT COUNT(*) FROM information_schema.tables WHERE table_name = '{table}'");
+        match self {
+            Kind::Postgres => {
+                let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+                c.query_one(query.as_str(), &[]).unwrap().get::<_, i64>(0) > 0
+            }
+            Kind::Mysql => {
+                let mut c = mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).unwrap();
+                c.query_first::<u64, _>(query).unwrap().unwrap() > 0
+            }
+        }
+    }
+}
+
+/// Waits until the server has counted at least `at_least` connections
+/// (PostgreSQL counts a session when its backend reports, shortly after it
+/// ends); returns the last count.
+fn connections_reach(kind: Kind, url: &str, at_least: u64) -> u64 {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let n = kind.connections(url);
+        if n >= at_least || Instant::now() > deadline {
+            return n;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn get(addr: SocketAddr, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+/// Both models serve the row from the server with one database connection
+/// per request, and stopping the server drops the table.
+fn serves_the_row(kind: Kind) {
+    let url = kind.live_url();
+    for model in [Model::Async, Model::Threads] {
+        let mut srv = Server::start(&ServerConfig {
+            model,
+            threads: 2,
+            sizes: vec![1],
+            dynamic: Some(kind.source(&url)),
+            ..ServerConfig::loopback()
+        })
+        .unwrap_or_else(|e| panic!("{kind:?} {model:?}: {e:#}"));
+        let page = get(srv.addr(), "/dynamic");
+        assert!(
+            page.starts_with("HTTP/1.1 200"),
+            "{kind:?} {model:?}: {page}"
+        );
+        assert!(page.contains(&row_text()), "{page}");
+
+        let before = kind.connections(&url);
+        let mut c = LoadConfig::closed(http::parse_targets(&[srv.url("/dynamic")]).unwrap(), 8);
+        c.keep_alive = false;
+        c.requests = Some(REQUESTS);
+        c.duration = Some(Duration::from_secs(30));
+        let r = http::run(&c, &CancelToken::new()).unwrap();
+        assert_eq!(
+            (r.responses, r.errors.total()),
+            (REQUESTS, 0),
+            "{kind:?} {model:?}: {:?}",
+            r.errors
+        );
+        // Every response is the page with the row (without keep-alive
+        // the generator asks for `Connection: close`, as `get` does).
+        assert_eq!(r.bytes, REQUESTS * page.len() as u64);
+        // Other clients may connect too, hence "at least".
+        let after = connections_reach(kind, &url, before + REQUESTS + 1);
+        assert!(
+            after > before + REQUESTS,
+            "{kind:?} {model:?}: {REQUESTS} pages, {} connections",
+            after - before
+        );
+
+        // The static routes still answer while pages are in the pool.
+        assert!(get(srv.addr(), "/static/1").starts_with("HTTP/1.1 200"));
+        srv.stop().unwrap();
+        assert!(srv.failure().is_none());
+    }
+}
+
+/// The table lives exactly as long as the database handle, whether it is
+/// removed or dropped (the cleanup after an error or a Ctrl-C).
+fn the_table_is_dropped(kind: Kind) {
+    let url = kind.live_url();
+    let db = Database::create(&kind.source(&url)).unwrap();
+    let table = db.table().unwrap().to_string();
+    assert!(table.starts_with("sledge_http_page_"), "{table}");
+    assert!(db.waits());
+    assert!(kind.table_exists(&url, &table));
+    assert_eq!(db.fetch_row().unwrap(), row_text());
+    db.remove().unwrap();
+    assert!(!kind.table_exists(&url, &table), "{table} left behind");
+
+    let db = Database::create(&kind.source(&url)).unwrap();
+    let table = db.table().unwrap().to_string();
+    drop(db);
+    assert!(!kind.table_exists(&url, &table), "{table} left behind");
+
+    // A server that is dropped without being stopped, too.
+    let srv = Server::start(&ServerConfig {
+        dynamic: Some(kind.source(&url)),
+        ..ServerConfig::loopback()
+    })
+    .unwrap();
+    drop(srv);
+}
+
+/// `url` with `from` replaced by `to`.
+fn with(url: &str, from: &str, to: &str) -> String {
+    assert!(url.contains(from), "{url} has no {from}");
+    url.replacen(from, to, 1)
+}
+
+/// A refused port, a bad login and a missing database fail at once, with
+/// the URL (without its password) and the reason.
+fn fails_fast(kind: Kind) {
+    let url = kind.live_url();
+    let port = match kind {
+        Kind::Postgres => ":5432",
+        Kind::Mysql => ":3306",
+    };
+    let (user, bad_login, reason) = match kind {
+        // PostgreSQL trusts loopback here: an unknown role is the bad login.
+        Kind::Postgres => ("postgres@", "no_such_role_sledge:secret@", "no_such_role"),
+        Kind::Mysql => ("root@", "root:secret@", "Access denied"),
+    };
+    let db = url.rsplit_once('/').unwrap().1;
+    let cases = [
+        (with(&url, port, ":1"), "cannot connect"),
+        (with(&url, user, bad_login), reason),
+        (
+            with(&url, &format!("/{db}"), "/no_such_database_sledge"),
+            "no_such_database_sledge",
+        ),
+    ];
+    for (bad, reason) in cases {
+        let started = Instant::now();
+        let e = Server::start(&ServerConfig {
+            dynamic: Some(kind.source(&bad)),
+            ..ServerConfig::loopback()
+        })
+        .err()
+        .unwrap_or_else(|| panic!("{bad} started"));
+        let text = format!("{e:#}");
+        assert!(started.elapsed() < Duration::from_secs(8), "{bad}: slow");
+        assert!(text.contains(reason), "{bad}: {text}");
+        assert!(text.contains("db="), "{text}");
+        assert!(!text.contains("secret"), "{text}");
+    }
+}
+
+#[test]
+fn postgres_serves_the_row_one_connection_per_request() {
+    serves_the_row(Kind::Postgres);
+}
+
+#[test]
+fn mysql_serves_the_row_one_connection_per_request() {
+    serves_the_row(Kind::Mysql);
+}
+
+#[test]
+fn postgres_table_is_dropped() {
+    the_table_is_dropped(Kind::Postgres);
+}
+
+#[test]
+fn mysql_table_is_dropped() {
+    the_table_is_dropped(Kind::Mysql);
+}
+
+#[test]
+fn postgres_errors_fail_fast() {
+    fails_fast(Kind::Postgres);
+}
+
+#[test]
+fn mysql_errors_fail_fast() {
+    fails_fast(Kind::Mysql);
+}
+
+/// The workload end to end through the CLI: a case per database and
+/// model, every request answered, no table left behind.
+#[test]
+fn the_workload_runs_against_both_servers() {
+    let (pg, my) = (Kind::Postgres.live_url(), Kind::Mysql.live_url());
+    let sandbox = Sandbox::new();
+    let out = sandbox
+        .sledge()
+        .args(["run", "http.dynamic", "--json", "-p"])
+        .arg(format!("db={pg},{my}"))
+        .args(["-p", "model=async,threads", "-p", "concurrency=4"])
+        .args([
+            "-p",
+            "requests=100",
+            "-p",
+            "keepalive=false",
+            "-p",
+            "time=5",
+        ])
+        .args(FAST)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cases = run["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 4, "{run}");
+    for case in cases {
+        assert!(case["error"].is_null(), "{case}");
+        let metric = |name: &str| {
+            case["metrics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["name"] == name)
+                .unwrap_or_else(|| panic!("no {name} in {case}"))["summary"]["max"]
+                .as_f64()
+                .unwrap()
+        };
+        assert!(metric("requests_per_sec") > 0.0, "{case}");
+        assert_eq!(metric("errors"), 0.0, "{case}");
+    }
+}
