@@ -214,7 +214,7 @@ fn a_cancellation_during_prepare_or_a_trial_leaves_nothing() {
         // if not, the 10 s trial that follows is cancelled instead).
         (
             "fileio",
-            &["file_num=2", "total_size=512M", "block_size=1K"],
+            &["file_num=2", "total_size=256M", "block_size=1K"],
         ),
         // 60 s trials.
         ("fileio", &["file_num=2", "total_size=256K", "time=60"]),
