@@ -8,3 +8,4 @@ mod cli_run;
 mod compute;
 mod http;
 mod http_db;
+mod storage;

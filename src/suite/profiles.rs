@@ -65,6 +65,27 @@ fn quick() -> Profile {
                 "http.dynamic",
                 &["concurrency=1,10,100", "requests=0", "time=0.5"],
             ),
+            // Storage: small files with direct I/O so the disk, not the
+            // page cache, is measured; about 30 s in all.
+            entry(
+                "fileio",
+                &[
+                    "mode=seqwr,seqrd,rndrw",
+                    "file_num=16",
+                    "total_size=64M",
+                    "direct=true",
+                    "time=0.5",
+                ],
+            ),
+            entry(
+                "disk",
+                &["size=32M", "direct=true", "seeks=1000", "files=1024"],
+            ),
+            entry("fileserver", &["clients=1,all", "time=0.5", "warmup=0.25"]),
+            entry(
+                "fileserver.net",
+                &["clients=1,all", "time=0.5", "warmup=0.25"],
+            ),
         ],
         methodology: Methodology {
             max_trials: 5,
@@ -108,7 +129,7 @@ fn standard() -> Profile {
 fn seeds() -> Profile {
     Profile {
         name: "seeds",
-        summary: "the reference articles' battery: sysbench cpu at max_prime 20000 on 1 thread, threads at 128 threads / 200 yields / 4 locks; ab, httperf and siege plans against the built-in HTTP server; openssl speed MD5/SHA-256/AES-256-CBC on 1 and all cores; 4 STREAM copies of 20 M elements",
+        summary: "the reference articles' battery: sysbench cpu at max_prime 20000 on 1 thread, threads at 128 threads / 200 yields / 4 locks; ab, httperf and siege plans against the built-in HTTP server; openssl speed MD5/SHA-256/AES-256-CBC on 1 and all cores; 4 STREAM copies of 20 M elements; fileio 5 GB rndrw, bonnie-style disk, dbench/tbench at 1..256 clients",
         entries: vec![
             entry("cpu.primes", &["max_prime=20000", "threads=1", "time=10"]),
             // The article reported the total time of a fixed amount of work:
@@ -188,6 +209,31 @@ fn seeds() -> Profile {
                     "requests=0",
                     "time=10",
                 ],
+            ),
+            // sysbench fileio as the article ran it: 5 GB in 128 files
+            // (meant to exceed RAM), random read/write, 300 s, fsync every
+            // 100 requests.
+            entry(
+                "fileio",
+                &[
+                    "file_num=128",
+                    "total_size=5G",
+                    "mode=rndrw",
+                    "time=300",
+                    "fsync_freq=100",
+                ],
+            ),
+            // bonnie++ on a file of 2 x RAM (the default size).
+            entry("disk", &[]),
+            // dbench and tbench from 1 to 256 clients, with dbench's
+            // warm-up of a fifth of the run.
+            entry(
+                "fileserver",
+                &["clients=1,2,4,8,16,32,64,128,256", "time=60", "warmup=12"],
+            ),
+            entry(
+                "fileserver.net",
+                &["clients=1,2,4,8,16,32,64,128,256", "time=60", "warmup=12"],
             ),
         ],
         methodology: Methodology::default(),

@@ -6,6 +6,7 @@ pub mod cpu;
 pub mod crypto;
 pub mod http;
 pub mod memory;
+pub mod storage;
 
 use crate::engine::Workload;
 
@@ -21,6 +22,10 @@ pub fn all() -> Vec<&'static dyn Workload> {
         &crypto::speed::CryptoSpeed,
         &http::static_page::StaticPage,
         &http::dynamic_page::DynamicPage,
+        &storage::fileio::FileIo,
+        &storage::disk::Disk,
+        &storage::fileserver::FileServer,
+        &storage::fileserver_net::FileServerNet,
     ]
 }
 
@@ -49,7 +54,13 @@ mod tests {
         sorted.sort_unstable();
         sorted.dedup();
         assert_eq!(sorted.len(), ids.len());
-        assert!(ids.iter().all(|id| id.contains('.')));
+        // `family.member`, or one word for a family of one (`fileio`).
+        assert!(ids.iter().all(|id| id.split('.').all(|part| {
+            !part.is_empty()
+                && part
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        })));
     }
 
     #[test]
