@@ -152,8 +152,8 @@ for size in 1B 10MiB; do
     echo "  RATIO requests per server CPU-second sledge/nginx ($size) = $(ratio "$m_sper" "$m_nper") (target >= $target)"
 done
 
-echo "== 3. memory: sledge http -c 500 -n 1000000 against nginx 1 B"
-json=$( { /usr/bin/time -o "$WORK/time" -f 'RSS %M' taskset -c $CLIENT_CPU "$SLEDGE" http -c 500 -n 1000000 --json "$NGINX_1B"; } )
+echo "== 3. memory: sledge http -c 500 -n 1000000 -d 300 against nginx 1 B"
+json=$( { /usr/bin/time -o "$WORK/time" -f 'RSS %M' taskset -c $CLIENT_CPU "$SLEDGE" http -c 500 -n 1000000 -d 300 --json "$NGINX_1B"; } )
 rss_kib=$(awk '/^RSS/ { print $2 }' "$WORK/time")
 echo "  responses $(jq .responses <<<"$json"), errors $(jq '.errors | add' <<<"$json"), $(jq '.requests_per_sec | floor' <<<"$json") req/s"
 echo "  RESULT generator peak RSS = $(awk -v k="$rss_kib" 'BEGIN { printf "%.1f", k / 1024 }') MiB (target < 64)"

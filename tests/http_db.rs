@@ -10,6 +10,7 @@
 //! checks on the server's side that every request opened its own
 //! connection and that the case's table is gone afterwards.
 
+use std::collections::BTreeSet;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
@@ -113,6 +114,33 @@ impl Kind {
         }
     }
 
+    /// The page tables (`sledge_http_page_PID_...`) in the URL's database
+    /// made by other processes than this test binary, which makes its own
+    /// in-process: those of a `sledge` child run.
+    fn foreign_page_tables(self, url: &str) -> BTreeSet<String> {
+        let query = "SELECT CAST(table_name AS VARCHAR(200)) FROM information_schema.tables \
+                     WHERE table_name LIKE 'sledge_http_page%'";
+        let names: Vec<String> = match self {
+            Kind::Postgres => {
+                let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+                c.query(query, &[])
+                    .unwrap()
+                    .iter()
+                    .map(|row| row.get(0))
+                    .collect()
+            }
+            Kind::Mysql => {
+                let mut c = mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).unwrap();
+                c.query(query.replace("VARCHAR(200)", "CHAR")).unwrap()
+            }
+        };
+        let own = format!("sledge_http_page_{}_", std::process::id());
+        names
+            .into_iter()
+            .filter(|name| !name.starts_with(&own))
+            .collect()
+    }
+
     fn table_exists(self, url: &str, table: &str) -> bool {
         let query =
             format!("SELECT COUNT(*) FROM information_schema.tables WHERE table_name = '{table}'");
@@ -170,6 +198,8 @@ fn serves_the_row(kind: Kind) {
             ..ServerConfig::loopback()
         })
         .unwrap_or_else(|e| panic!("{kind:?} {model:?}: {e:#}"));
+        let table = srv.database_table().unwrap();
+        assert!(kind.table_exists(&url, &table), "{table}");
         let page = get(srv.addr(), "/dynamic");
         assert!(
             page.starts_with("HTTP/1.1 200"),
@@ -204,6 +234,7 @@ fn serves_the_row(kind: Kind) {
         assert!(get(srv.addr(), "/static/1").starts_with("HTTP/1.1 200"));
         srv.stop().unwrap();
         assert!(srv.failure().is_none());
+        assert!(!kind.table_exists(&url, &table), "{table} left behind");
     }
 }
 
@@ -231,7 +262,10 @@ fn the_table_is_dropped(kind: Kind) {
         ..ServerConfig::loopback()
     })
     .unwrap();
+    let table = srv.database_table().unwrap();
+    assert!(kind.table_exists(&url, &table), "{table}");
     drop(srv);
+    assert!(!kind.table_exists(&url, &table), "{table} left behind");
 }
 
 /// `url` with `from` replaced by `to`.
@@ -313,6 +347,10 @@ fn mysql_errors_fail_fast() {
 #[test]
 fn the_workload_runs_against_both_servers() {
     let (pg, my) = (Kind::Postgres.live_url(), Kind::Mysql.live_url());
+    let before = [
+        Kind::Postgres.foreign_page_tables(&pg),
+        Kind::Mysql.foreign_page_tables(&my),
+    ];
     let sandbox = Sandbox::new();
     let out = sandbox
         .sledge()
@@ -350,5 +388,15 @@ fn the_workload_runs_against_both_servers() {
         };
         assert!(metric("requests_per_sec") > 0.0, "{case}");
         assert_eq!(metric("errors"), 0.0, "{case}");
+    }
+    // The run's cases made their tables in the `sledge` process, which has
+    // ended: none of them may be left.
+    for ((kind, url), before) in [(Kind::Postgres, &pg), (Kind::Mysql, &my)]
+        .into_iter()
+        .zip(before)
+    {
+        let after = kind.foreign_page_tables(url);
+        let left: Vec<_> = after.difference(&before).collect();
+        assert!(left.is_empty(), "{kind:?}: tables left behind: {left:?}");
     }
 }

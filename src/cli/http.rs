@@ -32,10 +32,12 @@ pub struct HttpArgs {
     /// with --serve, server event loops [default: 1].
     #[arg(short = 't', long)]
     threads: Option<usize>,
-    /// How long to run, in seconds (or 500ms, 2m) [default: 10 unless -n is given].
+    /// How long to run, in seconds (or 500ms, 2m) [default: 10, or 600 with
+    /// -n]. With -n, the run stops at whichever comes first.
     #[arg(short = 'd', long, value_parser = seconds)]
     duration: Option<f64>,
-    /// Stop after this many requests.
+    /// Stop after this many requests, or at the duration (-d, 600 s unless
+    /// given), whichever comes first.
     #[arg(short = 'n', long)]
     requests: Option<u64>,
     /// Open a new connection for every request.
@@ -53,7 +55,7 @@ pub struct HttpArgs {
     #[arg(long)]
     rate_per_client: Option<f64>,
     /// A request without a complete response after this many seconds is a
-    /// timeout error.
+    /// timeout error [default: 0 = no timeout].
     #[arg(long, value_parser = seconds)]
     timeout: Option<f64>,
     /// Print the results as JSON.
@@ -67,6 +69,28 @@ pub struct HttpArgs {
     /// connection).
     #[arg(long, default_value = "async", value_parser = ["async", "threads"])]
     model: String,
+}
+
+/// How long a run lasts without -d or -n.
+const DEFAULT_DURATION: f64 = 10.0;
+/// How long a run with -n but without -d may last at most, so that a
+/// server that accepts and never answers cannot hang it.
+const MAX_DURATION_WITH_REQUESTS: f64 = 600.0;
+
+/// The longest duration an option takes, seconds.
+const MAX_SECONDS: f64 = u32::MAX as f64;
+
+/// `secs` of option `option` as a duration, or a usage error naming the
+/// allowed range.
+fn duration_of(option: &str, secs: f64) -> Result<Duration, UsageError> {
+    Duration::try_from_secs_f64(secs)
+        .ok()
+        .filter(|_| secs <= MAX_SECONDS)
+        .ok_or_else(|| {
+            UsageError(format!(
+                "{option} {secs}: expected from 0 to {MAX_SECONDS} seconds"
+            ))
+        })
 }
 
 fn seconds(text: &str) -> Result<f64, String> {
@@ -97,16 +121,22 @@ pub fn execute(args: HttpArgs) -> anyhow::Result<ExitStatus> {
         (None, None) => None,
     };
     let duration = match (args.duration, args.requests) {
-        (None, None) => Some(10.0),
-        (d, _) => d,
+        (Some(d), _) => d,
+        (None, None) => DEFAULT_DURATION,
+        (None, Some(_)) => MAX_DURATION_WITH_REQUESTS,
+    };
+    // 0 means no timeout, as the workloads' `timeout` parameter does.
+    let timeout = match args.timeout {
+        Some(t) if t > 0.0 => Some(duration_of("--timeout", t)?),
+        _ => None,
     };
     let config = LoadConfig {
         threads,
         keep_alive: !args.no_keepalive,
-        think: Duration::from_secs_f64(args.think.unwrap_or(0.0)),
+        think: duration_of("--think", args.think.unwrap_or(0.0))?,
         rate,
-        timeout: args.timeout.map(Duration::from_secs_f64),
-        duration: duration.map(Duration::from_secs_f64),
+        timeout,
+        duration: Some(duration_of("--duration", duration)?),
         requests: args.requests,
         ..LoadConfig::closed(targets, args.connections)
     };

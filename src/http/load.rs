@@ -9,7 +9,8 @@
 //! connections and its histograms; they are merged once at the end.
 
 use std::net::TcpStream as StdTcpStream;
-use std::sync::{Arc, Barrier, OnceLock};
+use std::sync::mpsc;
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail};
@@ -24,6 +25,10 @@ use crate::engine::{CancelToken, Cancelled, affinity};
 const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 /// File descriptors kept free beyond one per connection.
 const SPARE_FDS: u64 = 64;
+/// The lowest open-loop rate per connection: one request per hour.
+pub const MIN_RATE_PER_CONNECTION: f64 = 1.0 / 3600.0;
+/// The highest open-loop rate per connection, requests/s.
+pub const MAX_RATE_PER_CONNECTION: f64 = 1e9;
 
 /// An open-loop request rate.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -49,11 +54,13 @@ pub struct LoadConfig {
     pub think: Duration,
     /// Open loop when set.
     pub rate: Option<Rate>,
-    /// A request without a complete response by then is a timeout error.
+    /// A request without a complete response by then is a timeout error;
+    /// `None`: no timeout (then a duration is required).
     pub timeout: Option<Duration>,
     /// Stop after this long.
     pub duration: Option<Duration>,
-    /// Stop after this many requests.
+    /// Stop after this many requests (or at the duration, whichever comes
+    /// first).
     pub requests: Option<u64>,
     /// Pin thread `i` to `cpus[i % len]`.
     pub cpus: Option<Vec<usize>>,
@@ -81,6 +88,12 @@ impl LoadConfig {
         if self.targets.is_empty() {
             bail!("no URL given");
         }
+        self.validate_settings()
+    }
+
+    /// [`LoadConfig::validate`] without the targets, for a configuration
+    /// whose URL is known only once its server runs.
+    pub fn validate_settings(&self) -> anyhow::Result<()> {
         if self.connections == 0 {
             bail!("the number of connections must be at least 1");
         }
@@ -94,30 +107,77 @@ impl LoadConfig {
         if self.duration.is_none() && self.requests.is_none() {
             bail!("give a duration or a number of requests");
         }
-        if let Some(Rate::Total(r) | Rate::PerConnection(r)) = self.rate
-            && !(r.is_finite() && r > 0.0)
-        {
-            bail!("the rate must be a positive number of requests per second; got {r}");
+        // A request count alone does not end a run against a server that
+        // accepts and never answers.
+        if self.duration.is_none() && self.timeout.is_none() {
+            bail!(
+                "give a duration or a per-request timeout, so that a server that never answers cannot hang the run"
+            );
         }
+        if self.timeout.is_some_and(|t| t.is_zero()) {
+            bail!("the timeout must be more than 0 s (no timeout: leave it unset)");
+        }
+        if self.duration.is_some_and(|d| d.is_zero()) {
+            bail!("the duration must be more than 0 s");
+        }
+        if let Some(cpus) = &self.cpus {
+            if cpus.is_empty() {
+                bail!("the list of CPUs to pin the generator to is empty");
+            }
+            // Checked here: setting a CPU beyond the set aborts the process.
+            let limit = libc::CPU_SETSIZE as usize;
+            if let Some(cpu) = cpus.iter().find(|&&cpu| cpu >= limit) {
+                bail!(
+                    "cannot pin the generator to CPU {cpu}: CPUs are numbered 0 to {}",
+                    limit - 1
+                );
+            }
+        }
+        self.interval()?;
         if self.rate.is_some() && !self.think.is_zero() {
             bail!("think time is for the closed loop; an open loop sets a rate instead");
         }
         Ok(())
     }
 
-    fn pacing(&self) -> Pacing {
-        match self.rate {
+    /// The open loop's interval between a connection's requests; an error
+    /// names the allowed rates.
+    fn interval(&self) -> anyhow::Result<Option<Duration>> {
+        let Some(rate) = self.rate else {
+            return Ok(None);
+        };
+        let per_connection = match rate {
+            Rate::Total(r) => r / self.connections.max(1) as f64,
+            Rate::PerConnection(r) => r,
+        };
+        let interval =
+            if (MIN_RATE_PER_CONNECTION..=MAX_RATE_PER_CONNECTION).contains(&per_connection) {
+                Duration::try_from_secs_f64(1.0 / per_connection)
+                    .ok()
+                    .filter(|i| !i.is_zero())
+            } else {
+                None
+            };
+        let Some(interval) = interval else {
+            let given = match rate {
+                Rate::Total(r) => format!(
+                    "got {r} requests/s in total over {} connection(s), {per_connection} each",
+                    self.connections
+                ),
+                Rate::PerConnection(r) => format!("got {r}"),
+            };
+            bail!(
+                "the rate per connection must be from {MIN_RATE_PER_CONNECTION:.6} (one request per hour) to {MAX_RATE_PER_CONNECTION:e} requests/s; {given}"
+            );
+        };
+        Ok(Some(interval))
+    }
+
+    fn pacing(&self) -> anyhow::Result<Pacing> {
+        Ok(match self.interval()? {
             None => Pacing::Closed { think: self.think },
-            Some(rate) => {
-                let per_connection = match rate {
-                    Rate::Total(r) => r / self.connections as f64,
-                    Rate::PerConnection(r) => r,
-                };
-                Pacing::Open {
-                    interval: Duration::from_secs_f64(1.0 / per_connection),
-                }
-            }
-        }
+            Some(interval) => Pacing::Open { interval },
+        })
     }
 
     /// The total requested rate, requests per second, for an open loop.
@@ -182,12 +242,13 @@ pub fn run(config: &LoadConfig, cancel: &CancelToken) -> anyhow::Result<LoadRepo
     config.validate()?;
     super::limits::ensure_open_files(config.connections as u64 + SPARE_FDS)?;
     probe(&config.targets[0])?;
-    let pacing = config.pacing();
+    let pacing = config.pacing()?;
     let threads = config.threads;
-    let barrier = Arc::new(Barrier::new(threads + 1));
-    let start_cell: OnceLock<Instant> = OnceLock::new();
+    let gate = StartGate::default();
     let results = std::thread::scope(|scope| {
+        let (ready_tx, ready) = mpsc::channel::<bool>();
         let mut handles = Vec::with_capacity(threads);
+        let mut spawn_error = None;
         let mut first = 0;
         for t in 0..threads {
             let connections =
@@ -195,36 +256,65 @@ pub fn run(config: &LoadConfig, cancel: &CancelToken) -> anyhow::Result<LoadRepo
             let quota = config
                 .requests
                 .map(|n| n / threads as u64 + u64::from((t as u64) < n % threads as u64));
-            let (barrier, start_cell) = (barrier.clone(), &start_cell);
+            let (gate, ready_tx) = (&gate, ready_tx.clone());
             let cpu = config.cpus.as_ref().map(|c| c[t % c.len()]);
             let first_connection = first;
             first += connections;
-            handles.push(scope.spawn(move || {
-                if let Some(cpu) = cpu {
-                    affinity::set_affinity(&[cpu])?;
+            let spawned = std::thread::Builder::new()
+                .name(format!("sledge-load-{t}"))
+                .spawn_scoped(scope, move || -> anyhow::Result<(Tally, Instant)> {
+                    // Say whether this thread is ready (a panic drops
+                    // `ready_tx` unsent, which the main thread sees too),
+                    // then wait at the gate, which the main thread opens or
+                    // calls off once every thread has reported: a thread
+                    // that fails never leaves the others waiting.
+                    let pinned = match cpu {
+                        Some(cpu) => std::panic::catch_unwind(|| affinity::set_affinity(&[cpu]))
+                            .unwrap_or_else(|_| Err(anyhow!("setting the CPU affinity panicked")))
+                            .with_context(|| format!("pinning generator thread {t} to CPU {cpu}")),
+                        None => Ok(()),
+                    };
+                    let _ = ready_tx.send(pinned.is_ok());
+                    drop(ready_tx);
+                    pinned?;
+                    let Some(start) = gate.wait() else {
+                        // Another thread failed; the run does not start.
+                        return Ok((Tally::default(), Instant::now()));
+                    };
+                    let plan = WorkerPlan {
+                        targets: &config.targets,
+                        connections,
+                        first_connection,
+                        total_connections: config.connections,
+                        keep_alive: config.keep_alive,
+                        pacing,
+                        timeout: config.timeout,
+                        quota,
+                        start,
+                        end: config.duration.map(|d| start + d),
+                        cancel,
+                        seed: 0x5EED + t as u64,
+                    };
+                    run_worker(&plan).context("generator thread")
+                });
+            match spawned {
+                Ok(handle) => handles.push(handle),
+                Err(e) => {
+                    spawn_error = Some(anyhow!(e).context("cannot start a generator thread"));
+                    break;
                 }
-                barrier.wait();
-                let start = *start_cell.get().expect("set before the barrier opens");
-                let plan = WorkerPlan {
-                    targets: &config.targets,
-                    connections,
-                    first_connection,
-                    total_connections: config.connections,
-                    keep_alive: config.keep_alive,
-                    pacing,
-                    timeout: config.timeout,
-                    quota,
-                    start,
-                    end: config.duration.map(|d| start + d),
-                    cancel,
-                    seed: 0x5EED + t as u64,
-                };
-                run_worker(&plan).context("generator thread")
-            }));
+            }
         }
+        drop(ready_tx);
+        // Every started thread reports once or dies; then all senders are
+        // gone and `recv` fails.
+        let mut ready_ok = 0;
+        while let Ok(pinned) = ready.recv() {
+            ready_ok += usize::from(pinned);
+        }
+        let go = spawn_error.is_none() && ready_ok == handles.len();
         let start = Instant::now();
-        start_cell.set(start).expect("set once");
-        barrier.wait();
+        gate.open(go.then_some(start));
         let results = handles
             .into_iter()
             .map(|h| {
@@ -232,7 +322,13 @@ pub fn run(config: &LoadConfig, cancel: &CancelToken) -> anyhow::Result<LoadRepo
                     .map_err(|_| anyhow!("a generator thread panicked"))?
             })
             .collect::<anyhow::Result<Vec<_>>>();
-        results.map(|r| (start, r))
+        match spawn_error {
+            Some(e) => Err(e),
+            None if !go => Err(results
+                .err()
+                .unwrap_or_else(|| anyhow!("a generator thread failed before the start"))),
+            None => results.map(|r| (start, r)),
+        }
     });
     let (start, results) = results?;
     if cancel.is_cancelled() {
@@ -267,6 +363,35 @@ pub fn run(config: &LoadConfig, cancel: &CancelToken) -> anyhow::Result<LoadRepo
         dropped: tally.dropped,
         tally,
     })
+}
+
+/// Where the generator threads wait until every one of them is ready: the
+/// start time to go, or `None` when the run is called off.
+#[derive(Default)]
+struct StartGate {
+    state: Mutex<Option<Option<Instant>>>,
+    opened: Condvar,
+}
+
+impl StartGate {
+    fn lock(&self) -> MutexGuard<'_, Option<Option<Instant>>> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn open(&self, start: Option<Instant>) {
+        *self.lock() = Some(start);
+        self.opened.notify_all();
+    }
+
+    fn wait(&self) -> Option<Instant> {
+        let mut state = self.lock();
+        loop {
+            if let Some(start) = *state {
+                return start;
+            }
+            state = self.opened.wait(state).unwrap_or_else(|p| p.into_inner());
+        }
+    }
 }
 
 /// One blocking connect before the run, so that a wrong port or a dead

@@ -66,6 +66,20 @@ pub fn parse_targets(urls: &[String]) -> Result<Vec<Target>, UrlError> {
 
 /// Parses one `http://host[:port][/path]` URL and resolves its host.
 pub fn parse_target(url: &str) -> Result<Target, UrlError> {
+    parse_target_with(url, |host, port| {
+        (host, port)
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut addrs| addrs.next())
+    })
+}
+
+/// [`parse_target`] with the name lookup given, so that tests need not
+/// send a DNS query.
+fn parse_target_with(
+    url: &str,
+    resolve: impl FnOnce(&str, u16) -> Option<SocketAddr>,
+) -> Result<Target, UrlError> {
     let malformed = || UrlError::Malformed(url.to_string());
     let (scheme, rest) = url.split_once("://").ok_or_else(malformed)?;
     if !scheme.eq_ignore_ascii_case("http") {
@@ -85,14 +99,10 @@ pub fn parse_target(url: &str) -> Result<Target, UrlError> {
         return Err(malformed());
     }
     let (host, port) = split_host_port(authority).ok_or_else(malformed)?;
-    let addr = (host, port)
-        .to_socket_addrs()
-        .ok()
-        .and_then(|mut addrs| addrs.next())
-        .ok_or_else(|| UrlError::Resolve {
-            url: url.to_string(),
-            host: host.to_string(),
-        })?;
+    let addr = resolve(host, port).ok_or_else(|| UrlError::Resolve {
+        url: url.to_string(),
+        host: host.to_string(),
+    })?;
     let format = |connection: &str| {
         format!(
             "GET {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: sledge\r\n{connection}\r\n"
@@ -166,10 +176,18 @@ mod tests {
             parse_target("http://127.0.0.1:99999/"),
             Err(UrlError::Malformed(_))
         ));
-        assert!(matches!(
-            parse_target("http://no-such-host.invalid/"),
-            Err(UrlError::Resolve { .. })
-        ));
+        // A host that does not resolve, without asking any DNS server.
+        let unresolved = parse_target_with("http://no-such-host.invalid/", |host, port| {
+            assert_eq!((host, port), ("no-such-host.invalid", 80));
+            None
+        });
+        assert_eq!(
+            unresolved.unwrap_err(),
+            UrlError::Resolve {
+                url: "http://no-such-host.invalid/".into(),
+                host: "no-such-host.invalid".into()
+            }
+        );
         let mixed = parse_targets(&["http://127.0.0.1:1/".into(), "http://127.0.0.1:2/".into()]);
         assert!(matches!(mixed, Err(UrlError::MixedHosts(_))));
     }

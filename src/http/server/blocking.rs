@@ -15,6 +15,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
+use std::time::Instant;
 
 use crate::engine::affinity;
 
@@ -46,7 +47,7 @@ impl Shared {
 }
 
 /// The pool; [`BlockingPool::stop`] (or the drop) runs the queued jobs out
-/// and joins the workers.
+/// and joins the workers, up to a deadline.
 pub struct BlockingPool {
     shared: Arc<Shared>,
     workers: Mutex<Vec<JoinHandle<()>>>,
@@ -111,20 +112,20 @@ impl BlockingPool {
         self.workers.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
-    /// Lets the workers finish the queue, then joins them.
-    pub fn stop(&self) {
+    /// Lets the workers finish the queue, then joins them until
+    /// `deadline`; returns how many are still running then (left detached:
+    /// a job whose database call does not return).
+    pub fn stop(&self, deadline: Instant) -> usize {
         self.shared.lock().stop = true;
         self.shared.ready.notify_all();
         let workers = std::mem::take(&mut *self.workers.lock().unwrap_or_else(|p| p.into_inner()));
-        for worker in workers {
-            let _ = worker.join();
-        }
+        super::join_until(workers, deadline).1
     }
 }
 
 impl Drop for BlockingPool {
     fn drop(&mut self) {
-        self.stop();
+        self.stop(Instant::now() + super::STOP_DEADLINE);
     }
 }
 
@@ -175,7 +176,8 @@ mod tests {
         }
         let started = pool.threads();
         assert!((8..=108).contains(&started), "{started} workers");
-        pool.stop();
+        let left = pool.stop(Instant::now() + std::time::Duration::from_secs(30));
+        assert_eq!(left, 0);
         assert_eq!(done.load(Ordering::SeqCst), 108);
     }
 }

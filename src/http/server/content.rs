@@ -122,6 +122,24 @@ impl Content {
         Ok(Content { table, database })
     }
 
+    /// The dynamic page's SQLite file, if it has one.
+    pub fn database_path(&self) -> Option<std::path::PathBuf> {
+        self.database
+            .as_ref()?
+            .path()
+            .map(std::path::Path::to_path_buf)
+    }
+
+    /// The table holding the dynamic page's row on a database server.
+    pub fn database_table(&self) -> Option<String> {
+        self.database.as_ref()?.table().map(str::to_string)
+    }
+
+    /// The dynamic page's database as it can be shown (no password).
+    pub fn database_shown(&self) -> Option<String> {
+        self.database.as_ref().map(|db| format!("{db:?}"))
+    }
+
     /// Takes the database out, to remove it with its errors reported.
     pub fn take_database(&mut self) -> Option<Database> {
         self.database.take()

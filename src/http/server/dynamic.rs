@@ -45,8 +45,20 @@ pub const ROW_BYTES: usize = 100;
 /// How long connecting to a database server may take unless the URL says
 /// otherwise; a server that does not answer fails the case, not hangs it.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-/// Reads and writes to a MySQL server, unless the URL says otherwise.
-const IO_TIMEOUT: Duration = Duration::from_secs(30);
+/// Reads and writes to a MySQL server, unless the URL says otherwise: a
+/// page is one short query, so a server silent this long has stalled, and
+/// the worker waiting on it is free again (and stopping the server, or
+/// Ctrl-C, waits no longer than this).
+const IO_TIMEOUT: Duration = Duration::from_secs(5);
+/// PostgreSQL: how long a statement may run on the server
+/// (`statement_timeout`), how long sent data may stay unacknowledged
+/// (`tcp_user_timeout`) and how soon an idle connection is probed
+/// (keepalives), unless the URL says otherwise. The synchronous client has
+/// no read timeout of its own; these bound a stalled query, a lost network
+/// and a dead server host.
+const PG_STATEMENT_TIMEOUT: Duration = Duration::from_secs(5);
+const PG_TCP_USER_TIMEOUT: Duration = Duration::from_secs(5);
+const PG_KEEPALIVES_IDLE: Duration = Duration::from_secs(5);
 /// The packet limit the MySQL client assumes instead of asking the server
 /// on every connection (the row is 100 B; MariaDB's default is 16 MiB).
 const MYSQL_MAX_PACKET: usize = 16 << 20;
@@ -118,6 +130,25 @@ fn postgres_config(url: &str) -> anyhow::Result<postgres::Config> {
         .map_err(|e| anyhow!("db={}: not a valid PostgreSQL URL: {e}", redact(url)))?;
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(CONNECT_TIMEOUT);
+    }
+    if config.get_tcp_user_timeout().is_none() {
+        config.tcp_user_timeout(PG_TCP_USER_TIMEOUT);
+    }
+    if !url.contains("keepalives") {
+        config
+            .keepalives(true)
+            .keepalives_idle(PG_KEEPALIVES_IDLE)
+            .keepalives_interval(Duration::from_secs(1))
+            .keepalives_retries(3);
+    }
+    let options = config.get_options().unwrap_or("").to_string();
+    if !options.contains("statement_timeout") {
+        let timeout = format!("-c statement_timeout={}", PG_STATEMENT_TIMEOUT.as_millis());
+        config.options(&if options.is_empty() {
+            timeout
+        } else {
+            format!("{options} {timeout}")
+        });
     }
     if config.get_password().is_none()
         && let Ok(password) = std::env::var("PGPASSWORD")
@@ -497,6 +528,24 @@ mod tests {
         }
         let e = DbSource::parse("mysql://u@127.0.0.1:3306").unwrap_err();
         assert!(e.to_string().contains("no database"), "{e}");
+    }
+
+    #[test]
+    fn database_calls_have_short_timeouts() {
+        let pg = postgres_config("postgres://u@127.0.0.1:1/db").unwrap();
+        assert_eq!(pg.get_options(), Some("-c statement_timeout=5000"));
+        assert_eq!(pg.get_tcp_user_timeout(), Some(&PG_TCP_USER_TIMEOUT));
+        assert_eq!(pg.get_keepalives_idle(), PG_KEEPALIVES_IDLE);
+        // The URL's own settings win.
+        let pg = postgres_config(
+            "postgres://u@127.0.0.1:1/db?options=-c%20statement_timeout%3D100&keepalives_idle=60",
+        )
+        .unwrap();
+        assert_eq!(pg.get_options(), Some("-c statement_timeout=100"));
+        assert_eq!(pg.get_keepalives_idle(), Duration::from_secs(60));
+        let my = mysql_opts("mysql://u@127.0.0.1:1/db").unwrap();
+        assert_eq!(my.get_read_timeout(), Some(&IO_TIMEOUT));
+        assert_eq!(my.get_write_timeout(), Some(&IO_TIMEOUT));
     }
 
     #[test]

@@ -21,9 +21,11 @@ pub mod request;
 mod threads;
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow};
 use mio::Waker;
@@ -36,6 +38,33 @@ use crate::engine::affinity;
 
 /// The listen backlog; the kernel caps it at `net.core.somaxconn`.
 const BACKLOG: i32 = 4096;
+
+/// How long [`Server::stop`] waits for its threads (connection threads and
+/// database pages included) before it leaves them running with a warning.
+/// Every blocking call in them is bounded by a timeout of a few seconds, so
+/// this is only reached by a call that ignores its timeout.
+pub const STOP_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Joins `handles` until `deadline`; returns the results of those that
+/// finished (`None` for a panic) and the number left running, which are
+/// detached.
+pub(crate) fn join_until<T>(
+    handles: Vec<JoinHandle<T>>,
+    deadline: Instant,
+) -> (Vec<Option<T>>, usize) {
+    let mut pending = handles;
+    let mut done = Vec::with_capacity(pending.len());
+    loop {
+        let (finished, running): (Vec<_>, Vec<_>) =
+            pending.into_iter().partition(JoinHandle::is_finished);
+        done.extend(finished.into_iter().map(|h| h.join().ok()));
+        pending = running;
+        if pending.is_empty() || Instant::now() >= deadline {
+            return (done, pending.len());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
 
 /// The static response sizes of the reference articles: 1 B, 2 KiB,
 /// 200 KiB, 2 MiB and 10 MiB.
@@ -181,34 +210,67 @@ impl Server {
             .clone()
     }
 
-    /// Stops every thread and waits for them, then removes the database
-    /// (the SQLite file, or the table on a server).
+    /// The dynamic page's SQLite file, if it has one (`None` once stopped).
+    pub fn database_path(&self) -> Option<PathBuf> {
+        self.content.as_ref()?.database_path()
+    }
+
+    /// The table holding the dynamic page's row on a database server
+    /// (`None` for SQLite, or once stopped).
+    pub fn database_table(&self) -> Option<String> {
+        self.content.as_ref()?.database_table()
+    }
+
+    /// Stops every thread and waits for them, at most [`STOP_DEADLINE`],
+    /// then removes the database (the SQLite file, or the table on a
+    /// server). Threads still running then are left behind with a warning
+    /// on stderr, and so is the database, which the last of them removes
+    /// when it ends.
     pub fn stop(&mut self) -> anyhow::Result<()> {
         self.stop.store(true, Ordering::SeqCst);
         for waker in &self.wakers {
             let _ = waker.wake();
         }
+        let deadline = Instant::now() + STOP_DEADLINE;
         let mut first_error = None;
-        for handle in self.threads.drain(..) {
-            match handle.join() {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => first_error = first_error.or(Some(anyhow!(e))),
-                Err(_) => first_error = first_error.or(Some(anyhow!("a server thread panicked"))),
+        let (joined, mut left) = join_until(std::mem::take(&mut self.threads), deadline);
+        for result in joined {
+            match result {
+                Some(Ok(())) => {}
+                Some(Err(e)) => first_error = first_error.or(Some(anyhow!(e))),
+                None => first_error = first_error.or(Some(anyhow!("a server thread panicked"))),
             }
         }
         // The loops are gone; the pool's queued pages finish, then nothing
         // else holds the content.
         if let Some(pool) = self.pool.take() {
-            pool.stop();
+            left += pool.stop(deadline);
         }
-        if let Some(database) = self
-            .content
-            .take()
-            .and_then(|content| Arc::try_unwrap(content).ok())
-            .and_then(|mut content| content.take_database())
-            && let Err(e) = database.remove()
-        {
-            first_error = first_error.or(Some(e));
+        let mut kept_database = None;
+        if let Some(content) = self.content.take() {
+            match Arc::try_unwrap(content) {
+                Ok(mut content) => {
+                    if let Some(database) = content.take_database()
+                        && let Err(e) = database.remove()
+                    {
+                        first_error = first_error.or(Some(e));
+                    }
+                }
+                // A thread left running still holds the content.
+                Err(content) => kept_database = Some(content.database_shown()),
+            }
+        }
+        if left > 0 || kept_database.is_some() {
+            let database = match kept_database.flatten() {
+                Some(db) => format!(
+                    "; the page database ({db}) is removed when they end, or must be removed by hand if sledge exits first"
+                ),
+                None => String::new(),
+            };
+            eprintln!(
+                "warning: the HTTP server's threads did not all stop within {} s (a client or database that does not answer?); left running{database}",
+                STOP_DEADLINE.as_secs()
+            );
         }
         match first_error {
             Some(e) => Err(e.context("the HTTP server failed")),

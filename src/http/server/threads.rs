@@ -9,7 +9,7 @@ use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
@@ -27,7 +27,8 @@ const CONN_STACK: usize = 128 * 1024;
 const DB_CONN_STACK: usize = super::blocking::STACK;
 
 /// Accepts until stopped; each connection gets its own thread. Joins them
-/// all before returning.
+/// before returning, waiting a little less than [`super::STOP_DEADLINE`]
+/// (a thread still in a database call then is left running).
 pub(super) fn run(
     listener: TcpListener,
     mut poll: Poll,
@@ -78,14 +79,17 @@ pub(super) fn run(
             }
         }
     }
-    for w in workers {
-        let _ = w.join();
-    }
+    let deadline = Instant::now() + super::STOP_DEADLINE.saturating_sub(Duration::from_secs(1));
+    super::join_until(workers, deadline);
     Ok(())
 }
 
 fn serve_connection(mut stream: TcpStream, content: &Content, stop: &AtomicBool) {
-    if stream.set_nonblocking(false).is_err() || stream.set_read_timeout(Some(STOP_CHECK)).is_err()
+    // Both timeouts let the thread look at the stop flag: a client that
+    // neither sends nor reads does not keep it (and stop()) waiting.
+    if stream.set_nonblocking(false).is_err()
+        || stream.set_read_timeout(Some(STOP_CHECK)).is_err()
+        || stream.set_write_timeout(Some(STOP_CHECK)).is_err()
     {
         return;
     }
@@ -102,7 +106,21 @@ fn serve_connection(mut stream: TcpStream, content: &Content, stop: &AtomicBool)
                 Ok(None) => break,
                 Err(request::BadRequest) => (content.bad_request(), false, filled),
             };
-            if !matches!(content.write(&mut stream, &mut reply), Ok(true)) || !keep_alive {
+            // A send timeout returns what is written so far (`Ok(false)`);
+            // go on until all is written, the client fails or the server stops.
+            loop {
+                match content.write(&mut stream, &mut reply) {
+                    Ok(true) => break,
+                    Ok(false) if !stop.load(Ordering::Relaxed) => {}
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+                        ) && !stop.load(Ordering::Relaxed) => {}
+                    Ok(false) | Err(_) => return,
+                }
+            }
+            if !keep_alive {
                 return;
             }
             buf.copy_within(used..filled, 0);

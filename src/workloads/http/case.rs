@@ -85,7 +85,7 @@ pub fn common_params() -> Vec<ParamSpec> {
         },
         ParamSpec {
             name: "rate_per_client",
-            help: "open loop: requests per second per client (httperf's --rate per client machine); 0 = closed loop",
+            help: "open loop: requests per second per client (httperf's --rate per client machine), at least 1/3600 (one request per hour); 0 = closed loop",
             kind: ParamKind::Float { min: 0.0, max: 1e7 },
             default: "0",
         },
@@ -150,6 +150,9 @@ impl HttpCase {
             cpus: client_cpus,
             ..LoadConfig::closed(Vec::new(), connections)
         };
+        // A rate too small or too large for the open loop's schedule fails
+        // the case here, with the allowed range.
+        load.validate_settings()?;
         let server_config = ServerConfig {
             model: Model::parse(p.str("model")).expect("validated choice"),
             threads: server_cpus.as_ref().map_or(1, Vec::len),
@@ -250,22 +253,33 @@ mod tests {
     use crate::engine::{CancelToken, Workload, params::resolve_cases};
     use std::collections::BTreeMap;
 
-    fn run_once(workload: &dyn Workload, assignments: &[(&str, &str)]) -> TrialOutput {
+    fn env() -> CaseEnv {
+        CaseEnv {
+            cpus: crate::engine::affinity::allowed_cpus().unwrap(),
+            total_cache_bytes: 0,
+            memory_bytes: 0,
+        }
+    }
+
+    fn resolve(workload: &dyn Workload, assignments: &[(&str, &str)]) -> ParamSet {
         let assignments: BTreeMap<String, Vec<String>> = assignments
             .iter()
             .map(|(k, v)| (k.to_string(), vec![v.to_string()]))
             .collect();
-        let params = resolve_cases(workload.id(), &workload.params(), &assignments, 2).unwrap();
-        let env = CaseEnv {
-            cpus: crate::engine::affinity::allowed_cpus().unwrap(),
-            total_cache_bytes: 0,
-            memory_bytes: 0,
-        };
+        resolve_cases(workload.id(), &workload.params(), &assignments, 2)
+            .unwrap()
+            .remove(0)
+    }
+
+    fn run_once(workload: &dyn Workload, assignments: &[(&str, &str)]) -> TrialOutput {
+        let env = env();
         let ctx = TrialContext {
             cpus: env.cpus.clone(),
             cancel: CancelToken::new(),
         };
-        let mut case = workload.build(&params[0], &env).unwrap();
+        let mut case = workload
+            .build(&resolve(workload, assignments), &env)
+            .unwrap();
         case.prepare(&ctx).unwrap();
         let output = case.trial(&ctx);
         case.cleanup(&ctx).unwrap();
@@ -295,6 +309,51 @@ mod tests {
         );
         assert_eq!(out.latency_ns.unwrap().len(), 100);
         assert!(out.metrics.iter().any(|m| m.name == "connect_mean"));
+    }
+
+    #[test]
+    fn cleanup_removes_the_sqlite_file() {
+        let workload = crate::workloads::http::dynamic_page::DynamicPage;
+        let p = resolve(&workload, &[("concurrency", "2"), ("requests", "20")]);
+        let env = env();
+        let ctx = TrialContext {
+            cpus: env.cpus.clone(),
+            cancel: CancelToken::new(),
+        };
+        let mut case = HttpCase::build(
+            &p,
+            &env,
+            Vec::new(),
+            Some(DbSource::Sqlite),
+            "/dynamic".to_string(),
+        )
+        .unwrap();
+        case.prepare(&ctx).unwrap();
+        let path = case
+            .server
+            .as_ref()
+            .and_then(Server::database_path)
+            .expect("the server has a SQLite file");
+        assert!(path.exists(), "{}", path.display());
+        let output = case.trial(&ctx);
+        case.cleanup(&ctx).unwrap();
+        assert_eq!(output.unwrap().latency_ns.unwrap().len(), 20);
+        assert!(!path.exists(), "{} left behind", path.display());
+    }
+
+    #[test]
+    fn rates_outside_the_schedule_are_refused_when_the_case_is_built() {
+        let workload = crate::workloads::http::static_page::StaticPage;
+        for rate in ["1e-30", "0.0001"] {
+            let p = resolve(&workload, &[("rate_per_client", rate)]);
+            let err = match workload.build(&p, &env()) {
+                Ok(_) => panic!("rate_per_client={rate} accepted"),
+                Err(e) => e.to_string(),
+            };
+            assert!(err.contains("one request per hour"), "{err}");
+        }
+        let p = resolve(&workload, &[("rate_per_client", "0.001")]);
+        assert!(workload.build(&p, &env()).is_ok());
     }
 
     #[test]
