@@ -36,7 +36,19 @@ if [ ! -x "$SLEDGE" ]; then
 fi
 
 work=$(mktemp -d "${DIR:-$PWD}/storage-bench.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+srv=
+# tbench_srv runs in the background during part 3: an error or Ctrl-C
+# there must not leave it running.
+cleanup() {
+  if [ -n "$srv" ]; then
+    kill "$srv" 2>/dev/null || true
+    wait "$srv" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 store=$work/bench.db
 data=$work/data
 mkdir -p "$data"
@@ -183,6 +195,7 @@ for n in $CLIENTS; do
     sleep 0.5
     tb=$(tbench -t "$TIME" "$n" 127.0.0.1 2>/dev/null | awk '/Throughput/ {print $2}')
     kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null || true
+    srv=
   fi
   fn=$(sledge_metrics mb_per_sec fileserver.net --param clients="$n" --param time="$TIME" \
        --param warmup="$warm")

@@ -4,8 +4,10 @@
 //! Workers first do their untimed set-up, then wait at a gate; the last one
 //! to arrive opens it and takes the start time (sysbench starts its timer
 //! when the last thread has started). If the OS refuses a thread (a pids
-//! cgroup or ulimit), the gate is aborted so the workers already waiting
-//! return instead of waiting forever, and the caller gets a clear error.
+//! cgroup or ulimit), a worker's set-up fails (it cannot be pinned to its
+//! CPU, a client cannot connect) or panics, the gate is aborted so the
+//! workers already waiting return instead of waiting forever, and the
+//! caller gets a clear error.
 
 use std::sync::{Condvar, Mutex};
 use std::thread;
@@ -88,6 +90,47 @@ where
     Setup: Fn(usize) -> S + Sync,
     Work: Fn(S, Instant) -> T + Sync,
 {
+    try_run_workers(threads, |i| Ok(setup(i)), work)
+}
+
+/// What one worker thread ended with.
+enum Outcome<T> {
+    /// It ran `work`; the result and when it finished.
+    Done(T, Instant),
+    /// Its own set-up failed, so it aborted the start.
+    SetupFailed(anyhow::Error),
+    /// Another worker's set-up failed (or a thread could not be started),
+    /// so it never ran `work`.
+    NotStarted,
+}
+
+/// Aborts the start if the worker unwinds before it reaches the gate, so
+/// that a panic in `setup` cannot leave the others waiting forever.
+struct AbortOnUnwind<'a>(&'a StartGate);
+
+impl Drop for AbortOnUnwind<'_> {
+    fn drop(&mut self) {
+        if thread::panicking() {
+            self.0.abort();
+        }
+    }
+}
+
+/// As [`run_workers`], but `setup` may fail: the first worker whose set-up
+/// fails aborts the start, so no worker runs `work` and none is left
+/// waiting, and its error is returned as it is. Use it when a worker must
+/// do something that can fail before the common start (pinning itself to
+/// a CPU, connecting).
+pub fn try_run_workers<S, T, Setup, Work>(
+    threads: usize,
+    setup: Setup,
+    work: Work,
+) -> anyhow::Result<WorkerResults<T>>
+where
+    T: Send,
+    Setup: Fn(usize) -> anyhow::Result<S> + Sync,
+    Work: Fn(S, Instant) -> T + Sync,
+{
     let gate = StartGate::new(threads);
     thread::scope(|scope| {
         let mut handles = Vec::with_capacity(threads);
@@ -96,9 +139,18 @@ where
             let spawned = thread::Builder::new()
                 .name(format!("sledge-worker-{i}"))
                 .spawn_scoped(scope, move || {
-                    let state = setup(i);
-                    gate.arrive()
-                        .map(|start| (work(state, start), Instant::now()))
+                    let _guard = AbortOnUnwind(gate);
+                    let state = match setup(i) {
+                        Ok(state) => state,
+                        Err(e) => {
+                            gate.abort();
+                            return Outcome::SetupFailed(e);
+                        }
+                    };
+                    match gate.arrive() {
+                        Some(start) => Outcome::Done(work(state, start), Instant::now()),
+                        None => Outcome::NotStarted,
+                    }
                 });
             match spawned {
                 Ok(handle) => handles.push(handle),
@@ -108,7 +160,7 @@ where
                         let _ = handle.join();
                     }
                     return Err(anyhow!(
-                        "cannot start worker thread {} of {threads}: {e}; lower `threads`",
+                        "cannot start worker thread {} of {threads}: {e}; use fewer threads",
                         i + 1
                     ));
                 }
@@ -116,22 +168,41 @@ where
         }
         let mut results = Vec::with_capacity(threads);
         let mut last_end: Option<Instant> = None;
+        let mut first_error: Option<anyhow::Error> = None;
+        let mut not_started = None;
         for (i, handle) in handles.into_iter().enumerate() {
             match handle.join() {
-                Ok(Some((result, end))) => {
+                Ok(Outcome::Done(result, end)) => {
                     results.push(result);
                     last_end = Some(last_end.map_or(end, |l| l.max(end)));
                 }
-                Ok(None) => return Err(anyhow!("worker thread {} was not started", i + 1)),
+                Ok(Outcome::SetupFailed(e)) => {
+                    if first_error.is_none() {
+                        first_error = Some(e);
+                    }
+                }
+                Ok(Outcome::NotStarted) => {
+                    if not_started.is_none() {
+                        not_started = Some(i);
+                    }
+                }
                 Err(panic) => {
                     gate.abort();
-                    return Err(anyhow!(
-                        "worker thread {} panicked: {}",
-                        i + 1,
-                        panic_message(&*panic)
-                    ));
+                    if first_error.is_none() {
+                        first_error = Some(anyhow!(
+                            "worker thread {} panicked: {}",
+                            i + 1,
+                            panic_message(&*panic)
+                        ));
+                    }
                 }
             }
+        }
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        if let Some(i) = not_started {
+            return Err(anyhow!("worker thread {} was not started", i + 1));
         }
         let start = match &*gate.state.lock().unwrap_or_else(|e| e.into_inner()) {
             GateState::Open(start) => Some(*start),
@@ -196,6 +267,51 @@ mod tests {
             err.contains("worker thread 2 panicked: boom in worker"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_failed_setup_releases_the_others_and_is_the_error() {
+        let ran = std::sync::atomic::AtomicUsize::new(0);
+        let started = Instant::now();
+        let err = try_run_workers(
+            4,
+            |i| {
+                if i == 2 {
+                    // The others are already waiting at the gate.
+                    std::thread::sleep(Duration::from_millis(20));
+                    anyhow::bail!("cannot pin worker {i}");
+                }
+                Ok(i)
+            },
+            |_, _| {
+                ran.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            },
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert_eq!(err, "cannot pin worker 2");
+        assert_eq!(ran.load(std::sync::atomic::Ordering::Relaxed), 0);
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn a_panicking_setup_releases_the_others() {
+        let err = run_workers(
+            3,
+            |i| {
+                if i == 0 {
+                    std::thread::sleep(Duration::from_millis(20));
+                    panic!("boom in setup");
+                }
+                i
+            },
+            |_, _| (),
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(err.contains("boom in setup"), "{err}");
     }
 
     #[test]

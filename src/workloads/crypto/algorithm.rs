@@ -194,10 +194,19 @@ impl AesCbc {
 impl Operation for AesCbc {
     #[inline]
     fn run(&mut self, block: &mut [u8]) {
-        debug_assert_eq!(block.len() % 16, 0);
+        // AES_cbc_encrypt writes a whole 16-byte block for a partial tail,
+        // past the end of `block`: this check is what keeps the call below
+        // in bounds, so it must hold in release builds too. (The case
+        // rejects such sizes when it is built; this costs one compare per
+        // operation.)
+        assert!(
+            block.len().is_multiple_of(16),
+            "AES-CBC needs whole 16-byte blocks, got {} bytes",
+            block.len()
+        );
         // SAFETY: in-place CBC is allowed by AES_cbc_encrypt; the length is
-        // a multiple of 16 (checked when the case is built) and `iv` is 16
-        // bytes.
+        // a multiple of 16 (asserted above), so it reads and writes exactly
+        // `block`, and `iv` is 16 bytes.
         unsafe {
             aws_lc_sys::AES_cbc_encrypt(
                 block.as_ptr(),
@@ -317,6 +326,14 @@ mod tests {
             op.run(half);
         }
         assert_eq!(data, cipher);
+    }
+
+    #[test]
+    #[should_panic(expected = "AES-CBC needs whole 16-byte blocks")]
+    fn aes_cbc_refuses_a_partial_block_instead_of_writing_past_it() {
+        let mut op = AesCbc::new(&[0x42; 32], &[0x24; 16]);
+        let mut data = vec![0u8; 20];
+        op.run(&mut data);
     }
 
     #[test]

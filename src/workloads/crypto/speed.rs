@@ -17,18 +17,18 @@
 //! Rates are in MB/s (10⁶ bytes per second), openssl's table divided by
 //! 1000.
 
-use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, bail};
+use anyhow::{Context, anyhow, bail};
 
-use super::algorithm::Algorithm;
+use super::algorithm::{Algorithm, Operation};
 use crate::engine::affinity::set_affinity;
 use crate::engine::{
     CancelToken, Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext,
     TrialOutput, Workload,
 };
 use crate::workloads::common::params::{self, MAX_THREADS};
+use crate::workloads::common::workers::try_run_workers;
 
 /// openssl's block sizes: `openssl speed` runs 16, 64, 256, 1024, 8192
 /// and 16384 bytes.
@@ -132,35 +132,28 @@ impl Case for SpeedCase {
         } else {
             &ctx.cpus
         };
-        let barrier = Arc::new(Barrier::new(self.copies));
-        let results: Vec<anyhow::Result<CopyResult>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..self.copies)
-                .map(|copy| {
-                    let barrier = barrier.clone();
-                    let cpu = cpus.get(copy % cpus.len().max(1)).copied();
-                    let (algorithm, block_size, time) =
-                        (self.algorithm, self.block_size, self.time);
-                    let cancel = &ctx.cancel;
-                    scope.spawn(move || {
-                        if let Some(cpu) = cpu {
-                            set_affinity(&[cpu])?;
-                        }
-                        run_copy(algorithm, block_size, time, &barrier, cancel)
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(anyhow!("a copy panicked"))))
-                .collect()
-        });
+        let (algorithm, block_size, time) = (self.algorithm, self.block_size, self.time);
+        let cancel = &ctx.cancel;
+        // Each copy pins itself and warms up before the common start; if a
+        // copy cannot be pinned (the cpuset shrank, a CPU went offline),
+        // the start is aborted and nobody is left waiting for it.
+        let run = try_run_workers(
+            self.copies,
+            |copy| {
+                if let Some(&cpu) = cpus.get(copy % cpus.len().max(1)) {
+                    set_affinity(&[cpu]).with_context(|| format!("crypto.speed: copy {copy}"))?;
+                }
+                Ok(CopyState::new(algorithm, block_size))
+            },
+            |state, _start| state.run(time, cancel),
+        );
         if ctx.cancel.is_cancelled() {
             return Err(Cancelled.into());
         }
+        let results = run?.results;
         let mut sum_rate = 0.0;
         let mut sum_ops_rate = 0.0;
-        for result in results {
-            let r = result?;
+        for r in results {
             sum_rate += r.ops as f64 * self.block_size as f64 / r.seconds;
             sum_ops_rate += r.ops as f64 / r.seconds;
         }
@@ -180,33 +173,75 @@ impl Case for SpeedCase {
     }
 }
 
-/// One copy: waits for the others, then runs whole operations until its
-/// time is up, looking at the clock every [`BYTES_PER_CLOCK_CHECK`] bytes.
-fn run_copy(
-    algorithm: Algorithm,
-    block_size: usize,
-    time: Duration,
-    barrier: &Barrier,
-    cancel: &CancelToken,
-) -> anyhow::Result<CopyResult> {
-    let mut op = algorithm.operation();
-    let mut block = vec![0x5a_u8; block_size];
-    let batch = (BYTES_PER_CLOCK_CHECK / block_size).max(1) as u64;
-    // One untimed operation faults the buffer in and warms the code.
-    op.run(&mut block);
-    barrier.wait();
-    let start = Instant::now();
-    let end = start + time;
-    let mut ops: u64 = 0;
-    loop {
-        for _ in 0..batch {
-            op.run(&mut block);
-        }
-        ops += batch;
-        if Instant::now() >= end || cancel.is_cancelled() {
-            break;
-        }
+/// One copy's operation and buffer, set up (and warmed) before the start.
+struct CopyState {
+    op: Box<dyn Operation>,
+    block: Vec<u8>,
+    batch: u64,
+}
+
+impl CopyState {
+    fn new(algorithm: Algorithm, block_size: usize) -> Self {
+        let mut op = algorithm.operation();
+        let mut block = vec![0x5a_u8; block_size];
+        let batch = (BYTES_PER_CLOCK_CHECK / block_size).max(1) as u64;
+        // One untimed operation faults the buffer in and warms the code.
+        op.run(&mut block);
+        CopyState { op, block, batch }
     }
-    let seconds = start.elapsed().as_secs_f64();
-    Ok(CopyResult { ops, seconds })
+
+    /// Runs whole operations until the time is up, looking at the clock
+    /// every [`BYTES_PER_CLOCK_CHECK`] bytes; each copy times itself from
+    /// its own start, as each `openssl speed -multi` child does.
+    fn run(mut self, time: Duration, cancel: &CancelToken) -> CopyResult {
+        let start = Instant::now();
+        let end = start + time;
+        let mut ops: u64 = 0;
+        loop {
+            for _ in 0..self.batch {
+                self.op.run(&mut self.block);
+            }
+            ops += self.batch;
+            if Instant::now() >= end || cancel.is_cancelled() {
+                break;
+            }
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        CopyResult { ops, seconds }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::affinity::allowed_cpus;
+
+    #[test]
+    fn a_copy_that_cannot_be_pinned_fails_the_trial_without_hanging() {
+        let mut case = SpeedCase {
+            algorithm: Algorithm::from_name("sha256").unwrap(),
+            block_size: 16,
+            copies: 2,
+            time: Duration::from_secs(5),
+            cpus: Vec::new(),
+        };
+        // Copy 0 can be pinned; copy 1's CPU does not exist here, as when
+        // a CPU goes offline or the cpuset shrinks during a run.
+        let ctx = TrialContext {
+            cpus: vec![allowed_cpus().unwrap()[0], 1023],
+            cancel: CancelToken::new(),
+        };
+        let started = Instant::now();
+        let err = format!("{:#}", case.trial(&ctx).err().unwrap());
+        assert!(
+            err.contains("copy 1") && err.contains("sched_setaffinity"),
+            "{err}"
+        );
+        // Copy 0 did not run its 5 s either: the start was aborted.
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "{:?}",
+            started.elapsed()
+        );
+    }
 }

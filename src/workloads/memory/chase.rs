@@ -36,16 +36,32 @@ pub fn single_cycle(n: usize, seed: u64) -> Vec<u32> {
 /// Writes the chase into `buffer` (whose length is a multiple of
 /// [`LINE`]): line `i` holds the address of line `next[i]`. Returns the
 /// address to start from.
+///
+/// # Panics
+/// If `buffer` is not aligned for a `usize` (the chase reads each line's
+/// first word with an aligned load), if its length does not match
+/// `next`, or if `next` names a line outside it.
 pub fn link(buffer: &mut [u8], next: &[u32]) -> *const usize {
-    assert_eq!(buffer.len() / LINE, next.len());
+    let lines = next.len();
+    assert_eq!(buffer.len() / LINE, lines);
+    assert!(
+        buffer.as_ptr().cast::<usize>().is_aligned(),
+        "the chase buffer must be aligned to {} bytes",
+        std::mem::align_of::<usize>()
+    );
     let base = buffer.as_mut_ptr();
     for (i, &n) in next.iter().enumerate() {
+        assert!(
+            (n as usize) < lines,
+            "line {i} links to line {n}, outside the {lines} lines"
+        );
         // SAFETY: i and n are below the number of lines, so both addresses
-        // are inside the buffer; lines are 64-byte aligned relative to the
-        // buffer, which is page-aligned, so the word write is aligned.
+        // are inside the buffer; the buffer is usize-aligned (asserted)
+        // and LINE is a multiple of that alignment, so the word write is
+        // aligned.
         unsafe {
             let target = base.add(n as usize * LINE) as usize;
-            (base.add(i * LINE) as *mut usize).write(target);
+            base.add(i * LINE).cast::<usize>().write(target);
         }
     }
     base as *const usize
@@ -75,6 +91,28 @@ pub unsafe fn chase(start: *const usize, loads: u64) -> *const usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[should_panic(expected = "must be aligned")]
+    fn link_refuses_a_misaligned_buffer() {
+        let mut words = vec![0usize; 2 * LINE / std::mem::size_of::<usize>() + 1];
+        // SAFETY: plain bytes of a live Vec, one past its start: misaligned
+        // for usize and 2 lines long.
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>().add(1), 2 * LINE)
+        };
+        link(bytes, &[1, 0]);
+    }
+
+    #[test]
+    #[should_panic(expected = "outside the 2 lines")]
+    fn link_refuses_a_line_outside_the_buffer() {
+        let mut words = vec![0usize; 2 * LINE / std::mem::size_of::<usize>()];
+        // SAFETY: the bytes of a live, usize-aligned Vec of 2 lines.
+        let bytes =
+            unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), 2 * LINE) };
+        link(bytes, &[1, 2]);
+    }
 
     #[test]
     fn the_cycle_visits_every_element_once() {

@@ -19,12 +19,11 @@
 //! best rates are summed (what adding up the processes' outputs gives)
 //! and averaged per copy.
 
-use std::alloc::{Layout, alloc, dealloc};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::Instant;
 
-use anyhow::{Context, anyhow, bail};
+use anyhow::{Context, bail};
 
 use super::spin_barrier::SpinBarrier;
 use super::stream_kernels::{self, Isa, Kernel, Share};
@@ -35,6 +34,7 @@ use crate::engine::{
     Workload,
 };
 use crate::workloads::common::params::{self, MAX_THREADS};
+use crate::workloads::common::workers::try_run_workers;
 
 /// STREAM's default array size (elements), used when the cache is
 /// unknown or small.
@@ -140,6 +140,7 @@ impl Workload for MemoryStream {
             isa: Isa::detect(),
             arrays: Vec::new(),
             warnings,
+            corrupt: None,
         }))
     }
 }
@@ -163,6 +164,10 @@ struct StreamCase {
     isa: Isa,
     arrays: Vec<Arrays>,
     warnings: Vec<String>,
+    /// Test hook: run by copy 0's thread 0 on its share after the passes
+    /// and before the check, to show that a wrong result fails the trial.
+    /// Always `None` outside the tests.
+    corrupt: Option<fn(&mut Share<'_>)>,
 }
 
 impl Case for StreamCase {
@@ -188,6 +193,7 @@ impl Case for StreamCase {
         let stops: Vec<AtomicBool> = (0..self.copies).map(|_| AtomicBool::new(false)).collect();
         // times[copy][pass][kernel], written by each copy's thread 0.
         let times = Mutex::new(vec![Vec::<[f64; 4]>::new(); self.copies]);
+        let corrupt = self.corrupt;
         self.on_every_thread(ctx, |share, copy, thread| {
             stream_kernels::initialise(share);
             start.wait();
@@ -216,6 +222,9 @@ impl Case for StreamCase {
             }
             if ctx.cancel.is_cancelled() {
                 return Err(Cancelled.into());
+            }
+            if let (Some(corrupt), 0, 0) = (corrupt, copy, thread) {
+                corrupt(share);
             }
             stream_kernels::validate(share, passes)
                 .with_context(|| format!("copy {copy}, thread {thread}"))?;
@@ -250,39 +259,33 @@ impl StreamCase {
         F: Fn(&mut Share<'_>, usize, usize) -> anyhow::Result<()> + Sync,
     {
         let cpus = &ctx.cpus;
-        let results: Vec<anyhow::Result<()>> = std::thread::scope(|scope| {
-            let mut handles = Vec::new();
-            for (copy, arrays) in self.arrays.iter().enumerate() {
-                for thread in 0..self.threads {
-                    let (lo, hi) = static_share(self.elements, self.threads, thread);
-                    let cpu = (!cpus.is_empty())
-                        .then(|| cpus[(copy * self.threads + thread) % cpus.len()]);
-                    let work = &work;
-                    handles.push(scope.spawn(move || {
-                        if let Some(cpu) = cpu {
-                            set_affinity(&[cpu])?;
-                        }
-                        // SAFETY: the shares of one copy's threads are
-                        // disjoint ranges of its arrays, which outlive
-                        // this scope.
-                        let mut share = unsafe { arrays.share(lo, hi) };
-                        work(&mut share, copy, thread)
-                    }));
+        let threads = self.threads;
+        // Every thread pins itself before any of them starts `work`: if one
+        // cannot be pinned (the cpuset shrank, a CPU went offline), the
+        // start is aborted, so no thread is left waiting at a barrier in
+        // `work` for it, and its error is the trial's.
+        let run = try_run_workers(
+            self.arrays.len() * threads,
+            |i| {
+                let (copy, thread) = (i / threads, i % threads);
+                if !cpus.is_empty() {
+                    let cpu = cpus[i % cpus.len()];
+                    set_affinity(&[cpu])
+                        .with_context(|| format!("memory.stream: copy {copy}, thread {thread}"))?;
                 }
-            }
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(anyhow!("a STREAM thread panicked")))
-                })
-                .collect()
-        });
+                let (lo, hi) = static_share(self.elements, threads, thread);
+                // SAFETY: the shares of one copy's threads are disjoint
+                // ranges of its arrays, which outlive this call.
+                let share = unsafe { self.arrays[copy].share(lo, hi) };
+                Ok((share, copy, thread))
+            },
+            |(mut share, copy, thread), _start| work(&mut share, copy, thread),
+        );
         // A cancellation is reported as such, whatever else failed.
         if ctx.cancel.is_cancelled() {
             return Err(Cancelled.into());
         }
-        results.into_iter().collect()
+        run?.results.into_iter().collect()
     }
 
     /// Best rate per kernel (passes after the first), summed over copies,
@@ -330,8 +333,8 @@ pub fn static_share(n: usize, threads: usize, t: usize) -> (usize, usize) {
     (lo, hi)
 }
 
-/// Three arrays of doubles, allocated but not touched: the threads that
-/// use them write them first.
+/// Three arrays of doubles, mapped (zero-filled) but not touched: the
+/// threads that use them write them first.
 struct Arrays {
     a: RawArray,
     b: RawArray,
@@ -363,12 +366,16 @@ impl Arrays {
     }
 }
 
-/// Page-aligned, uninitialised doubles. Left uninitialised so the first
-/// write (by the thread that owns the share) decides where pages live.
+/// Page-aligned doubles in a fresh anonymous mapping. The kernel hands
+/// such memory out zeroed, so every slice of it is initialised; and unlike
+/// `alloc_zeroed` with page alignment (which the system allocator serves
+/// with `posix_memalign` and a memset on the calling thread), nothing
+/// writes it here: the pages stay untouched until the thread that owns a
+/// share writes it first, which decides where they live (first touch).
 struct RawArray {
     ptr: *mut f64,
     len: usize,
-    layout: Layout,
+    bytes: usize,
 }
 
 // SAFETY: plain memory; threads only ever get disjoint slices of it.
@@ -376,36 +383,57 @@ unsafe impl Send for RawArray {}
 unsafe impl Sync for RawArray {}
 
 impl RawArray {
-    const ALIGN: usize = 4096;
-
     fn new(len: usize) -> anyhow::Result<Self> {
-        let layout = Layout::array::<f64>(len)?.align_to(Self::ALIGN)?;
-        // SAFETY: the layout is non-zero (len >= MIN_ELEMENTS).
-        let ptr = unsafe { alloc(layout) } as *mut f64;
-        if ptr.is_null() {
+        let bytes = len
+            .checked_mul(std::mem::size_of::<f64>())
+            .filter(|&b| b > 0)
+            .ok_or_else(|| anyhow::anyhow!("a STREAM array of {len} elements is not possible"))?;
+        // SAFETY: a fresh private anonymous mapping; no existing memory is
+        // touched. mmap returns page-aligned, zero-filled memory.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
             bail!(
-                "could not allocate a STREAM array of {} bytes",
-                layout.size()
+                "could not allocate a STREAM array of {bytes} bytes: {}",
+                std::io::Error::last_os_error()
             );
         }
-        Ok(RawArray { ptr, len, layout })
+        Ok(RawArray {
+            ptr: ptr as *mut f64,
+            len,
+            bytes,
+        })
     }
 
+    /// The elements `lo..hi` (checked).
+    ///
     /// # Safety
-    /// `lo <= hi <= len`, no overlapping live slices, and the range has
-    /// been written (initialised) before it is read.
+    /// No two live slices may overlap. (The memory is zero-filled, so it
+    /// is always initialised.)
     #[allow(clippy::mut_from_ref)]
     unsafe fn slice(&self, lo: usize, hi: usize) -> &mut [f64] {
         assert!(lo <= hi && hi <= self.len);
-        // SAFETY: in bounds by the assert; the rest is the caller's promise.
+        // SAFETY: in bounds by the assert, initialised (zero-filled) and
+        // aligned (page-aligned); exclusivity is the caller's promise.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.add(lo), hi - lo) }
     }
 }
 
 impl Drop for RawArray {
     fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this layout.
-        unsafe { dealloc(self.ptr as *mut u8, self.layout) };
+        // SAFETY: unmaps exactly what `new` mapped; no slice outlives
+        // `self`.
+        unsafe {
+            libc::munmap(self.ptr as *mut libc::c_void, self.bytes);
+        }
     }
 }
 
@@ -431,5 +459,109 @@ mod tests {
         // 34 MiB of cache: 4 × that in doubles is 17.8 M, rounded up to 18 M.
         assert_eq!(auto_elements(34 << 20), 18_000_000);
         assert_eq!(auto_elements(0), STREAM_DEFAULT_ELEMENTS);
+    }
+
+    #[test]
+    fn a_thread_that_cannot_be_pinned_fails_the_trial_without_hanging() {
+        let mut case = StreamCase {
+            elements: 20_000,
+            ntimes: 200,
+            threads: 2,
+            copies: 1,
+            isa: Isa::detect(),
+            arrays: Vec::new(),
+            warnings: Vec::new(),
+            corrupt: None,
+        };
+        let unpinned = TrialContext {
+            cpus: Vec::new(),
+            cancel: crate::engine::CancelToken::new(),
+        };
+        case.prepare(&unpinned).unwrap();
+        // Thread 0 can be pinned; thread 1's CPU does not exist here, as
+        // when a CPU goes offline or the cpuset shrinks during a run.
+        let ctx = TrialContext {
+            cpus: vec![crate::engine::affinity::allowed_cpus().unwrap()[0], 1023],
+            cancel: crate::engine::CancelToken::new(),
+        };
+        let err = format!("{:#}", case.trial(&ctx).err().unwrap());
+        assert!(
+            err.contains("copy 0, thread 1") && err.contains("sched_setaffinity"),
+            "{err}"
+        );
+        case.cleanup(&unpinned).unwrap();
+    }
+
+    /// `memory.stream` whose trials corrupt one element of `b` after the
+    /// kernels ran, as a miscomputing kernel or bad memory would.
+    struct CorruptedStream;
+
+    impl Workload for CorruptedStream {
+        fn id(&self) -> &'static str {
+            "memory.stream"
+        }
+        fn version(&self) -> u32 {
+            MemoryStream.version()
+        }
+        fn summary(&self) -> &'static str {
+            "memory.stream with a corrupting test hook"
+        }
+        fn params(&self) -> Vec<ParamSpec> {
+            MemoryStream.params()
+        }
+        fn build(&self, _p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
+            Ok(Box::new(StreamCase {
+                elements: 20_000,
+                ntimes: 3,
+                threads: 2,
+                copies: 1,
+                isa: Isa::detect(),
+                arrays: Vec::new(),
+                warnings: Vec::new(),
+                corrupt: Some(|share| share.b[7] *= 1.0 + 1e-9),
+            }))
+        }
+    }
+
+    static CORRUPTED: CorruptedStream = CorruptedStream;
+
+    #[test]
+    fn a_validation_error_inside_a_trial_fails_the_case() {
+        use crate::engine::{CancelToken, CaseOutcome, Methodology, PlannedCase, Silent};
+        let params = crate::engine::params::resolve_cases(
+            CORRUPTED.id(),
+            &CORRUPTED.params(),
+            &Default::default(),
+            1,
+        )
+        .unwrap()
+        .remove(0);
+        let planned = PlannedCase {
+            workload: &CORRUPTED,
+            params,
+        };
+        let env = CaseEnv {
+            cpus: Vec::new(),
+            total_cache_bytes: 0,
+            memory_bytes: 0,
+        };
+        let ctx = TrialContext {
+            cpus: Vec::new(),
+            cancel: CancelToken::new(),
+        };
+        let method = Methodology {
+            warmup_trials: 0,
+            ..Methodology::default()
+        };
+        match crate::engine::run_case(&planned, &env, &method, &ctx, &Silent) {
+            CaseOutcome::Failed(record) => {
+                let error = record.error.expect("a failed case has an error");
+                assert!(error.contains("copy 0, thread 0"), "{error}");
+                assert!(error.contains("STREAM validation failed"), "{error}");
+                assert!(error.contains("array b"), "{error}");
+                assert!(record.trials.is_empty(), "{}", record.trials.len());
+            }
+            other => panic!("the case should fail: {other:?}"),
+        }
     }
 }

@@ -59,29 +59,57 @@ pub struct Share<'a> {
     pub c: &'a mut [f64],
 }
 
-/// Which vector width the plain-loop kernels use, found once per case.
+/// Which vector width the kernels use, found once per case.
+///
+/// An opaque token: outside this module it can only be had from
+/// [`Isa::detect`] (or [`Isa::BASELINE`], which needs nothing), so holding
+/// an `Isa` proves the CPU has every feature its kernels were compiled
+/// for, and [`run`] can stay a safe function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Isa {
+pub struct Isa(Level);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+enum Level {
+    /// AVX-512 kernels: built with `avx512f,avx2,fma`.
     Avx512,
+    /// AVX2 kernels: built with `avx2,fma`.
     Avx2,
     Baseline,
 }
 
+/// The features the AVX-512 kernels are compiled with (`kernels_for!` and
+/// `vector_copy!` below); detection must check every one of them.
+#[cfg(target_arch = "x86_64")]
+fn has_avx512_kernel_features() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+}
+
+/// The features the AVX2 kernels are compiled with.
+#[cfg(target_arch = "x86_64")]
+fn has_avx2_kernel_features() -> bool {
+    std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+}
+
 impl Isa {
-    /// The widest the CPU supports.
+    /// Plain loops: safe on every CPU.
+    pub const BASELINE: Isa = Isa(Level::Baseline);
+
+    /// The widest the CPU supports, with all the features its kernels
+    /// enable.
     pub fn detect() -> Isa {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                return Isa::Avx512;
+            if has_avx512_kernel_features() {
+                return Isa(Level::Avx512);
             }
-            if std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("fma")
-            {
-                return Isa::Avx2;
+            if has_avx2_kernel_features() {
+                return Isa(Level::Avx2);
             }
         }
-        Isa::Baseline
+        Isa::BASELINE
     }
 }
 
@@ -186,45 +214,44 @@ macro_rules! kernels_for {
     };
 }
 
+// Keep these feature lists in step with `has_avx512_kernel_features` and
+// `has_avx2_kernel_features`.
 kernels_for!(avx512, "avx512f,avx2,fma");
 kernels_for!(avx2, "avx2,fma");
 
 /// Runs `kernel` over `share` with the instruction set `isa`.
 #[inline]
 pub fn run(kernel: Kernel, share: &mut Share<'_>, isa: Isa) {
+    // SAFETY (every `unsafe` below): an `Isa` other than the baseline is
+    // made only by `Isa::detect`, after checking that the CPU has every
+    // feature the chosen functions were compiled with.
     match kernel {
-        Kernel::Copy => match isa {
-            // SAFETY: `isa` came from `Isa::detect`, so the CPU has the
-            // features these functions were built for.
+        Kernel::Copy => match isa.0 {
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 => unsafe { copy_avx512(share.c, share.a) },
+            Level::Avx512 => unsafe { copy_avx512(share.c, share.a) },
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx2 => unsafe { copy_avx2(share.c, share.a) },
+            Level::Avx2 => unsafe { copy_avx2(share.c, share.a) },
             _ => copy_loop(share.c, share.a),
         },
-        Kernel::Scale => match isa {
-            // SAFETY: `isa` came from `Isa::detect`, so the CPU has the
-            // features these functions were built for.
+        Kernel::Scale => match isa.0 {
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 => unsafe { avx512::scale(share.b, share.c) },
+            Level::Avx512 => unsafe { avx512::scale(share.b, share.c) },
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx2 => unsafe { avx2::scale(share.b, share.c) },
+            Level::Avx2 => unsafe { avx2::scale(share.b, share.c) },
             _ => scale_loop(share.b, share.c),
         },
-        Kernel::Add => match isa {
-            // SAFETY: as above.
+        Kernel::Add => match isa.0 {
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 => unsafe { avx512::add(share.c, share.a, share.b) },
+            Level::Avx512 => unsafe { avx512::add(share.c, share.a, share.b) },
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx2 => unsafe { avx2::add(share.c, share.a, share.b) },
+            Level::Avx2 => unsafe { avx2::add(share.c, share.a, share.b) },
             _ => add_loop(share.c, share.a, share.b),
         },
-        Kernel::Triad => match isa {
-            // SAFETY: as above.
+        Kernel::Triad => match isa.0 {
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx512 => unsafe { avx512::triad(share.a, share.b, share.c) },
+            Level::Avx512 => unsafe { avx512::triad(share.a, share.b, share.c) },
             #[cfg(target_arch = "x86_64")]
-            Isa::Avx2 => unsafe { avx2::triad(share.a, share.b, share.c) },
+            Level::Avx2 => unsafe { avx2::triad(share.a, share.b, share.c) },
             _ => triad_loop(share.a, share.b, share.c),
         },
     }
@@ -314,7 +341,7 @@ mod tests {
 
     #[test]
     fn every_isa_computes_the_same_passes() {
-        for isa in [Isa::detect(), Isa::Baseline] {
+        for isa in [Isa::detect(), Isa::BASELINE] {
             let (mut a, mut b, mut c) = arrays(1003);
             let mut share = Share {
                 a: &mut a,

@@ -1,13 +1,13 @@
 //! Replays the file-server script with N clients and measures it as dbench
-//! does: every client loops over the script; payload bytes (reads plus
-//! writes) and per-operation latencies count only for operations that
+//! does: every client loops over the script; payload bytes (what reads
+//! returned plus what writes wrote) and per-operation latencies count only
+//! for operations that
 //! start after the warm-up; throughput is those bytes over the measured
 //! window, in MB/s of 10^6 bytes, dbench's unit.
 //!
 //! Clients are threads (dbench forks processes); each has its own tree or
 //! connection, so they share nothing but the system under test.
 
-use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -17,11 +17,14 @@ use hdrhistogram::Histogram;
 use super::fileserver_mix::{Op, OpKind};
 use crate::engine::{CancelToken, Cancelled, Metric, TrialOutput};
 use crate::workloads::common::event_loop::{latency_histogram, latency_metrics};
+use crate::workloads::common::workers::try_run_workers;
 
 /// Carries out operations for one client.
 pub trait Executor {
-    /// Performs `op`; an error ends the trial.
-    fn execute(&mut self, op: &Op) -> anyhow::Result<()>;
+    /// Performs `op` and returns the payload bytes it moved: what a read
+    /// returned, what a write wrote, 0 for the others. An error ends the
+    /// trial.
+    fn execute(&mut self, op: &Op) -> anyhow::Result<u64>;
 }
 
 /// How long and how many.
@@ -52,49 +55,34 @@ where
     F: Fn(usize) -> anyhow::Result<E> + Sync,
     E: Executor,
 {
-    let barrier = Barrier::new(limits.clients + 1);
     let failed = AtomicBool::new(false);
-    let (measure_start, finished, results) = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..limits.clients)
-            .map(|client| {
-                let (barrier, failed, make_client) = (&barrier, &failed, &make_client);
-                scope.spawn(move || -> anyhow::Result<Tally> {
-                    let made = make_client(client);
-                    barrier.wait();
-                    let mut executor =
-                        made.inspect_err(|_| failed.store(true, Ordering::Relaxed))?;
-                    let start = Instant::now();
-                    let result = replay(&mut executor, script, start, limits, cancel, failed);
-                    if result.is_err() {
-                        failed.store(true, Ordering::Relaxed);
-                    }
-                    result
-                })
-            })
-            .collect();
-        barrier.wait();
-        let measure_start = Instant::now() + limits.warmup;
-        let results: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
-        (measure_start, Instant::now(), results)
+    // Clients connect (or make their tree's handle) before the common
+    // start; one that cannot aborts the start, so none is left waiting,
+    // and its error is the trial's.
+    let run = try_run_workers(limits.clients, &make_client, |mut executor, start| {
+        let result = replay(&mut executor, script, start, limits, cancel, &failed);
+        if result.is_err() {
+            failed.store(true, Ordering::Relaxed);
+        }
+        result
     });
     if cancel.is_cancelled() {
         return Err(Cancelled.into());
     }
+    let run = run?;
     let mut bytes = 0;
     let mut per_kind: Vec<Histogram<u64>> =
         OpKind::ALL.iter().map(|_| latency_histogram()).collect();
-    for result in results {
-        let tally = result.map_err(|_| anyhow!("a client thread panicked"))??;
+    for tally in run.results {
+        let tally = tally?;
         bytes += tally.bytes;
         for (all, mine) in per_kind.iter_mut().zip(&tally.per_kind) {
             all.add(mine)
                 .map_err(|e| anyhow!("merging latency histograms: {e:?}"))?;
         }
     }
-    let seconds = finished
-        .saturating_duration_since(measure_start)
-        .as_secs_f64()
-        .max(1e-9);
+    // From the end of the warm-up to the last client's end.
+    let seconds = (run.seconds - limits.warmup.as_secs_f64()).max(1e-9);
     let mut all = latency_histogram();
     for h in &per_kind {
         all.add(h)
@@ -149,11 +137,11 @@ fn replay<E: Executor>(
             if started >= end || cancel.is_cancelled() || failed.load(Ordering::Relaxed) {
                 break 'outer;
             }
-            executor.execute(op)?;
+            let moved = executor.execute(op)?;
             if started >= measure_from {
                 let ns = started.elapsed().as_nanos() as u64;
                 tally.per_kind[op.kind().index()].saturating_record(ns.max(1));
-                tally.bytes += op.payload();
+                tally.bytes += moved;
             }
         }
     }

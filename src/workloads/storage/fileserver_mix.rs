@@ -10,8 +10,10 @@
 //! file-info queries, 1–2 set-info calls, 1 flush, under 1 rename and a few
 //! lock/unlock pairs per thousand. Reads are mostly 4 KiB with some 60 KiB;
 //! writes are 64 KiB, 4 KiB, 1 byte and a few other sizes; about 59% of the
-//! payload is read and 41% written. Operation names are dbench's, so the
-//! per-operation latency tables line up.
+//! payload is read and 41% written (the script reads about 55%: its reads
+//! stop at the end of the file, so that what a read asks for is what it
+//! returns). Operation names are dbench's, so the per-operation latency
+//! tables line up.
 
 use crate::workloads::common::rng::Xoroshiro128Plus;
 
@@ -109,7 +111,8 @@ pub enum Op {
         offset: u64,
         len: usize,
     },
-    /// Read `len` bytes at `offset` (may be short at the end of the file).
+    /// Read `len` bytes at `offset`; the script never reads past the end
+    /// of the file, so the whole `len` comes back.
     Read {
         handle: usize,
         offset: u64,
@@ -170,7 +173,9 @@ impl Op {
         }
     }
 
-    /// Payload bytes the operation moves (what dbench counts).
+    /// Payload bytes the operation asks to move (what dbench counts). The
+    /// script's reads never run past the end of the file, so for it this
+    /// is also what a read returns.
     pub fn payload(&self) -> u64 {
         match self {
             Op::Write { len, .. } | Op::Read { len, .. } => *len as u64,
@@ -282,6 +287,10 @@ impl Builder {
             if offset >= size {
                 offset = 0;
             }
+            // Never past the end of the file: a read there would return
+            // fewer bytes than asked, and both fileserver workloads count
+            // the bytes a read returns, which then would not agree.
+            let len = len.min((size - offset) as usize);
             self.ops.push(Op::Read {
                 handle: 1,
                 offset,
@@ -321,6 +330,8 @@ impl Builder {
         });
         let writes = 1 + self.pick(4);
         let mut offset = 0;
+        // Where the writes reach: the file's size afterwards (at least).
+        let mut end = 0;
         for _ in 0..writes {
             let len = self.write_len();
             if offset + len as u64 > MAX_FILE_BYTES {
@@ -332,6 +343,7 @@ impl Builder {
                 len,
             });
             offset += len as u64;
+            end = end.max(offset);
         }
         if self.chance(35) {
             self.ops.push(Op::Flush { handle: 2 });
@@ -346,12 +358,12 @@ impl Builder {
                     from: path,
                     to: target.clone(),
                 });
-                self.files.push((target, offset));
+                self.files.push((target, end));
             }
             Some(_) => self.ops.push(Op::Unlink { path }),
             None => {
                 if let Some(entry) = self.files.iter_mut().find(|(p, _)| *p == path) {
-                    entry.1 = entry.1.max(offset);
+                    entry.1 = entry.1.max(end);
                 }
             }
         }
@@ -458,6 +470,61 @@ mod tests {
         assert!((5.0..13.0).contains(&share(OpKind::WriteX)), "{shape}");
         assert!((45.0..72.0).contains(&read_share), "{shape}");
         assert!(counts[OpKind::LockX.index()] > 0, "{shape}");
+    }
+
+    #[test]
+    fn no_read_runs_past_the_end_of_its_file() {
+        // Replays the script's effect on file sizes, independently of the
+        // builder's bookkeeping.
+        let mut sizes = std::collections::HashMap::<String, u64>::new();
+        let mut open: [Option<String>; 3] = Default::default();
+        for op in script() {
+            match op {
+                Op::Deltree => sizes.clear(),
+                Op::Open {
+                    path,
+                    handle,
+                    create,
+                } => {
+                    if create {
+                        sizes.insert(path.clone(), 0);
+                    }
+                    assert!(sizes.contains_key(&path), "{path} opened but missing");
+                    open[handle] = Some(path);
+                }
+                Op::Close { handle } => open[handle] = None,
+                Op::Write {
+                    handle,
+                    offset,
+                    len,
+                } => {
+                    let path = open[handle].as_ref().unwrap();
+                    let size = sizes.get_mut(path).unwrap();
+                    *size = (*size).max(offset + len as u64);
+                }
+                Op::Read {
+                    handle,
+                    offset,
+                    len,
+                } => {
+                    let path = open[handle].as_ref().unwrap();
+                    let size = sizes[path];
+                    assert!(len > 0, "an empty read of {path}");
+                    assert!(
+                        offset + len as u64 <= size,
+                        "reading {len} at {offset} of {path}, {size} bytes long"
+                    );
+                }
+                Op::Rename { from, to } => {
+                    let size = sizes.remove(&from).unwrap();
+                    sizes.insert(to, size);
+                }
+                Op::Unlink { path } => {
+                    sizes.remove(&path).unwrap();
+                }
+                _ => {}
+            }
+        }
     }
 
     #[test]

@@ -9,10 +9,11 @@
 
 use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 
-use anyhow::{Context, bail};
+use anyhow::{Context, anyhow, bail};
 
 /// Buffers are aligned to 4 KiB: the page size, and a multiple of every
 /// logical block size O_DIRECT asks for on Linux.
@@ -67,11 +68,12 @@ pub fn open(path: &Path, flags: OpenFlags, create: bool) -> anyhow::Result<File>
 
 /// Writes all of `buf` at `offset`: one pwrite, which must be complete.
 pub fn write_at(file: &File, path: &Path, buf: &[u8], offset: u64) -> anyhow::Result<()> {
-    let n = file.write_at(buf, offset).with_context(|| {
-        format!(
-            "writing {} bytes to `{}` at offset {offset}",
+    let n = file.write_at(buf, offset).map_err(|e| {
+        anyhow!(
+            "writing {} bytes to `{}` at offset {offset}: {e}{}",
             buf.len(),
-            path.display()
+            path.display(),
+            direct_io_hint(file, path, &e)
         )
     })?;
     if n != buf.len() {
@@ -87,10 +89,11 @@ pub fn write_at(file: &File, path: &Path, buf: &[u8], offset: u64) -> anyhow::Re
 /// Reads `buf.len()` bytes at `offset`: one pread, which must be complete.
 pub fn read_at(file: &File, path: &Path, buf: &mut [u8], offset: u64) -> anyhow::Result<()> {
     let want = buf.len();
-    let n = file.read_at(buf, offset).with_context(|| {
-        format!(
-            "reading {want} bytes from `{}` at offset {offset}",
-            path.display()
+    let n = file.read_at(buf, offset).map_err(|e| {
+        anyhow!(
+            "reading {want} bytes from `{}` at offset {offset}: {e}{}",
+            path.display(),
+            direct_io_hint(file, path, &e)
         )
     })?;
     if n != want {
@@ -100,6 +103,40 @@ pub fn read_at(file: &File, path: &Path, buf: &mut [u8], offset: u64) -> anyhow:
         );
     }
     Ok(())
+}
+
+/// What to add to a read or write error: for EINVAL on a file opened
+/// with O_DIRECT (whose cause is nearly always a misaligned request), what
+/// direct I/O needs, with the device's logical block size when known.
+fn direct_io_hint(file: &File, path: &Path, e: &std::io::Error) -> String {
+    if e.raw_os_error() != Some(libc::EINVAL) || !opened_direct(file) {
+        return String::new();
+    }
+    let rule = "direct I/O needs block_size and every offset to be multiples of the device's logical block size";
+    match logical_block_size(path) {
+        Some((disk, size)) => format!(
+            " ({rule}: {size} bytes for {disk}, /sys/block/{disk}/queue/logical_block_size)"
+        ),
+        None => format!(
+            " ({rule}, which is unknown here (see /sys/block/DEVICE/queue/logical_block_size; often 512 or 4096 bytes))"
+        ),
+    }
+}
+
+/// Whether `file` was opened with O_DIRECT.
+fn opened_direct(file: &File) -> bool {
+    // SAFETY: F_GETFL only reads the flags of a descriptor we own.
+    let flags = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETFL) };
+    flags != -1 && flags & libc::O_DIRECT != 0
+}
+
+/// The disk holding `path` and its logical block size in bytes, when
+/// sysfs tells.
+fn logical_block_size(path: &Path) -> Option<(String, u64)> {
+    let disk = crate::probe::filesystem_of(path)?.block_device?;
+    let text = std::fs::read_to_string(format!("/sys/class/block/{disk}/queue/logical_block_size"))
+        .ok()?;
+    Some((disk, text.trim().parse().ok()?))
 }
 
 /// fsync(2) or fdatasync(2).
@@ -178,5 +215,38 @@ mod tests {
         assert_eq!(back.as_slice()[0], 7);
         let err = read_at(&file, &path, back.as_mut_slice(), 8192).unwrap_err();
         assert!(err.to_string().contains("short read"), "{err}");
+    }
+
+    #[test]
+    fn a_misaligned_direct_write_says_what_direct_io_needs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("f");
+        let direct = OpenFlags {
+            direct: true,
+            ..OpenFlags::default()
+        };
+        let Ok(file) = open(&path, direct, true) else {
+            // This filesystem has no direct I/O: nothing to misalign.
+            return;
+        };
+        let buf = AlignedBuf::new(4096);
+        // 100 bytes at offset 100: a multiple of no logical block size.
+        match write_at(&file, &path, &buf.as_slice()[..100], 100) {
+            // Some filesystems (tmpfs) take unaligned direct I/O.
+            Ok(()) => {}
+            Err(e) => {
+                let e = e.to_string();
+                assert!(e.contains("Invalid argument"), "{e}");
+                assert!(
+                    e.contains("multiples of the device's logical block size"),
+                    "{e}"
+                );
+                assert!(e.contains("logical_block_size"), "{e}");
+            }
+        }
+        // A buffered file gets no such hint, whatever its error.
+        let plain = open(&tmp.path().join("g"), OpenFlags::default(), true).unwrap();
+        assert!(!opened_direct(&plain));
+        assert!(opened_direct(&file));
     }
 }
