@@ -145,9 +145,7 @@ impl Case for MutexCase {
                         return;
                     }
                     let k = rng.below(n) as usize;
-                    for _ in 0..loops {
-                        compiler_barrier();
-                    }
+                    spin(&loops);
                     let _held = mutexes[k].mutex.lock();
                     let v = state.counter.0.load(Ordering::Relaxed);
                     state.counter.0.store(v + 1, Ordering::Relaxed);
@@ -163,6 +161,22 @@ impl Case for MutexCase {
             ],
             latency_ns: None,
         })
+    }
+}
+
+/// sysbench's busy loop: `for (i = 0; i < req->nloops; i++)
+/// ck_pr_barrier();`. The barrier clobbers memory, so the C compiler
+/// re-reads the bound from memory on every iteration (an add, a compare
+/// with memory and a branch); reading the bound through a volatile load
+/// gives the same instructions, and with them the same speed when two
+/// threads share a core.
+#[inline(always)]
+fn spin(loops: &u64) {
+    let mut i: u64 = 0;
+    // SAFETY: `loops` is a valid reference.
+    while i < unsafe { std::ptr::read_volatile(loops) } {
+        compiler_barrier();
+        i += 1;
     }
 }
 
