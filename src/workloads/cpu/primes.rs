@@ -97,20 +97,57 @@ pub fn count_primes(max_prime: u64, cancel: &CancelToken) -> u64 {
         if c & CANCEL_CHECK_MASK == 0 && cancel.is_cancelled() {
             break;
         }
-        let t = (c as f64).sqrt();
+        // Signed conversions, as gcc emits for sysbench once it knows the
+        // numbers are positive (they are far below 2^53 here).
+        let t = (c as i64 as f64).sqrt();
         let mut l: u64 = 2;
-        while (l as f64) <= t {
-            if c.is_multiple_of(l) {
-                break;
+        // The divisor 2 is a bit test, as gcc compiles sysbench's loop (a
+        // division by 2 costs as much as any other); from 3 on, 64-bit
+        // divisions.
+        if 2.0 <= t && c & 1 == 1 {
+            l = 3;
+            while (l as i64 as f64) <= t {
+                if rem_u64(c, l) == 0 {
+                    break;
+                }
+                l += 1;
             }
-            l += 1;
         }
-        if (l as f64) > t {
+        if (l as i64 as f64) > t {
             n += 1;
         }
         c += 1;
     }
     if max_prime > 2 { n + 1 } else { n }
+}
+
+/// `a % b` with the CPU's 64-bit division, as sysbench's C does. LLVM
+/// would otherwise divide with 32 bits whenever both numbers fit (its
+/// "slow 64-bit divide" bypass), which is a different, cheaper instruction
+/// on many CPUs and made this loop ~5% faster than sysbench's. `b` is at
+/// least 2 here, so the division cannot fault.
+#[inline(always)]
+fn rem_u64(a: u64, b: u64) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let rem: u64;
+        // SAFETY: `div` with rdx = 0 and a non-zero divisor cannot fault;
+        // it touches only the named registers and flags.
+        unsafe {
+            std::arch::asm!(
+                "div {divisor}",
+                divisor = in(reg) b,
+                inout("rax") a => _,
+                inout("rdx") 0u64 => rem,
+                options(pure, nomem, nostack),
+            );
+        }
+        rem
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        a % b
+    }
 }
 
 #[cfg(test)]
@@ -123,6 +160,8 @@ mod tests {
         assert_eq!(count_primes(10_000, &cancel), 1229);
         assert_eq!(count_primes(100, &cancel), 25);
         assert_eq!(count_primes(3, &cancel), 1);
+        assert_eq!(rem_u64(17, 5), 2);
+        assert_eq!(rem_u64(u64::MAX, 10), 5);
         // Large enough to cross a cancellation check.
         assert_eq!(count_primes(200_000, &cancel), 17_984);
     }
