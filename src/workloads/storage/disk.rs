@@ -121,14 +121,7 @@ impl Workload for Disk {
         let files = p.u64("files");
         // Empty files still cost an inode and a directory entry.
         let parent = workdir::check_dir("disk", p.str("dir"), size + files * 512)?;
-        let mut warnings = Vec::new();
-        warnings.extend(workdir::page_cache_warning(
-            "disk",
-            size,
-            env.memory_bytes,
-            direct,
-        ));
-        warnings.extend(workdir::filesystem_note(&parent));
+        let warnings = workdir::data_set_warnings("disk", size, env.memory_bytes, direct, &parent);
         Ok(Box::new(DiskCase {
             size,
             chunk: chunk as usize,
@@ -291,13 +284,26 @@ impl DiskCase {
         buf: &AlignedBuf,
         ctx: &TrialContext,
     ) -> anyhow::Result<()> {
+        self.each_chunk(ctx, |offset| {
+            io::write_at(file, path, buf.as_slice(), offset)
+        })?;
+        io::sync(file, path, false)
+    }
+
+    /// Calls `pass(offset)` for every chunk of the file in order, looking
+    /// at the cancel flag before each.
+    fn each_chunk(
+        &self,
+        ctx: &TrialContext,
+        mut pass: impl FnMut(u64) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
         let mut offset = 0;
         while offset < self.size {
             ctx.check_cancelled()?;
-            io::write_at(file, path, buf.as_slice(), offset)?;
+            pass(offset)?;
             offset += self.chunk as u64;
         }
-        io::sync(file, path, false)
+        Ok(())
     }
 
     fn rewrite(
@@ -307,14 +313,11 @@ impl DiskCase {
         buf: &mut AlignedBuf,
         ctx: &TrialContext,
     ) -> anyhow::Result<()> {
-        let mut offset = 0;
-        while offset < self.size {
-            ctx.check_cancelled()?;
+        self.each_chunk(ctx, |offset| {
             io::read_at(file, path, buf.as_mut_slice(), offset)?;
             buf.as_mut_slice()[0] = buf.as_slice()[0].wrapping_add(1);
-            io::write_at(file, path, buf.as_slice(), offset)?;
-            offset += self.chunk as u64;
-        }
+            io::write_at(file, path, buf.as_slice(), offset)
+        })?;
         io::sync(file, path, false)
     }
 
@@ -325,13 +328,9 @@ impl DiskCase {
         buf: &mut AlignedBuf,
         ctx: &TrialContext,
     ) -> anyhow::Result<()> {
-        let mut offset = 0;
-        while offset < self.size {
-            ctx.check_cancelled()?;
-            io::read_at(file, path, buf.as_mut_slice(), offset)?;
-            offset += self.chunk as u64;
-        }
-        Ok(())
+        self.each_chunk(ctx, |offset| {
+            io::read_at(file, path, buf.as_mut_slice(), offset)
+        })
     }
 
     fn random_seeks(&self, file: &File, path: &Path, ctx: &TrialContext) -> anyhow::Result<()> {

@@ -167,14 +167,8 @@ impl Workload for FileIo {
         let parent = workdir::check_dir("fileio", p.str("dir"), data_bytes)?;
         let fsync_all = p.bool("fsync_all");
         let sync_writes = p.str("sync_writes");
-        let mut warnings = Vec::new();
-        warnings.extend(workdir::page_cache_warning(
-            "fileio",
-            data_bytes,
-            env.memory_bytes,
-            direct,
-        ));
-        warnings.extend(workdir::filesystem_note(&parent));
+        let warnings =
+            workdir::data_set_warnings("fileio", data_bytes, env.memory_bytes, direct, &parent);
         Ok(Box::new(FileIoCase {
             layout: Layout {
                 mode,

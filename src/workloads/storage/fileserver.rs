@@ -105,14 +105,8 @@ impl Workload for FileServer {
                 limits.clients
             )
         })?;
-        let mut warnings = Vec::new();
-        warnings.extend(workdir::page_cache_warning(
-            "fileserver",
-            bytes,
-            env.memory_bytes,
-            false,
-        ));
-        warnings.extend(workdir::filesystem_note(&parent));
+        let warnings =
+            workdir::data_set_warnings("fileserver", bytes, env.memory_bytes, false, &parent);
         Ok(Box::new(FileServerCase {
             limits,
             parent,

@@ -122,6 +122,22 @@ pub fn page_cache_warning(
     })
 }
 
+/// The warnings every storage case gives about its data set: the page
+/// cache one (see [`page_cache_warning`]) and the filesystem note (see
+/// [`filesystem_note`]).
+pub fn data_set_warnings(
+    workload: &str,
+    data_bytes: u64,
+    memory_bytes: u64,
+    direct: bool,
+    dir: &Path,
+) -> Vec<String> {
+    page_cache_warning(workload, data_bytes, memory_bytes, direct)
+        .into_iter()
+        .chain(filesystem_note(dir))
+        .collect()
+}
+
 /// A note naming the filesystem under `dir` when it is not the one the
 /// run's host inventory describes (that one is the working directory's).
 pub fn filesystem_note(dir: &Path) -> Option<String> {
