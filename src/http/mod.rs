@@ -6,6 +6,7 @@
 //! (mio) because the generator must cost less CPU per request than wrk and
 //! the server less than nginx, or the tool measures itself.
 
+mod arrival;
 pub mod limits;
 pub mod load;
 pub mod response;

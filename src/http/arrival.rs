@@ -1,0 +1,169 @@
+//! When a response really arrived: the kernel's receive timestamp.
+//!
+//! A generator that times a response by reading the clock after `read`
+//! returns also counts its own delays: the other responses it handled
+//! first, a scheduler that ran something else, a wake-up from idle. With
+//! `SO_TIMESTAMPNS` the kernel stamps every incoming packet (on loopback,
+//! when the server's `write` hands it over) and `recvmsg` reports the stamp
+//! of the last packet it read, so the latency of a response ends when its
+//! last byte reached this host, whatever the generator was doing then.
+//!
+//! The stamp is on the realtime clock, so the send time that it is compared
+//! with is read from the same clock, just before the request is written.
+//! The kernel turns stamping on for the host a moment after the first
+//! socket asks; until then reads carry no stamp and the generator's clock
+//! is used, as it is wherever the kernel refuses.
+
+use std::io;
+use std::mem;
+use std::os::fd::RawFd;
+
+/// Nanoseconds on the realtime clock (`CLOCK_REALTIME`), the clock of the
+/// kernel's receive timestamps.
+pub(crate) fn realtime_ns() -> i64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+}
+
+/// Asks the kernel to stamp what this socket receives. Returns false where
+/// the kernel refuses; reads then carry no stamp and latency falls back to
+/// the generator's own clock.
+pub(crate) fn enable(fd: RawFd) -> bool {
+    let on: libc::c_int = 1;
+    // SAFETY: a plain setsockopt with a pointer to a live c_int and its size.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            (&on as *const libc::c_int).cast(),
+            mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    rc == 0
+}
+
+/// Room for one `SCM_TIMESTAMPNS` control message (a header and a
+/// timespec: 32 bytes on 64-bit Linux), aligned for `cmsghdr`.
+#[repr(C, align(8))]
+struct ControlBuffer([u8; 64]);
+
+/// Reads into `buf` like `read`; also returns the receive timestamp (realtime
+/// nanoseconds) of the last packet read, when the kernel gave one.
+pub(crate) fn read_stamped(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Option<i64>)> {
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let mut control = ControlBuffer([0; 64]);
+    // SAFETY: msghdr is plain data; all-zero is a valid empty header.
+    let mut msg: libc::msghdr = unsafe { mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.0.as_mut_ptr().cast();
+    msg.msg_controllen = control.0.len();
+    // SAFETY: `msg` points at `iov` (which covers `buf`) and at `control`,
+    // all alive and exclusively borrowed for the call.
+    let n = unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_DONTWAIT) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut stamp = None;
+    // SAFETY: the kernel filled `msg_controllen` bytes of `control` with
+    // well-formed control messages; the CMSG_* macros walk only those.
+    unsafe {
+        let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
+        while !cmsg.is_null() {
+            let header = &*cmsg;
+            if header.cmsg_level == libc::SOL_SOCKET && header.cmsg_type == libc::SO_TIMESTAMPNS {
+                let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast());
+                if ts.tv_sec != 0 || ts.tv_nsec != 0 {
+                    stamp = Some(ts.tv_sec * 1_000_000_000 + ts.tv_nsec);
+                }
+            }
+            cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
+        }
+    }
+    Ok((n as usize, stamp))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::net::{TcpListener, TcpStream};
+    use std::os::fd::AsRawFd;
+    use std::time::Duration;
+
+    #[test]
+    fn the_stamp_is_when_the_bytes_arrived_not_when_they_were_read() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        assert!(enable(client.as_raw_fd()));
+        // The kernel turns stamping on for the whole host a moment after
+        // the first socket asks (from a work queue): wait for the first
+        // stamped packet.
+        let mut buf = [0u8; 64];
+        let mut stamping = false;
+        for _ in 0..200 {
+            server.write_all(b"?").unwrap();
+            std::thread::sleep(Duration::from_millis(5));
+            if let Ok((_, Some(_))) = read_stamped(client.as_raw_fd(), &mut buf) {
+                stamping = true;
+                break;
+            }
+        }
+        assert!(stamping, "no receive timestamp within a second");
+
+        let before_write = realtime_ns();
+        server.write_all(b"hello").unwrap();
+        let after_write = realtime_ns();
+        // The bytes wait in the socket while the reader is busy elsewhere.
+        std::thread::sleep(Duration::from_millis(30));
+        let (n, stamp) = read_stamped(client.as_raw_fd(), &mut buf).unwrap();
+        let read_at = realtime_ns();
+
+        assert_eq!(&buf[..n], b"hello");
+        let stamp = stamp.expect("the kernel stamps loopback packets once stamping is on");
+        assert!(
+            stamp >= before_write && stamp <= after_write,
+            "stamped {stamp}, written between {before_write} and {after_write}"
+        );
+        assert!(
+            read_at - stamp >= 25_000_000,
+            "the 30 ms wait is not in the stamp"
+        );
+    }
+
+    #[test]
+    fn an_empty_socket_would_block_and_an_unstamped_one_reads_without_a_stamp() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        let mut buf = [0u8; 8];
+        let e = read_stamped(client.as_raw_fd(), &mut buf).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
+
+        server.write_all(b"x").unwrap();
+        let mut got = None;
+        for _ in 0..100 {
+            match read_stamped(client.as_raw_fd(), &mut buf) {
+                Ok(r) => {
+                    got = Some(r);
+                    break;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(Duration::from_millis(5))
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert_eq!(got, Some((1, None)));
+    }
+}
