@@ -154,3 +154,23 @@ fn probe_reports_the_host() {
     assert!(host["cpu"]["threads"].as_u64().unwrap() >= 1);
     assert!(host["memory"]["total_bytes"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn the_served_page_database_must_be_one_sledge_knows() {
+    Sandbox::new()
+        .sledge()
+        .args(["http", "--serve", "127.0.0.1:0", "--db", "oracle://x"])
+        .timeout(std::time::Duration::from_secs(30))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--db oracle://x"))
+        .stderr(predicate::str::contains("sqlite"));
+    // --db only means something for the built-in server.
+    Sandbox::new()
+        .sledge()
+        .args(["http", "--db", "sqlite", "http://127.0.0.1:1/"])
+        .timeout(std::time::Duration::from_secs(30))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--serve"));
+}

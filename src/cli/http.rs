@@ -20,7 +20,8 @@ workloads with `sledge run` for stored, repeated trials).
 Examples:
   sledge http -c 50 -d 10 http://127.0.0.1:8080/
   sledge http -c 6 --rate-per-client 10 --timeout 1 -n 60000 http://127.0.0.1/
-  sledge http --serve 127.0.0.1:8080     (then GET /static/1, /static/10485760, /dynamic)")]
+  sledge http --serve 127.0.0.1:8080     (then GET /static/1, /static/10485760, /dynamic)
+  sledge http --serve 127.0.0.1:8080 --db postgres://postgres@127.0.0.1/test")]
 pub struct HttpArgs {
     /// URLs to request, in turn (same host and port). Only http://.
     #[arg(value_name = "URL", required_unless_present = "serve")]
@@ -69,6 +70,12 @@ pub struct HttpArgs {
     /// connection).
     #[arg(long, default_value = "async", value_parser = ["async", "threads"])]
     model: String,
+    /// Database of the /dynamic page with --serve: sqlite (a fresh
+    /// embedded file), postgres://user@host:port/database or
+    /// mysql://user@host:port/database (a table created for the server and
+    /// dropped when it stops) [default: sqlite].
+    #[arg(long, value_name = "DB")]
+    db: Option<String>,
 }
 
 /// How long a run lasts without -d or -n.
@@ -108,6 +115,13 @@ pub fn execute(args: HttpArgs) -> anyhow::Result<ExitStatus> {
     }
     if let Some(addr) = args.serve {
         return serve(addr, &args, &cancel);
+    }
+    if args.db.is_some() {
+        return Err(UsageError(
+            "--db chooses the database of the built-in server's /dynamic page: use it with --serve"
+                .into(),
+        )
+        .into());
     }
     let targets = http::parse_targets(&args.urls).map_err(|e| UsageError(e.to_string()))?;
     let cpus = affinity::allowed_cpus()?.len();
@@ -160,10 +174,13 @@ pub fn execute(args: HttpArgs) -> anyhow::Result<ExitStatus> {
 }
 
 fn serve(addr: SocketAddr, args: &HttpArgs, cancel: &CancelToken) -> anyhow::Result<ExitStatus> {
+    let dynamic = http::DbSource::parse(args.db.as_deref().unwrap_or("sqlite"))
+        .map_err(|e| UsageError(format!("{e:#}").replacen("db=", "--db ", 1)))?;
     let config = ServerConfig {
         addr,
         model: Model::parse(&args.model).expect("clap checked the model"),
         threads: args.threads.unwrap_or(1),
+        dynamic: Some(dynamic),
         ..ServerConfig::loopback()
     };
     http::limits::ensure_open_files(4096).ok();

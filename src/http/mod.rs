@@ -16,7 +16,7 @@ pub mod url;
 mod worker;
 
 pub use load::{LoadConfig, LoadReport, Rate, run};
-pub use server::{Model, Server, ServerConfig};
+pub use server::{DbSource, Model, Server, ServerConfig};
 pub use tally::{ErrorCounts, LatencySummary};
 pub use url::{Target, parse_target, parse_targets};
 pub use worker::Pacing;

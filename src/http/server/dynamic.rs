@@ -7,8 +7,8 @@
 //! The database is one of
 //! - `sqlite`: an embedded file, created when the server starts and removed
 //!   when it stops;
-//! - `postgres://user[:password]@host[:port]/database` (the `postgres`
-//!   crate, synchronous, no TLS);
+//! - `postgres://user[:password]@host[:port]/database` (`tokio-postgres`
+//!   on a runtime per server thread, no TLS; see `pg_client`);
 //! - `mysql://user[:password]@host[:port]/database` for MariaDB or MySQL
 //!   (the `mysql` crate, synchronous, no TLS).
 //!
@@ -29,6 +29,7 @@
 //! any other, so a password is better given as `PGPASSWORD` or `MYSQL_PWD`
 //! (as libpq and the mysql client take it), used when the URL has none.
 
+use super::pg_client;
 use crate::secrets::redact_url as redact;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -48,14 +49,14 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Reads and writes to a MySQL server, unless the URL says otherwise: a
 /// page is one short query, so a server silent this long has stalled, and
 /// the worker waiting on it is free again (and stopping the server, or
-/// Ctrl-C, waits no longer than this).
-const IO_TIMEOUT: Duration = Duration::from_secs(5);
+/// Ctrl-C, waits no longer than this). PostgreSQL pages have the same
+/// bound (`pg_client`).
+const IO_TIMEOUT: Duration = pg_client::IO_TIMEOUT;
 /// PostgreSQL: how long a statement may run on the server
 /// (`statement_timeout`), how long sent data may stay unacknowledged
 /// (`tcp_user_timeout`) and how soon an idle connection is probed
-/// (keepalives), unless the URL says otherwise. The synchronous client has
-/// no read timeout of its own; these bound a stalled query, a lost network
-/// and a dead server host.
+/// (keepalives), unless the URL says otherwise; with the client's own
+/// deadlines they bound a stalled query, a lost network and a dead host.
 const PG_STATEMENT_TIMEOUT: Duration = Duration::from_secs(5);
 const PG_TCP_USER_TIMEOUT: Duration = Duration::from_secs(5);
 const PG_KEEPALIVES_IDLE: Duration = Duration::from_secs(5);
@@ -125,8 +126,8 @@ impl fmt::Debug for DbSource {
     }
 }
 
-fn postgres_config(url: &str) -> anyhow::Result<postgres::Config> {
-    let mut config = postgres::Config::from_str(url)
+fn postgres_config(url: &str) -> anyhow::Result<tokio_postgres::Config> {
+    let mut config = tokio_postgres::Config::from_str(url)
         .map_err(|e| anyhow!("db={}: not a valid PostgreSQL URL: {e}", redact(url)))?;
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(CONNECT_TIMEOUT);
@@ -204,7 +205,7 @@ enum Backend {
         path: PathBuf,
     },
     Postgres {
-        config: Box<postgres::Config>,
+        config: Box<tokio_postgres::Config>,
         shown: String,
         table: String,
         select: String,
@@ -281,15 +282,6 @@ impl Database {
         let config = postgres_config(url)?;
         let shown = redact(url);
         let table = unique_name("sledge_http_page");
-        let mut client = config
-            .connect(postgres::NoTls)
-            .map_err(|e| anyhow!("db={shown}: cannot connect to PostgreSQL: {}", pg_error(&e)))?;
-        client
-            .batch_execute(&format!(
-                "CREATE TABLE {table} (id INT PRIMARY KEY, body VARCHAR({ROW_BYTES}) NOT NULL)"
-            ))
-            .map_err(|e| anyhow!("db={shown}: cannot create table {table}: {}", pg_error(&e)))?;
-        // From here on the table exists; dropping `db` drops it.
         let db = Database {
             backend: Backend::Postgres {
                 config: Box::new(config),
@@ -299,18 +291,19 @@ impl Database {
             },
             removed: false,
         };
-        client
-            .batch_execute(&format!(
-                "INSERT INTO {table} (id, body) VALUES (1, '{}')",
-                row_text()
-            ))
-            .map_err(|e| {
-                anyhow!(
-                    "db={shown}: cannot insert the row into {table}: {}",
-                    pg_error(&e)
-                )
-            })?;
-        drop(client);
+        let Backend::Postgres { config, .. } = &db.backend else {
+            unreachable!("built as PostgreSQL above");
+        };
+        // One simple query is one implicit transaction: the table and its
+        // row appear together or not at all. Should the answer be lost,
+        // dropping `db` still drops the table if it was made.
+        let create = format!(
+            "CREATE TABLE {table} (id INT PRIMARY KEY, body VARCHAR({ROW_BYTES}) NOT NULL); \
+             INSERT INTO {table} (id, body) VALUES (1, '{}')",
+            row_text()
+        );
+        pg_client::query_first(config, &create)
+            .map_err(|e| anyhow!("db={shown}: cannot create table {table} with its row: {e:#}"))?;
         db.fetch_row()?;
         Ok(db)
     }
@@ -389,19 +382,8 @@ impl Database {
                 select,
                 ..
             } => {
-                let mut client = config
-                    .connect(postgres::NoTls)
-                    .map_err(|e| anyhow!("db={shown}: cannot connect: {}", pg_error(&e)))?;
-                let messages = client
-                    .simple_query(select)
-                    .map_err(|e| anyhow!("db={shown}: {select}: {}", pg_error(&e)))?;
-                let body = messages.iter().find_map(|m| match m {
-                    postgres::SimpleQueryMessage::Row(row) => row.get(0).map(str::to_string),
-                    _ => None,
-                });
-                client
-                    .close()
-                    .map_err(|e| anyhow!("db={shown}: disconnecting: {}", pg_error(&e)))?;
+                let body = pg_client::query_first(config, select)
+                    .map_err(|e| anyhow!("db={shown}: {e:#}"))?;
                 body.ok_or_else(|| anyhow!("db={shown}: {select} returned no row"))
             }
             Backend::Mysql {
@@ -446,12 +428,9 @@ impl Database {
                 shown,
                 table,
                 ..
-            } => config
-                .connect(postgres::NoTls)
-                .and_then(|mut client| {
-                    client.batch_execute(&format!("DROP TABLE IF EXISTS {table}"))
-                })
-                .map_err(|e| anyhow!("db={shown}: cannot drop table {table}: {}", pg_error(&e))),
+            } => pg_client::query_first(config, &format!("DROP TABLE IF EXISTS {table}"))
+                .map(drop)
+                .map_err(|e| anyhow!("db={shown}: cannot drop table {table}: {e:#}")),
             Backend::Mysql {
                 opts, shown, table, ..
             } => {
@@ -468,23 +447,6 @@ impl Drop for Database {
     fn drop(&mut self) {
         if let Err(e) = self.remove_inner() {
             eprintln!("warning: {e:#}");
-        }
-    }
-}
-
-/// A PostgreSQL error with the server's message when there is one
-/// (`postgres::Error`'s own text is only "db error").
-fn pg_error(e: &postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("{}: {}", db.severity(), db.message()),
-        None => {
-            let mut text = e.to_string();
-            let mut source = std::error::Error::source(e);
-            while let Some(s) = source {
-                text.push_str(&format!(": {s}"));
-                source = s.source();
-            }
-            text
         }
     }
 }

@@ -17,6 +17,7 @@ mod blocking;
 mod content;
 pub mod dynamic;
 mod event_loop;
+mod pg_client;
 pub mod request;
 mod threads;
 

@@ -1,0 +1,136 @@
+//! The PostgreSQL side of the dynamic page: `tokio-postgres` driven by one
+//! current-thread runtime per server thread, with a deadline on every step.
+//!
+//! The synchronous `postgres` crate builds a new runtime for every
+//! connection, which a page that connects per request would pay each time
+//! (and the page is meant to cost the connection, not a runtime). It also
+//! has no deadline on the login: `connect_timeout` bounds only the TCP
+//! connect, so a server that accepts and then says nothing would hold a
+//! server thread forever. Here the connection and login together are
+//! bounded by `connect_timeout` (as libpq bounds them), and the query and
+//! the disconnect by [`IO_TIMEOUT`].
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::time::Duration;
+
+use anyhow::{Context, anyhow};
+use tokio::runtime::{Builder, Runtime};
+use tokio_postgres::{Config, NoTls, SimpleQueryMessage};
+
+/// How long the query and the disconnect of one page may take before the
+/// page fails: a page is one short query, so a server silent this long has
+/// stalled (and stopping the server, or Ctrl-C, waits no longer).
+pub(super) const IO_TIMEOUT: Duration = Duration::from_secs(5);
+
+thread_local! {
+    /// This thread's runtime, built on its first page.
+    static RUNTIME: RefCell<Option<Runtime>> = const { RefCell::new(None) };
+}
+
+/// Runs `step` to completion on this thread's runtime, within `limit`.
+fn run<T>(
+    limit: Duration,
+    step: impl Future<Output = Result<T, tokio_postgres::Error>>,
+) -> anyhow::Result<T> {
+    RUNTIME.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let runtime = Builder::new_current_thread()
+                .enable_io()
+                .enable_time()
+                .build()
+                .context("starting the PostgreSQL client")?;
+            *slot = Some(runtime);
+        }
+        let runtime = slot.as_ref().expect("built above");
+        match runtime.block_on(async { tokio::time::timeout(limit, step).await }) {
+            Ok(result) => result.map_err(|e| anyhow!(describe(&e))),
+            Err(_) => Err(anyhow!("no answer within {} s", limit.as_secs_f64())),
+        }
+    })
+}
+
+/// Connects, runs `sql` with the simple query protocol, disconnects
+/// cleanly; returns the first column of the first row, if any. A failure
+/// names the step that failed.
+pub(super) fn query_first(config: &Config, sql: &str) -> anyhow::Result<Option<String>> {
+    let login = config.get_connect_timeout().copied().unwrap_or(IO_TIMEOUT);
+    let (client, connection) =
+        run(login, config.connect(NoTls)).map_err(|e| e.context("cannot connect"))?;
+    // The connection future does the socket I/O; it runs beside the query
+    // and ends once the client is dropped and the Terminate message is out.
+    let query = async move {
+        let messages = client.simple_query(sql).await;
+        drop(client);
+        messages
+    };
+    let (messages, closed) = run(IO_TIMEOUT, async {
+        let (messages, closed) = futures_util::future::join(query, connection).await;
+        Ok((messages, closed))
+    })
+    .map_err(|e| e.context(sql.to_string()))?;
+    let messages = messages.map_err(|e| anyhow!("{sql}: {}", describe(&e)))?;
+    closed.map_err(|e| anyhow!("disconnecting: {}", describe(&e)))?;
+    Ok(messages.iter().find_map(|m| match m {
+        SimpleQueryMessage::Row(row) => row.get(0).map(str::to_string),
+        _ => None,
+    }))
+}
+
+/// A PostgreSQL error with the server's message when there is one
+/// (`tokio_postgres::Error`'s own text is only "db error").
+fn describe(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.severity(), db.message()),
+        None => {
+            let mut text = e.to_string();
+            let mut source = std::error::Error::source(e);
+            while let Some(s) = source {
+                text.push_str(&format!(": {s}"));
+                source = s.source();
+            }
+            text
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+    use std::str::FromStr;
+    use std::time::Instant;
+
+    #[test]
+    fn a_server_that_accepts_but_never_answers_fails_the_login_in_time() {
+        // A listener that completes the TCP handshake (the kernel does) but
+        // never reads the startup message or answers it.
+        let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = silent.local_addr().unwrap().port();
+        let config = Config::from_str(&format!(
+            "postgres://u@127.0.0.1:{port}/db?connect_timeout=1"
+        ))
+        .unwrap();
+        let started = Instant::now();
+        let e = query_first(&config, "SELECT 1").unwrap_err();
+        let waited = started.elapsed();
+        let text = format!("{e:#}");
+        assert!(text.contains("cannot connect"), "{text}");
+        assert!(text.contains("no answer within 1 s"), "{text}");
+        assert!(waited >= Duration::from_millis(900), "{waited:?}");
+        assert!(waited < Duration::from_secs(4), "{waited:?}");
+        drop(silent);
+    }
+
+    #[test]
+    fn nothing_listening_is_a_refused_connection() {
+        let free = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = free.local_addr().unwrap().port();
+        drop(free);
+        let config = Config::from_str(&format!("postgres://u@127.0.0.1:{port}/db")).unwrap();
+        let text = format!("{:#}", query_first(&config, "SELECT 1").unwrap_err());
+        assert!(text.contains("cannot connect"), "{text}");
+        assert!(text.to_lowercase().contains("refused"), "{text}");
+    }
+}
