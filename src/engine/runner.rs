@@ -75,8 +75,10 @@ pub fn run_case(
 
     let result = match guarded(|| case.prepare(ctx)) {
         Ok(()) => {
+            let result = run_trials(case.as_mut(), method, ctx, progress);
+            // Taken after the trials: a case may warn about what they showed.
             record.warnings.extend(case.warnings());
-            run_trials(case.as_mut(), method, ctx, progress)
+            result
         }
         Err(err) => Err(err.into()),
     };
@@ -470,6 +472,13 @@ mod tests {
             self.calls.cleanup.fetch_add(1, Ordering::SeqCst);
             Ok(())
         }
+        fn warnings(&self) -> Vec<String> {
+            // What the trials showed: how many ran when the runner asked.
+            vec![format!(
+                "{} trials ran",
+                self.calls.trial.load(Ordering::SeqCst)
+            )]
+        }
     }
 
     fn leak(script: Script, fail_prepare: bool) -> (&'static Fake, Arc<Calls>) {
@@ -513,6 +522,20 @@ mod tests {
             CaseOutcome::Finished(r) => r,
             other => panic!("expected a finished case, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn case_warnings_are_taken_after_the_trials() {
+        let (w, _calls) = leak(Script::Values(vec![100.0]), false);
+        let record = finished(run_case(
+            &planned(w),
+            &env(),
+            &Methodology::default(),
+            &ctx(CancelToken::new()),
+            &Silent,
+        ));
+        // One warm-up and three counted trials had run.
+        assert_eq!(record.warnings, vec!["4 trials ran".to_string()]);
     }
 
     #[test]

@@ -56,7 +56,8 @@ pub trait Case: Send {
         Ok(())
     }
     /// Warnings about the case that the user should see (for example a data
-    /// set smaller than RAM), collected after `prepare`.
+    /// set smaller than RAM, or what the trials showed), collected after the
+    /// trials.
     fn warnings(&self) -> Vec<String> {
         Vec::new()
     }

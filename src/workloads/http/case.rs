@@ -16,6 +16,8 @@ use crate::http::server::DbSource;
 use crate::http::{self, LoadConfig, Model, Rate, Server, ServerConfig};
 use crate::workloads::common::params;
 
+use super::cpu_share;
+
 /// Descriptors kept free beyond two per connection (both ends live in
 /// this process).
 const SPARE_FDS: u64 = 128;
@@ -109,6 +111,9 @@ pub struct HttpCase {
     load: LoadConfig,
     server: Option<Server>,
     warnings: Vec<String>,
+    /// Trials so far, and those whose rate was the generator's limit.
+    trials: u32,
+    generator_bound: u32,
 }
 
 impl HttpCase {
@@ -167,6 +172,8 @@ impl HttpCase {
             load,
             server: None,
             warnings,
+            trials: 0,
+            generator_bound: 0,
         })
     }
 }
@@ -189,7 +196,9 @@ impl Case for HttpCase {
     }
 
     fn trial(&mut self, ctx: &TrialContext) -> anyhow::Result<TrialOutput> {
+        let before = cpu_share::snapshot();
         let report = http::run(&self.load, &ctx.cancel)?;
+        let after = cpu_share::snapshot();
         if let Some(failure) = self.server.as_ref().and_then(Server::failure) {
             anyhow::bail!("the HTTP server failed: {failure}");
         }
@@ -229,6 +238,21 @@ impl Case for HttpCase {
         if report.connect.count > 0 {
             metrics.push(Metric::lower("connect_mean", "ms", report.connect.mean_ms));
         }
+        self.trials += 1;
+        let shares = match (&before, &after, &self.server_config.cpus, &self.load.cpus) {
+            (Some(b), Some(a), Some(server), Some(generator)) => {
+                cpu_share::busy_share(b, a, server).zip(cpu_share::busy_share(b, a, generator))
+            }
+            _ => None,
+        };
+        if let Some((server, generator)) = shares {
+            // Higher server share: the rate describes the server more.
+            metrics.push(Metric::higher("server_cpu_busy", "%", 100.0 * server));
+            metrics.push(Metric::lower("generator_cpu_busy", "%", 100.0 * generator));
+            if cpu_share::generator_bound(server, generator) {
+                self.generator_bound += 1;
+            }
+        }
         Ok(TrialOutput {
             metrics,
             latency_ns: Some(report.tally.latency),
@@ -243,7 +267,17 @@ impl Case for HttpCase {
     }
 
     fn warnings(&self) -> Vec<String> {
-        self.warnings.clone()
+        let mut warnings = self.warnings.clone();
+        if self.generator_bound > 0 {
+            warnings.push(format!(
+                "in {} of {} trials (warm-up included) the generator's CPUs were at least {:.0}% busy and the server's under {:.0}%: the rate is the generator's limit, not the server's (give the run more CPUs, or load the server from another host with `sledge http`)",
+                self.generator_bound,
+                self.trials,
+                100.0 * cpu_share::SATURATED,
+                100.0 * cpu_share::SERVER_HAD_ROOM
+            ));
+        }
+        warnings
     }
 }
 

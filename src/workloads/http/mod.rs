@@ -2,5 +2,6 @@
 //! built-in generator, on loopback, each pinned to its own CPUs.
 
 mod case;
+mod cpu_share;
 pub mod dynamic_page;
 pub mod static_page;
