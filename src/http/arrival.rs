@@ -54,8 +54,16 @@ pub(crate) fn enable(fd: RawFd) -> bool {
 struct ControlBuffer([u8; 64]);
 
 /// Reads into `buf` like `read`; also returns the receive timestamp (realtime
-/// nanoseconds) of the last packet read, when the kernel gave one.
-pub(crate) fn read_stamped(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Option<i64>)> {
+/// nanoseconds) of the last packet read, when the socket is stamped and the
+/// kernel gave one. With `discard`, up to `buf.len()` bytes are taken off
+/// the socket without being copied (`MSG_TRUNC`, which TCP sockets treat
+/// as "drop the data"; tcp(7)) and `buf` is left as it was: a body that
+/// nobody looks at need not cost the generator a copy.
+pub(crate) fn receive(
+    fd: RawFd,
+    buf: &mut [u8],
+    discard: bool,
+) -> io::Result<(usize, Option<i64>)> {
     let mut iov = libc::iovec {
         iov_base: buf.as_mut_ptr().cast(),
         iov_len: buf.len(),
@@ -69,7 +77,8 @@ pub(crate) fn read_stamped(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Opti
     msg.msg_controllen = control.0.len();
     // SAFETY: `msg` points at `iov` (which covers `buf`) and at `control`,
     // all alive and exclusively borrowed for the call.
-    let n = unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_DONTWAIT) };
+    let flags = libc::MSG_DONTWAIT | if discard { libc::MSG_TRUNC } else { 0 };
+    let n = unsafe { libc::recvmsg(fd, &mut msg, flags) };
     if n < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -114,7 +123,7 @@ mod tests {
         for _ in 0..200 {
             server.write_all(b"?").unwrap();
             std::thread::sleep(Duration::from_millis(5));
-            if let Ok((_, Some(_))) = read_stamped(client.as_raw_fd(), &mut buf) {
+            if let Ok((_, Some(_))) = receive(client.as_raw_fd(), &mut buf, false) {
                 stamping = true;
                 break;
             }
@@ -126,7 +135,7 @@ mod tests {
         let after_write = realtime_ns();
         // The bytes wait in the socket while the reader is busy elsewhere.
         std::thread::sleep(Duration::from_millis(30));
-        let (n, stamp) = read_stamped(client.as_raw_fd(), &mut buf).unwrap();
+        let (n, stamp) = receive(client.as_raw_fd(), &mut buf, false).unwrap();
         let read_at = realtime_ns();
 
         assert_eq!(&buf[..n], b"hello");
@@ -142,18 +151,51 @@ mod tests {
     }
 
     #[test]
+    fn discarded_bytes_are_counted_and_not_copied() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        server.write_all(&[b'z'; 1000]).unwrap();
+        server.write_all(b"tail").unwrap();
+        drop(server);
+        let mut buf = [0u8; 600];
+        let mut discarded = 0;
+        while discarded < 1000 {
+            match receive(
+                client.as_raw_fd(),
+                &mut buf[..(1000 - discarded).min(600)],
+                true,
+            ) {
+                Ok((n, _)) => discarded += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(Duration::from_millis(5))
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert_eq!(discarded, 1000);
+        assert!(buf.iter().all(|&b| b == 0), "nothing was copied");
+        let (n, _) = receive(client.as_raw_fd(), &mut buf, false).unwrap();
+        assert_eq!(
+            &buf[..n],
+            b"tail",
+            "the bytes after the discarded ones are intact"
+        );
+    }
+
+    #[test]
     fn an_empty_socket_would_block_and_an_unstamped_one_reads_without_a_stamp() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (mut server, _) = listener.accept().unwrap();
         let mut buf = [0u8; 8];
-        let e = read_stamped(client.as_raw_fd(), &mut buf).unwrap_err();
+        let e = receive(client.as_raw_fd(), &mut buf, false).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
 
         server.write_all(b"x").unwrap();
         let mut got = None;
         for _ in 0..100 {
-            match read_stamped(client.as_raw_fd(), &mut buf) {
+            match receive(client.as_raw_fd(), &mut buf, false) {
                 Ok(r) => {
                     got = Some(r);
                     break;

@@ -116,6 +116,43 @@ impl ResponseParser {
         }
     }
 
+    /// Body bytes that come next and need not be looked at: the rest of a
+    /// `Content-Length` body or of a chunk's data. A reader may take up to
+    /// this many bytes off the connection unread and report them with
+    /// [`ResponseParser::skipped`].
+    pub fn skippable(&self) -> u64 {
+        match self.state {
+            State::Body { remaining } | State::Chunked(Chunk::Data { remaining }) => remaining,
+            _ => 0,
+        }
+    }
+
+    /// `n` body bytes (at most [`ResponseParser::skippable`]) were taken
+    /// off the connection unread; true when they ended the response.
+    pub fn skipped(&mut self, n: u64) -> bool {
+        match &mut self.state {
+            State::Body { remaining } => {
+                *remaining -= n.min(*remaining);
+                if *remaining == 0 {
+                    self.state = State::Head;
+                    self.started = false;
+                    return true;
+                }
+                false
+            }
+            State::Chunked(chunk) => {
+                if let Chunk::Data { remaining } = chunk {
+                    *remaining -= n.min(*remaining);
+                    if *remaining == 0 {
+                        *chunk = Chunk::DataEnd { seen_cr: false };
+                    }
+                }
+                false
+            }
+            State::Head | State::UntilClose => false,
+        }
+    }
+
     /// The connection was closed by the server: true when that ended the
     /// current response (a body delimited by the close).
     pub fn finish_on_close(&mut self) -> bool {
@@ -329,6 +366,41 @@ mod tests {
             result = p.feed(part).unwrap();
         }
         (result, p)
+    }
+
+    #[test]
+    fn a_content_length_body_can_be_skipped_unread() {
+        let mut p = ResponseParser::default();
+        assert_eq!(p.skippable(), 0, "nothing before the head");
+        assert_eq!(
+            p.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nab")
+                .unwrap(),
+            None
+        );
+        assert_eq!(p.skippable(), 8);
+        assert!(!p.skipped(5));
+        assert_eq!(p.skippable(), 3);
+        assert!(p.skipped(3), "the last body byte ends the response");
+        assert_eq!(p.status(), 200);
+        assert_eq!(p.skippable(), 0);
+        // The next response parses from its head as usual.
+        assert_eq!(
+            p.feed(b"HTTP/1.1 404 No\r\nContent-Length: 0\r\n\r\n")
+                .unwrap(),
+            Some(38)
+        );
+        assert_eq!(p.status(), 404);
+    }
+
+    #[test]
+    fn chunk_data_can_be_skipped_and_the_framing_is_still_parsed() {
+        let mut p = ResponseParser::default();
+        let head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab";
+        assert_eq!(p.feed(head).unwrap(), None);
+        assert_eq!(p.skippable(), 3);
+        assert!(!p.skipped(3), "a chunk's end is not the body's end");
+        assert_eq!(p.skippable(), 0, "the CRLF and the next size are framing");
+        assert_eq!(p.feed(b"\r\n0\r\n\r\n").unwrap(), Some(7));
     }
 
     #[test]
