@@ -17,17 +17,15 @@
 use std::io;
 use std::mem;
 use std::os::fd::RawFd;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Nanoseconds on the realtime clock (`CLOCK_REALTIME`), the clock of the
 /// kernel's receive timestamps.
 pub(crate) fn realtime_ns() -> i64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+    // `SystemTime` reads CLOCK_REALTIME; before 1970 only a broken clock.
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
 }
 
 /// Asks the kernel to stamp what this socket receives. Returns false where

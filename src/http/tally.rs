@@ -27,15 +27,15 @@ pub struct ErrorCounts {
 }
 
 impl ErrorCounts {
+    /// Requests that ended without a complete response (the status
+    /// classes are complete responses, counted among them too).
+    pub fn without_response(&self) -> u64 {
+        self.refused + self.reset + self.timeout + self.protocol + self.other
+    }
+
     /// All errors together.
     pub fn total(&self) -> u64 {
-        self.refused
-            + self.reset
-            + self.timeout
-            + self.protocol
-            + self.other
-            + self.status_4xx
-            + self.status_5xx
+        self.without_response() + self.status_4xx + self.status_5xx
     }
 
     fn add(&mut self, o: &ErrorCounts) {

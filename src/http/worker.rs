@@ -240,8 +240,7 @@ pub(crate) fn run_worker(plan: &WorkerPlan<'_>) -> io::Result<(Tally, Instant)> 
 impl Worker<'_> {
     /// Requests sent and not yet answered or failed.
     fn in_flight(&self) -> u64 {
-        let e = &self.tally.errors;
-        let ended = self.tally.responses + e.refused + e.reset + e.timeout + e.protocol + e.other;
+        let ended = self.tally.responses + self.tally.errors.without_response();
         self.tally.sent.saturating_sub(ended)
     }
 

@@ -284,15 +284,12 @@ impl Database {
         let table = unique_name("sledge_http_page");
         let db = Database {
             backend: Backend::Postgres {
-                config: Box::new(config),
+                config: Box::new(config.clone()),
                 shown: shown.clone(),
                 select: format!("SELECT body FROM {table} WHERE id = 1"),
                 table: table.clone(),
             },
             removed: false,
-        };
-        let Backend::Postgres { config, .. } = &db.backend else {
-            unreachable!("built as PostgreSQL above");
         };
         // One simple query is one implicit transaction: the table and its
         // row appear together or not at all. Should the answer be lost,
@@ -302,7 +299,7 @@ impl Database {
              INSERT INTO {table} (id, body) VALUES (1, '{}')",
             row_text()
         );
-        pg_client::query_first(config, &create)
+        pg_client::query_first(&config, &create)
             .map_err(|e| anyhow!("db={shown}: cannot create table {table} with its row: {e:#}"))?;
         db.fetch_row()?;
         Ok(db)

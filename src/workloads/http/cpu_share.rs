@@ -9,7 +9,7 @@
 //! (loopback delivery runs there) and is taken over the time the CPUs were
 //! available to this guest (steal left out).
 
-use crate::monitor::procfs::{CpuTimes, ProcStat, read_stat};
+use crate::monitor::procfs::{ProcStat, read_stat};
 
 /// A share above which a side counts as saturated.
 pub const SATURATED: f64 = 0.90;
@@ -24,21 +24,15 @@ pub fn snapshot() -> Option<ProcStat> {
 /// The busy share (0..=1) of `cpus` between two snapshots, or `None` when
 /// a CPU is missing from either or no time passed.
 pub fn busy_share(before: &ProcStat, after: &ProcStat, cpus: &[usize]) -> Option<f64> {
-    let mut sum = CpuTimes::default();
+    let (mut busy, mut available) = (0, 0);
     for &cpu in cpus {
         let a = (*before.per_cpu.get(cpu)?)?;
         let b = (*after.per_cpu.get(cpu)?)?;
         let d = b.saturating_sub(&a);
-        sum.user += d.user;
-        sum.nice += d.nice;
-        sum.system += d.system;
-        sum.idle += d.idle;
-        sum.iowait += d.iowait;
-        sum.irq += d.irq;
-        sum.softirq += d.softirq;
+        busy += d.busy();
+        available += d.busy() + d.idle + d.iowait;
     }
-    let available = sum.busy() + sum.idle + sum.iowait;
-    (available > 0).then(|| sum.busy() as f64 / available as f64)
+    (available > 0).then(|| busy as f64 / available as f64)
 }
 
 /// Whether a trial's rate was the generator's limit rather than the server's.
