@@ -353,25 +353,23 @@ fn the_cli_prints_metrics_and_refuses_bad_urls() {
             .env("SLEDGE_STORE", dir.path().join("results.db"));
         cmd
     };
-    let out = sledge()
-        .args([
-            "http",
-            "-c",
-            "3",
-            "-n",
-            "300",
-            "--json",
-            &srv.url("/static/1"),
-        ])
-        .timeout(Duration::from_secs(30))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // `sledge http ARGS --json URL`, which must succeed; its JSON.
+    let http_json = |args: &[&str]| -> serde_json::Value {
+        let out = sledge()
+            .arg("http")
+            .args(args)
+            .args(["--json", &srv.url("/static/1")])
+            .timeout(Duration::from_secs(30))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let json = http_json(&["-c", "3", "-n", "300"]);
     assert_eq!(json["responses"], 300);
     assert!(json["latency"]["p99_ms"].as_f64().unwrap() > 0.0);
     assert!(json["peak_rss_bytes"].as_u64().unwrap() > 0);
@@ -388,18 +386,7 @@ fn the_cli_prints_metrics_and_refuses_bad_urls() {
     );
 
     // --timeout 0 is no timeout, as in the workloads.
-    let out = sledge()
-        .args(["http", "-n", "20", "-c", "2", "--timeout", "0", "--json"])
-        .arg(srv.url("/static/1"))
-        .timeout(Duration::from_secs(30))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = http_json(&["-n", "20", "-c", "2", "--timeout", "0"]);
     assert_eq!(json["responses"], 20, "{json}");
     assert_eq!(json["errors"]["timeout"], 0, "{json}");
 

@@ -517,6 +517,18 @@ mod tests {
         }
     }
 
+    /// Runs the fake's one case with the default methodology, no progress
+    /// and nobody cancelling.
+    fn run_plain(w: &'static Fake) -> CaseOutcome {
+        run_case(
+            &planned(w),
+            &env(),
+            &Methodology::default(),
+            &ctx(CancelToken::new()),
+            &Silent,
+        )
+    }
+
     fn finished(outcome: CaseOutcome) -> CaseRecord {
         match outcome {
             CaseOutcome::Finished(r) => r,
@@ -527,13 +539,7 @@ mod tests {
     #[test]
     fn case_warnings_are_taken_after_the_trials() {
         let (w, _calls) = leak(Script::Values(vec![100.0]), false);
-        let record = finished(run_case(
-            &planned(w),
-            &env(),
-            &Methodology::default(),
-            &ctx(CancelToken::new()),
-            &Silent,
-        ));
+        let record = finished(run_plain(w));
         // One warm-up and three counted trials had run.
         assert_eq!(record.warnings, vec!["4 trials ran".to_string()]);
     }
@@ -541,13 +547,7 @@ mod tests {
     #[test]
     fn stops_at_the_minimum_when_the_ci_is_already_tight() {
         let (w, calls) = leak(Script::Values(vec![1.0, 100.0, 100.1, 99.9, 100.0]), false);
-        let record = finished(run_case(
-            &planned(w),
-            &env(),
-            &Methodology::default(),
-            &ctx(CancelToken::new()),
-            &Silent,
-        ));
+        let record = finished(run_plain(w));
         // One warm-up (value 1.0, not counted) and three counted trials.
         assert_eq!(calls.trial.load(Ordering::SeqCst), 4);
         assert_eq!(record.metrics[0].samples, vec![100.0, 100.1, 99.9]);
@@ -584,13 +584,7 @@ mod tests {
         let mut values = vec![0.0, 98.0, 102.0, 100.0];
         values.extend(std::iter::repeat_n(100.0, 20));
         let (w, _) = leak(Script::Values(values), false);
-        let record = finished(run_case(
-            &planned(w),
-            &env(),
-            &Methodology::default(),
-            &ctx(CancelToken::new()),
-            &Silent,
-        ));
+        let record = finished(run_plain(w));
         assert_eq!(record.metrics[0].summary.n, 5);
         assert!(record.metrics[0].summary.relative_ci_half_width() <= 0.02);
     }
@@ -598,13 +592,7 @@ mod tests {
     #[test]
     fn cleanup_runs_after_a_failing_trial_and_finished_trials_are_kept() {
         let (w, calls) = leak(Script::FailAt(2), false);
-        let outcome = run_case(
-            &planned(w),
-            &env(),
-            &Methodology::default(),
-            &ctx(CancelToken::new()),
-            &Silent,
-        );
+        let outcome = run_plain(w);
         let CaseOutcome::Failed(record) = outcome else {
             panic!("expected a failed case");
         };
@@ -623,13 +611,7 @@ mod tests {
     #[test]
     fn cleanup_runs_after_a_failing_prepare() {
         let (w, calls) = leak(Script::Values(vec![1.0]), true);
-        let outcome = run_case(
-            &planned(w),
-            &env(),
-            &Methodology::default(),
-            &ctx(CancelToken::new()),
-            &Silent,
-        );
+        let outcome = run_plain(w);
         assert!(
             matches!(outcome, CaseOutcome::Failed(ref r) if r.error.as_deref().unwrap().contains("prepare exploded"))
         );
@@ -688,13 +670,7 @@ mod tests {
     #[test]
     fn non_finite_metrics_fail_the_case() {
         let (w, calls) = leak(Script::Values(vec![f64::NAN]), false);
-        let outcome = run_case(
-            &planned(w),
-            &env(),
-            &Methodology::default(),
-            &ctx(CancelToken::new()),
-            &Silent,
-        );
+        let outcome = run_plain(w);
         assert!(
             matches!(outcome, CaseOutcome::Failed(ref r) if r.error.as_deref().unwrap().contains("not a finite number"))
         );
@@ -704,13 +680,7 @@ mod tests {
     #[test]
     fn a_panicking_trial_still_gets_cleanup_and_a_clear_error() {
         let (w, calls) = leak(Script::PanicAt(1), false);
-        let outcome = run_case(
-            &planned(w),
-            &env(),
-            &Methodology::default(),
-            &ctx(CancelToken::new()),
-            &Silent,
-        );
+        let outcome = run_plain(w);
         let CaseOutcome::Failed(record) = outcome else {
             panic!("expected a failed case");
         };

@@ -256,6 +256,28 @@ impl Case for DiskCase {
     }
 }
 
+/// One timed pass of bonnie++'s file tests: `op` on every item in turn,
+/// recorded as files/s (and CPU) under `name`. Ctrl-C is looked at every
+/// 256 files.
+fn file_pass<T>(
+    ctx: &TrialContext,
+    metrics: &mut Vec<Metric>,
+    name: &str,
+    items: &[T],
+    mut op: impl FnMut(&T) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let phase = Phase::start();
+    for (k, item) in items.iter().enumerate() {
+        if k % 256 == 0 {
+            ctx.check_cancelled()?;
+        }
+        op(item)?;
+    }
+    let (s, cpu) = phase.stop();
+    push_phase(metrics, name, "files/s", items.len() as f64 / s, cpu);
+    Ok(())
+}
+
 fn push_phase(metrics: &mut Vec<Metric>, name: &str, unit: &'static str, rate: f64, cpu: f64) {
     let rate_name = if unit == "KiB/s" {
         format!("{name}_kib_per_sec")
@@ -403,23 +425,12 @@ impl DiskCase {
                 if random {
                     shuffle(&mut order, &mut rng);
                 }
-                let phase = Phase::start();
-                for &i in &order {
-                    if i % 256 == 0 {
-                        ctx.check_cancelled()?;
-                    }
+                file_pass(ctx, metrics, &format!("{label}_create"), &order, |&i| {
                     let path = tree.join(&names[i]);
                     File::create(&path)
                         .with_context(|| format!("creating `{}`", path.display()))?;
-                }
-                let (s, cpu) = phase.stop();
-                push_phase(
-                    metrics,
-                    &format!("{label}_create"),
-                    "files/s",
-                    n as f64 / s,
-                    cpu,
-                );
+                    Ok(())
+                })?;
 
                 // Sequential stat and delete go in directory order, as
                 // bonnie++'s readdir loop; random ones shuffle again.
@@ -432,39 +443,15 @@ impl DiskCase {
                         .map(|e| e.map(|e| e.path()))
                         .collect::<Result<_, _>>()?
                 };
-                let phase = Phase::start();
-                for (k, path) in order.iter().enumerate() {
-                    if k % 256 == 0 {
-                        ctx.check_cancelled()?;
-                    }
+                file_pass(ctx, metrics, &format!("{label}_stat"), &order, |path| {
                     std::fs::metadata(path)
                         .with_context(|| format!("stat of `{}`", path.display()))?;
-                }
-                let (s, cpu) = phase.stop();
-                push_phase(
-                    metrics,
-                    &format!("{label}_stat"),
-                    "files/s",
-                    n as f64 / s,
-                    cpu,
-                );
-
-                let phase = Phase::start();
-                for (k, path) in order.iter().enumerate() {
-                    if k % 256 == 0 {
-                        ctx.check_cancelled()?;
-                    }
+                    Ok(())
+                })?;
+                file_pass(ctx, metrics, &format!("{label}_delete"), &order, |path| {
                     std::fs::remove_file(path)
-                        .with_context(|| format!("deleting `{}`", path.display()))?;
-                }
-                let (s, cpu) = phase.stop();
-                push_phase(
-                    metrics,
-                    &format!("{label}_delete"),
-                    "files/s",
-                    n as f64 / s,
-                    cpu,
-                );
+                        .with_context(|| format!("deleting `{}`", path.display()))
+                })?;
             }
             Ok(())
         })();
