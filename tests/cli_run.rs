@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::common::{FAST, Sandbox};
+use crate::common::{FAST, Sandbox, wait_bounded};
 
 /// A tiny cpu.primes case: a few milliseconds per trial.
 const TINY_PRIMES: &[&str] = &["cpu.primes", "-p", "max_prime=2000", "-p", "time=0.05"];
@@ -263,18 +263,4 @@ fn an_interrupted_run_keeps_finished_cases_and_is_partial() {
     assert_eq!(run["status"], "partial");
     let cases = run["cases"].as_array().unwrap().len();
     assert!((1..20).contains(&cases), "{cases} cases");
-}
-
-fn wait_bounded(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("sledge did not stop within {limit:?} of the interrupt");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }

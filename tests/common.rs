@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 
@@ -54,3 +55,18 @@ pub const FAST: &[&str] = &[
     "--max-trials",
     "2",
 ];
+
+/// Waits for `child` to exit, killing it and failing after `limit`.
+pub fn wait_bounded(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("sledge did not stop within {limit:?} of the interrupt");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

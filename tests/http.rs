@@ -421,3 +421,69 @@ fn the_cli_prints_metrics_and_refuses_bad_urls() {
         assert!(err.contains(message), "{err}");
     }
 }
+
+#[test]
+fn ctrl_c_prints_what_was_measured_and_exits_130() {
+    let srv = server(Model::Async);
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sledge"))
+        .current_dir(dir.path())
+        .env("SLEDGE_STORE", dir.path().join("results.db"))
+        .args([
+            "http",
+            "-c",
+            "4",
+            "-d",
+            "60",
+            "--json",
+            &srv.url("/static/1"),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Interrupt only once sledge handles SIGINT (SigCgt in its status),
+    // and after some traffic.
+    let catches_sigint = || {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id()));
+        status
+            .ok()
+            .and_then(|s| {
+                let mask = s
+                    .lines()
+                    .find_map(|l| l.strip_prefix("SigCgt:"))?
+                    .trim()
+                    .to_string();
+                u64::from_str_radix(&mask, 16).ok()
+            })
+            .is_some_and(|mask| mask & (1 << (libc::SIGINT - 1)) != 0)
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !catches_sigint() {
+        assert!(
+            Instant::now() < deadline,
+            "sledge never installed its Ctrl-C handler"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: plain kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = crate::common::wait_bounded(&mut child, Duration::from_secs(20));
+    assert_eq!(status.code(), Some(130));
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(json["interrupted"], true, "{json}");
+    assert!(json["responses"].as_u64().unwrap() > 0, "{json}");
+    let seconds = json["seconds"].as_f64().unwrap();
+    assert!(
+        seconds > 0.0 && seconds < 30.0,
+        "the figures cover the run until the interrupt: {json}"
+    );
+}

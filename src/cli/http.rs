@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::output::{ExitStatus, UsageError, print};
 use crate::engine::params::parse_seconds;
-use crate::engine::{CancelToken, Cancelled, affinity};
+use crate::engine::{CancelToken, affinity};
 use crate::http::{self, LoadConfig, LoadReport, Model, Rate, ServerConfig};
 
 /// Options of `sledge http`.
@@ -157,20 +157,31 @@ pub fn execute(args: HttpArgs) -> anyhow::Result<ExitStatus> {
     config
         .validate()
         .map_err(|e| UsageError(format!("{e:#}")))?;
-    let report = match http::run(&config, &cancel) {
-        Err(e) if e.is::<Cancelled>() => return Ok(ExitStatus::Interrupted),
-        other => other?,
-    };
+    // Ctrl-C ends the run early; what it measured until then is printed,
+    // marked as interrupted, and the exit status says so.
+    let (report, interrupted) = http::run_until_cancelled(&config, &cancel)?;
     let peak_rss = peak_rss_bytes();
     if args.json {
         let mut value = serde_json::to_value(&report)?;
         value["urls"] = serde_json::json!(args.urls);
         value["peak_rss_bytes"] = serde_json::json!(peak_rss);
+        value["interrupted"] = serde_json::json!(interrupted);
         print(&(serde_json::to_string_pretty(&value)? + "\n"))?;
     } else {
-        print(&format_report(&args.urls, &report, peak_rss))?;
+        let mut text = format_report(&args.urls, &report, peak_rss);
+        if interrupted {
+            text.push_str(&format!(
+                "interrupted (Ctrl-C): these figures cover the first {:.3} s only\n",
+                report.seconds
+            ));
+        }
+        print(&text)?;
     }
-    Ok(ExitStatus::Success)
+    Ok(if interrupted {
+        ExitStatus::Interrupted
+    } else {
+        ExitStatus::Success
+    })
 }
 
 fn serve(addr: SocketAddr, args: &HttpArgs, cancel: &CancelToken) -> anyhow::Result<ExitStatus> {

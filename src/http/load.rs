@@ -237,8 +237,21 @@ pub struct LoadReport {
 }
 
 /// Runs the load described by `config` until its duration or request count
-/// is reached, or `cancel` is set (then `Err(Cancelled)`).
+/// is reached, or `cancel` is set (then `Err(Cancelled)`: a trial cut short
+/// is not a trial).
 pub fn run(config: &LoadConfig, cancel: &CancelToken) -> anyhow::Result<LoadReport> {
+    match run_until_cancelled(config, cancel)? {
+        (_, true) => Err(Cancelled.into()),
+        (report, false) => Ok(report),
+    }
+}
+
+/// Like [`run`], but a cancelled run still returns what it measured up to
+/// the cancel, with `true`: wrk and ab print their figures after Ctrl-C too.
+pub fn run_until_cancelled(
+    config: &LoadConfig,
+    cancel: &CancelToken,
+) -> anyhow::Result<(LoadReport, bool)> {
     config.validate()?;
     super::limits::ensure_open_files(config.connections as u64 + SPARE_FDS)?;
     probe(&config.targets[0])?;
@@ -331,9 +344,7 @@ pub fn run(config: &LoadConfig, cancel: &CancelToken) -> anyhow::Result<LoadRepo
         }
     });
     let (start, results) = results?;
-    if cancel.is_cancelled() {
-        return Err(Cancelled.into());
-    }
+    let cancelled = cancel.is_cancelled();
     let mut tally = Tally::default();
     let mut last = start;
     for (t, finished) in &results {
@@ -342,7 +353,7 @@ pub fn run(config: &LoadConfig, cancel: &CancelToken) -> anyhow::Result<LoadRepo
     }
     let seconds = (last - start).as_secs_f64().max(1e-9);
     let open = config.rate.is_some();
-    Ok(LoadReport {
+    let report = LoadReport {
         mode: if open { "open" } else { "closed" },
         connections: config.connections,
         threads,
@@ -362,7 +373,8 @@ pub fn run(config: &LoadConfig, cancel: &CancelToken) -> anyhow::Result<LoadRepo
         late: tally.late,
         dropped: tally.dropped,
         tally,
-    })
+    };
+    Ok((report, cancelled))
 }
 
 /// Where the generator threads wait until every one of them is ready: the

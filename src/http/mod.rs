@@ -15,7 +15,7 @@ pub mod tally;
 pub mod url;
 mod worker;
 
-pub use load::{LoadConfig, LoadReport, Rate, run};
+pub use load::{LoadConfig, LoadReport, Rate, run, run_until_cancelled};
 pub use server::{DbSource, Model, Server, ServerConfig};
 pub use tally::{ErrorCounts, LatencySummary};
 pub use url::{Target, parse_target, parse_targets};
