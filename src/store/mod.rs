@@ -271,6 +271,7 @@ fn inspect_existing(path: &Path, meta: &fs::Metadata) -> Result<(), StoreError> 
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
+    .and_then(|conn| conn.busy_timeout(BUSY_TIMEOUT).map(|()| conn))
     .map_err(|source| StoreError::Sqlite {
         path: path.to_path_buf(),
         doing: "inspecting the existing file (read-only)",
@@ -296,6 +297,13 @@ fn check_ownership(conn: &Connection, path: &Path) -> Result<(), StoreError> {
         doing: "checking that the file is a sledge database",
         source,
     };
+    // One read transaction, so that the mark, the objects and the version
+    // come from one state of the file: a sledge starting beside this one may
+    // be creating the store, and separate reads could see its tables but
+    // not yet its mark. (Dropping the transaction ends it; nothing was
+    // written.)
+    let snapshot = conn.unchecked_transaction().map_err(sql_err)?;
+    let conn = &*snapshot;
     let app_id = schema::application_id(conn).map_err(sql_err)?;
     if app_id == APPLICATION_ID {
         return Ok(());

@@ -235,6 +235,32 @@ fn open_creates_missing_parent_directories() {
 }
 
 #[test]
+fn sledges_opening_a_new_store_at_once_all_get_it() {
+    // Two sledge commands started together (a run and a `list`) both
+    // create or inspect the same new file; each must see either nothing or
+    // the finished store, never half of one.
+    for round in 0..20 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.db");
+        let start = std::sync::Barrier::new(6);
+        let results: Vec<Result<(), String>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..6)
+                .map(|_| {
+                    scope.spawn(|| {
+                        start.wait();
+                        Store::open(&path).map(drop).map_err(|e| e.to_string())
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for result in results {
+            assert_eq!(result, Ok(()), "round {round}");
+        }
+    }
+}
+
+#[test]
 fn an_empty_file_becomes_a_store() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("results.db");
