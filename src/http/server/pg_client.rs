@@ -119,7 +119,8 @@ mod tests {
         assert!(text.contains("cannot connect"), "{text}");
         assert!(text.contains("no answer within 1 s"), "{text}");
         assert!(waited >= Duration::from_millis(900), "{waited:?}");
-        assert!(waited < Duration::from_secs(4), "{waited:?}");
+        // Well under the run-away case, with room for a loaded machine.
+        assert!(waited < Duration::from_secs(10), "{waited:?}");
         drop(silent);
     }
 
