@@ -7,6 +7,7 @@ mod list;
 mod output;
 mod probe;
 mod progress_bar;
+mod round;
 mod run;
 mod show;
 mod workloads;
@@ -54,10 +55,14 @@ pub enum Command {
     List(list::ListArgs),
     /// Show one stored run (RUN is an id, `last`, or `last~N`).
     Show(show::ShowArgs),
-    /// Compare two stored runs side by side: ratio, CI and verdict per metric.
+    /// Compare stored runs with a baseline: ratio, CI and verdict per case.
     Compare(compare::CompareArgs),
     /// Load any HTTP/1.1 server like wrk or ab (or run the built-in one with --serve).
     Http(http::HttpArgs),
+    /// Internal: runs one round of one case, as `sledge run` asks (a job on
+    /// stdin, JSON events on stdout).
+    #[command(name = "__round", hide = true)]
+    Round,
 }
 
 /// Runs the parsed command line.
@@ -72,5 +77,6 @@ pub fn execute(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Show(args) => show::execute(args, store),
         Command::Compare(args) => compare::execute(args, store),
         Command::Http(args) => http::execute(args),
+        Command::Round => round::execute(),
     }
 }

@@ -8,6 +8,7 @@ use clap::Args;
 
 use super::output::{ExitStatus, UsageError, open_store, print};
 use super::progress_bar::ProgressBars;
+use crate::engine::methodology::{SINGLE_ROUND_MAX_TRIALS, SINGLE_ROUND_MIN_TRIALS};
 use crate::engine::{self, Methodology, Progress, Silent};
 use crate::results::RunStatus;
 use crate::suite::RunOptions;
@@ -33,21 +34,34 @@ pub struct RunArgs {
     /// Print the stored run as JSON instead of a table.
     #[arg(long)]
     json: bool,
-    /// Warm-up trials per case, not counted [default: 1]
+    /// Rounds per case, exactly: each round is a fresh process (fresh
+    /// files, fresh memory) at its own moment of the run, the cases'
+    /// order shuffled between rounds [default: at least 3, more while the
+    /// CI is wide, at most 10 (quick: 5)]. With 1, the older rule applies:
+    /// one round of 3 to 10 trials until the CI of the trials is tight
+    /// (a weaker CI: it misses the variance between processes).
+    #[arg(long, value_name = "N")]
+    rounds: Option<u32>,
+    /// Rounds per case at most, when more are needed for a tight CI.
+    #[arg(long, value_name = "N")]
+    max_rounds: Option<u32>,
+    /// Warm-up trials at the start of every round, not counted [default: 1]
     #[arg(long, value_name = "N")]
     warmup: Option<u32>,
-    /// Counted trials at least [default: 3]
+    /// Counted trials per round at least [default: 1; 3 with --rounds 1]
     #[arg(long, value_name = "N")]
     min_trials: Option<u32>,
-    /// Counted trials at most [default: 10, quick profile 5]
+    /// Counted trials per round at most; in between, the number is planned
+    /// from the variance earlier runs of the case measured on this host
+    /// (2 without history) [default: 5; 10 with --rounds 1]
     #[arg(long, value_name = "N")]
     max_trials: Option<u32>,
-    /// Stop adding trials once the 95% CI half-width is within this share
-    /// of the mean [default: 0.02]
+    /// A case is measured enough once its 95% CI half-width is within this
+    /// share of its mean [default: 0.02]
     #[arg(long, value_name = "SHARE")]
     ci_target: Option<f64>,
-    /// Time budget per case in seconds; no new trial starts past it once
-    /// the minimum is reached [default: 120, quick profile 8]
+    /// Time budget per case in seconds; no extra round starts past it
+    /// [default: 120, quick profile 8]
     #[arg(long, value_name = "SECONDS")]
     budget: Option<f64>,
     /// Skip the one-second check for other busy processes before the run.
@@ -58,6 +72,18 @@ pub struct RunArgs {
 impl RunArgs {
     fn methodology(&self, base: Methodology) -> anyhow::Result<Methodology> {
         let mut m = base;
+        if let Some(v) = self.rounds {
+            m.min_rounds = v;
+            m.max_rounds = v;
+            if v == 1 {
+                m.min_trials = SINGLE_ROUND_MIN_TRIALS;
+                m.max_trials = SINGLE_ROUND_MAX_TRIALS;
+            }
+        }
+        if let Some(v) = self.max_rounds {
+            m.max_rounds = v;
+            m.min_rounds = m.min_rounds.min(v);
+        }
         if let Some(v) = self.warmup {
             m.warmup_trials = v;
         }
@@ -99,7 +125,7 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
     install_interrupt_handler(&cancel);
     let bars = std::io::stderr()
         .is_terminal()
-        .then(|| ProgressBars::new(plan.cases.len()));
+        .then(|| ProgressBars::new(plan.cases.len() * methodology.min_rounds as usize));
     let progress: &dyn Progress = match &bars {
         Some(bars) => bars,
         None => &Silent,
@@ -110,7 +136,8 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
         idle_check: !args.no_idle_check,
         command_line: crate::secrets::redact_words(&std::env::args().collect::<Vec<_>>().join(" ")),
     };
-    let run = suite::execute(&plan, options, &mut store, &cancel, progress)?;
+    let executor = suite::subprocess::Subprocess::current()?;
+    let run = suite::execute(&plan, options, &mut store, &executor, &cancel, progress)?;
     // Clear the bars before the table is printed.
     drop(bars);
 

@@ -14,6 +14,7 @@
 //! anything read-write.
 
 mod error;
+mod history;
 mod read;
 mod schema;
 mod write;
@@ -30,6 +31,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 
 pub use error::StoreError;
+pub use history::{CaseHistoryEntry, HistoryMetric};
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 
 use crate::results::RunStatus;

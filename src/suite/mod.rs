@@ -1,8 +1,10 @@
 //! Profiles (named lists of cases) and the planning of a run.
 
 pub mod execute;
+pub mod history;
 pub mod plan;
 pub mod profiles;
+pub mod subprocess;
 
 pub use execute::{RunOptions, execute};
 pub use plan::{DEFAULT_PROFILE, Plan, PlanError, plan};
