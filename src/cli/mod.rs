@@ -1,6 +1,7 @@
 //! The command line: clap definitions and the wiring from each subcommand
 //! to the library. No logic beyond wiring lives here.
 
+mod calibrate;
 mod compare;
 mod http;
 mod list;
@@ -55,6 +56,10 @@ pub enum Command {
     List(list::ListArgs),
     /// Show one stored run (RUN is an id, `last`, or `last~N`).
     Show(show::ShowArgs),
+    /// Run a profile or workloads several times to measure how much each
+    /// case moves between runs on this host (the noise floor comparisons
+    /// use).
+    Calibrate(calibrate::CalibrateArgs),
     /// Compare stored runs with a baseline: ratio, CI and verdict per case.
     Compare(compare::CompareArgs),
     /// Load any HTTP/1.1 server like wrk or ab (or run the built-in one with --serve).
@@ -75,6 +80,7 @@ pub fn execute(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Probe(args) => probe::execute(args),
         Command::List(args) => list::execute(args, store),
         Command::Show(args) => show::execute(args, store),
+        Command::Calibrate(args) => calibrate::execute(args, store),
         Command::Compare(args) => compare::execute(args, store),
         Command::Http(args) => http::execute(args),
         Command::Round => round::execute(),

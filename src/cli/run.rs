@@ -17,7 +17,7 @@ use crate::{report, suite};
 /// The longest case budget accepted: a week.
 const MAX_BUDGET_SECS: u64 = 7 * 24 * 3600;
 
-/// Options of `sledge run`.
+/// Options of `sledge run` (and of `sledge calibrate`, which repeats it).
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Profiles, workloads or families to run [default: quick]
@@ -70,6 +70,11 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
+    /// Whether `--json` was given.
+    pub(super) fn json(&self) -> bool {
+        self.json
+    }
+
     fn methodology(&self, base: Methodology) -> anyhow::Result<Methodology> {
         let mut m = base;
         if let Some(v) = self.rounds {
@@ -114,15 +119,42 @@ impl RunArgs {
 
 /// Runs the plan and stores every finished case as it ends.
 pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+    let (plan, methodology, cpus) = prepare(&args)?;
+    let mut store = open_store(store_path)?;
+    let cancel = engine::CancelToken::new();
+    install_interrupt_handler(&cancel);
+    let run = run_once(&args, &plan, &methodology, &cpus, &mut store, &cancel)?;
+
+    if args.json {
+        print(&report::export::json(&run)?)?;
+    } else {
+        print(&report::run_table::render(&run))?;
+        eprintln!("stored as run {} in {}", run.id, store.path().display());
+    }
+    Ok(exit_status(&run))
+}
+
+/// Pins the process to the CPUs asked for and turns the arguments into a
+/// plan and its methodology; every mistake here is a usage error.
+pub(super) fn prepare(args: &RunArgs) -> anyhow::Result<(suite::Plan, Methodology, Vec<usize>)> {
     let cpus =
         engine::affinity::restrict_to(args.cpus).map_err(|e| UsageError(format!("{e:#}")))?;
     let plan = suite::plan(&args.targets, &args.params, cpus.len())
         .map_err(|e| UsageError(e.to_string()))?;
     let methodology = args.methodology(plan.methodology.clone())?;
-    let mut store = open_store(store_path)?;
+    Ok((plan, methodology, cpus))
+}
 
-    let cancel = engine::CancelToken::new();
-    install_interrupt_handler(&cancel);
+/// One run of `plan`, every round in a fresh process, progress bars on a
+/// terminal; the run as stored.
+pub(super) fn run_once(
+    args: &RunArgs,
+    plan: &suite::Plan,
+    methodology: &Methodology,
+    cpus: &[usize],
+    store: &mut crate::store::Store,
+    cancel: &engine::CancelToken,
+) -> anyhow::Result<crate::results::RunRecord> {
     let bars = std::io::stderr()
         .is_terminal()
         .then(|| ProgressBars::new(plan.cases.len() * methodology.min_rounds as usize));
@@ -131,35 +163,30 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
         None => &Silent,
     };
     let options = RunOptions {
-        cpus,
-        methodology,
+        cpus: cpus.to_vec(),
+        methodology: methodology.clone(),
         idle_check: !args.no_idle_check,
         command_line: crate::secrets::redact_words(&std::env::args().collect::<Vec<_>>().join(" ")),
     };
     let executor = suite::subprocess::Subprocess::current()?;
-    let run = suite::execute(&plan, options, &mut store, &executor, &cancel, progress)?;
-    // Clear the bars before the table is printed.
-    drop(bars);
+    suite::execute(plan, options, store, &executor, cancel, progress)
+}
 
-    if args.json {
-        print(&report::export::json(&run)?)?;
-    } else {
-        print(&report::run_table::render(&run))?;
-        eprintln!("stored as run {} in {}", run.id, store.path().display());
-    }
-    Ok(match run.status {
+/// The exit status a run ended with, saying so on stderr when interrupted.
+pub(super) fn exit_status(run: &crate::results::RunRecord) -> ExitStatus {
+    match run.status {
         RunStatus::Complete => ExitStatus::Success,
         RunStatus::Partial => {
             eprintln!("interrupted: the finished cases are stored; the run is marked partial");
             ExitStatus::Interrupted
         }
         RunStatus::Failed | RunStatus::Running => ExitStatus::Failure,
-    })
+    }
 }
 
 /// The first Ctrl-C (or SIGTERM) asks the run to stop after cleaning up;
 /// a second one exits at once.
-fn install_interrupt_handler(cancel: &engine::CancelToken) {
+pub(super) fn install_interrupt_handler(cancel: &engine::CancelToken) {
     let cancel = cancel.clone();
     let result = ctrlc::set_handler(move || {
         if cancel.is_cancelled() {

@@ -27,12 +27,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::{
     CancelToken, CaseEnv, InProcess, Metric, PlannedCase, ProcMonitor, Progress, RoundExecutor,
-    RoundOutcome, RoundRequest, TrialContext, TrialResult,
+    RoundOutcome, RoundRequest, ScriptedMonitor, TrialContext, TrialMonitor, TrialResult,
 };
 use crate::monitor::TrialHealth;
 
 /// The hidden subcommand a round runs as.
 pub const ROUND_SUBCOMMAND: &str = "__round";
+
+/// With the test workloads enabled, makes every round see a quiet host.
+pub const QUIET_HOST_VAR: &str = "SLEDGE_TEST_QUIET_HOST";
 
 /// How often the parent checks for a cancellation to forward.
 const CANCEL_POLL: Duration = Duration::from_millis(50);
@@ -349,9 +352,17 @@ pub fn serve_round(cancel: &CancelToken) -> anyhow::Result<()> {
         cancel: cancel.clone(),
         round: job.request.round,
     };
-    let executor = InProcess {
-        monitor: &ProcMonitor,
-    };
+    // Tests of the whole command line may ask for a host that is always
+    // quiet, so that their verdicts do not depend on this machine's load;
+    // only together with the test workloads, never in a user's run.
+    let quiet = ScriptedMonitor::quiet();
+    let monitor: &dyn TrialMonitor =
+        if crate::workloads::scripted::enabled() && std::env::var_os(QUIET_HOST_VAR).is_some() {
+            &quiet
+        } else {
+            &ProcMonitor
+        };
+    let executor = InProcess { monitor };
     let outcome = executor.run_round(&planned, &job.request, &job.env, &ctx, &LineProgress);
     emit(&RoundEvent::Done(to_wire(outcome)?));
     Ok(())
