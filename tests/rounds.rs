@@ -155,7 +155,8 @@ fn children(parent: u32) -> Vec<u32> {
 }
 
 /// Starts a run whose round sleeps, waits until its round's process is
-/// up, and returns both.
+/// up, and returns both (the caller waits for the run).
+#[allow(clippy::zombie_processes)]
 fn run_with_a_round_in_flight(sandbox: &Sandbox) -> (std::process::Child, u32) {
     let bin = assert_cmd::cargo::cargo_bin("sledge");
     let mut parent = std::process::Command::new(bin)
