@@ -227,3 +227,66 @@ fn a_killed_sledge_takes_its_rounds_process_with_it() {
         "round process {child} left behind"
     );
 }
+
+#[test]
+fn a_store_that_fills_up_midway_shows_what_it_stored_and_the_error() {
+    use std::os::unix::process::CommandExt;
+    let sandbox = Sandbox::new();
+    // A first run creates the store; the second may then grow it by 24 KiB
+    // only, which forty cases exceed.
+    scripted_run(&sandbox, "100");
+    let size = std::fs::metadata(sandbox.store()).unwrap().len();
+    let limit = size + 24 * 1024;
+    let labels: Vec<String> = (0..40).map(|i| format!("case{i}")).collect();
+    let bin = assert_cmd::cargo::cargo_bin("sledge");
+    let mut cmd = std::process::Command::new(bin);
+    cmd.current_dir(sandbox.path())
+        .env("SLEDGE_STORE", sandbox.store())
+        .env("SLEDGE_TEST_WORKLOADS", "1")
+        .env("SLEDGE_TEST_QUIET_HOST", "1")
+        .args([
+            "run",
+            "test.scripted",
+            "-p",
+            &format!("label={}", labels.join(",")),
+        ])
+        .args(["--rounds", "1", "--warmup", "0", "--min-trials", "1"])
+        .args(["--max-trials", "1", "--no-idle-check"]);
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let rlim = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &rlim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("run 2 stopped: its store failed"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the cases above are stored as run 2"),
+        "{stderr}"
+    );
+    // The table shows the cases that made it in, and `show` agrees.
+    let shown = stdout.matches("test.scripted").count();
+    assert!(shown >= 1, "{stdout}");
+    let out = sandbox
+        .sledge()
+        .args(["show", "2", "--json"])
+        .output()
+        .unwrap();
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let stored = run["cases"].as_array().unwrap().len();
+    assert!((1..40).contains(&stored), "{stored} cases stored");
+}

@@ -123,7 +123,23 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
     let mut store = open_store(store_path)?;
     let cancel = engine::CancelToken::new();
     install_interrupt_handler(&cancel);
-    let run = run_once(&args, &plan, &methodology, &cpus, &mut store, &cancel)?;
+    let run = match run_once(&args, &plan, &methodology, &cpus, &mut store, &cancel) {
+        Ok(run) => run,
+        Err(err) => {
+            // The store failed midway: show what it still holds, then fail.
+            if let Some(failed) = err.downcast_ref::<suite::StoreFailedMidRun>()
+                && let Ok(stored) = store.load_run(failed.run_id)
+            {
+                print(&report::run_table::render(&stored))?;
+                eprintln!(
+                    "the cases above are stored as run {} in {}",
+                    stored.id,
+                    store.path().display()
+                );
+            }
+            return Err(err);
+        }
+    };
 
     if args.json {
         print(&report::export::json(&run)?)?;

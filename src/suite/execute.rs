@@ -13,6 +13,15 @@ use crate::results::{RunRecord, RunStatus};
 use crate::store::Store;
 use crate::{monitor, probe};
 
+/// A run that stopped because its store failed midway (a full disk, a
+/// lost file): the cases stored before are in the store under `run_id`.
+#[derive(Debug, thiserror::Error)]
+#[error("run {run_id} stopped: its store failed")]
+pub struct StoreFailedMidRun {
+    /// The run's id in the store.
+    pub run_id: i64,
+}
+
 /// How long the idle check before a run samples the host.
 pub const IDLE_CHECK_WINDOW: Duration = Duration::from_secs(1);
 
@@ -93,9 +102,10 @@ pub fn execute(
     let status = match outcome {
         Ok(outcome) => outcome.status,
         Err(err) => {
-            // The store failed midway: mark the run failed if it still can.
+            // The store failed midway: mark the run failed if it still can,
+            // and say which run holds what was stored.
             let _ = store.finish_run(run_id, RunStatus::Failed, &now(), &run.warnings);
-            return Err(err);
+            return Err(err.context(StoreFailedMidRun { run_id }));
         }
     };
     store.finish_run(run_id, status, &now(), &run.warnings)?;

@@ -6,6 +6,6 @@ pub mod plan;
 pub mod profiles;
 pub mod subprocess;
 
-pub use execute::{RunOptions, execute};
+pub use execute::{RunOptions, StoreFailedMidRun, execute};
 pub use plan::{DEFAULT_PROFILE, Plan, PlanError, plan};
 pub use profiles::{Profile, find as find_profile};
