@@ -38,8 +38,9 @@ pub struct RoundRequest {
     /// No counted trial starts past this (once `min_trials` ran).
     pub budget: Duration,
     /// A counted trial the monitor flagged (steal, swap, busy) is replaced
-    /// by one more trial, at most this many times per round; the flagged
-    /// trial is kept, marked replaced, and left out of the statistics.
+    /// by one more trial, at most this many times per round and never twice
+    /// in a row; the flagged trial is kept, marked replaced, and left out of
+    /// the statistics.
     pub max_replacements: u32,
 }
 
@@ -208,7 +209,12 @@ fn run_trials(
             metrics,
             latency_ns,
         } = output?;
-        let replaced = !health.flags.is_empty() && replacements < request.max_replacements;
+        // A flagged trial is replaced, but not one right after another
+        // flagged trial: then the host is busy for longer than a trial, a
+        // replacement would only be flagged again, and the round keeps it.
+        let after_flagged = trials.last().is_some_and(|t| t.replaced);
+        let replaced =
+            !health.flags.is_empty() && replacements < request.max_replacements && !after_flagged;
         replacements += u32::from(replaced);
         let counted = trials.iter().filter(|t| !t.replaced).count() as u32 + u32::from(!replaced);
         progress.trial_finished(counted, false, metrics[0].value, &metrics[0].unit);

@@ -827,8 +827,10 @@ mod tests {
     }
 
     #[test]
-    fn disturbed_trials_past_the_replacement_allowance_count_and_are_flagged() {
-        // Every trial busy: each round replaces two and then keeps two.
+    fn a_host_busy_for_longer_than_a_trial_gets_one_replacement_not_more() {
+        // Every trial busy: each round replaces its first trial, keeps the
+        // next (flagged right after a flagged one), replaces the third and
+        // keeps the fourth: 1 warm-up + 4 calls per round.
         let (w, calls) = leak("test.busy", Script::Rounds(vec![vec![100.0]]));
         let monitor = ScriptedMonitor::new(vec![vec![Disturbance::BusyHost]; 100]);
         let method = Methodology {
@@ -838,6 +840,8 @@ mod tests {
         let (outcome, _) = run_with(&[planned(w)], &method, CancelToken::new(), &monitor);
         let record = &outcome.records[0];
         assert_eq!(calls.trial.load(Ordering::SeqCst), 3 * 5);
+        let replaced: Vec<bool> = record.trials.iter().map(|t| t.replaced).collect();
+        assert_eq!(&replaced[..4], &[true, false, true, false]);
         assert_eq!(record.replaced_trials(), 6);
         assert_eq!(record.disturbances(), vec![("busy", 6)]);
         assert!(
