@@ -17,8 +17,8 @@ use super::run::{RunArgs, exit_status, install_interrupt_handler, prepare, run_o
 use crate::engine;
 use crate::report::format;
 use crate::report::listing::new_table;
+use crate::report::noise::case_noise;
 use crate::stats::MIN_HISTORY_RUNS;
-use crate::suite::history::case_noise;
 
 /// The most runs one calibration makes.
 const MAX_RUNS: u32 = 100;

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use super::output::{ExitStatus, UsageError, open_store, print};
+use crate::report;
 use crate::report::compare::{CompareOptions, NoNoiseHistory, NoiseHistory};
 use crate::report::compare_table::MetricSelection;
-use crate::{report, suite};
 
 /// Options of `sledge compare`.
 #[derive(Debug, Args)]
@@ -91,7 +91,7 @@ pub fn execute(args: CompareArgs, store: Option<PathBuf>) -> anyhow::Result<Exit
     let exclude: Vec<i64> = std::iter::once(baseline.id)
         .chain(candidates.iter().map(|c| c.id))
         .collect();
-    let history = suite::history::StoreNoise::new(&store, exclude);
+    let history = report::noise::StoreNoise::new(&store, exclude);
     let noise: &dyn NoiseHistory = if args.no_history {
         &NoNoiseHistory
     } else {

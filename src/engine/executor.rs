@@ -15,9 +15,8 @@ use hdrhistogram::Histogram;
 
 use super::context::{Cancelled, TrialContext};
 use super::progress::Progress;
-use super::runner::PlannedCase;
 use super::trial_monitor::TrialMonitor;
-use super::workload::{Case, CaseEnv, Metric, TrialOutput};
+use super::workload::{Case, CaseEnv, Metric, PlannedCase, TrialOutput};
 use crate::monitor::TrialHealth;
 use crate::stats;
 

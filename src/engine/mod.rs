@@ -23,6 +23,6 @@ pub use methodology::Methodology;
 pub use params::{ParamKind, ParamSet, ParamSpec, ParamValue};
 pub use planner::{History, NoHistory, VarianceHint};
 pub use progress::{Progress, Silent};
-pub use runner::{CaseOutcome, PlanOutcome, PlannedCase, RunSetup, run_case, run_plan};
+pub use runner::{CaseOutcome, PlanOutcome, RunSetup, run_case, run_plan};
 pub use trial_monitor::{ProcMonitor, ScriptedMonitor, TrialMonitor};
-pub use workload::{Case, CaseEnv, Metric, TrialOutput, Workload};
+pub use workload::{Case, CaseEnv, Metric, PlannedCase, TrialOutput, Workload};

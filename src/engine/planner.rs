@@ -15,7 +15,7 @@
 //! time goes into more rounds; when they agree, K grows and fewer costly
 //! round starts are paid for.
 
-use super::runner::PlannedCase;
+use super::workload::PlannedCase;
 
 /// What earlier runs of a case on this host say about its variance and
 /// cost, for its primary metric.

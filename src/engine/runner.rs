@@ -22,28 +22,12 @@
 use super::context::TrialContext;
 use super::executor::{InProcess, RoundExecutor, RoundOutcome, RoundRequest, TrialResult};
 use super::methodology::Methodology;
-use super::params::ParamSet;
 use super::planner::{History, NoHistory, Shuffler, trials_per_round};
 use super::progress::Progress;
 use super::record;
 use super::trial_monitor::ProcMonitor;
-use super::workload::{CaseEnv, Workload};
+use super::workload::{CaseEnv, PlannedCase};
 use crate::results::{CaseRecord, RoundRecord, RunStatus};
-
-/// A case waiting to run: the workload and its validated parameters.
-pub struct PlannedCase {
-    /// The workload.
-    pub workload: &'static dyn Workload,
-    /// Its parameters.
-    pub params: ParamSet,
-}
-
-impl PlannedCase {
-    /// The case as a user would type it.
-    pub fn label(&self) -> String {
-        crate::results::case_label(self.workload.id(), &self.params.to_strings())
-    }
-}
 
 /// Everything a plan runs with besides its cases.
 pub struct RunSetup<'a> {
@@ -330,10 +314,11 @@ mod tests {
 
     use super::*;
     use crate::engine::context::{CancelToken, Cancelled};
+    use crate::engine::params::ParamSet;
     use crate::engine::params::{ParamKind, ParamSpec};
     use crate::engine::progress::Silent;
     use crate::engine::trial_monitor::ScriptedMonitor;
-    use crate::engine::workload::{Case, Metric, TrialOutput};
+    use crate::engine::workload::{Case, Metric, TrialOutput, Workload};
     use crate::monitor::Disturbance;
 
     /// What the scripted case returns on each trial call of a round (its

@@ -33,6 +33,21 @@ pub trait Workload: Sync {
     fn build(&self, params: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>>;
 }
 
+/// A case waiting to run: the workload and its validated parameters.
+pub struct PlannedCase {
+    /// The workload.
+    pub workload: &'static dyn Workload,
+    /// Its parameters.
+    pub params: ParamSet,
+}
+
+impl PlannedCase {
+    /// The case as a user would type it.
+    pub fn label(&self) -> String {
+        crate::results::case_label(self.workload.id(), &self.params.to_strings())
+    }
+}
+
 /// What a workload may know about the run when it builds a case.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CaseEnv {

@@ -6,4 +6,5 @@ pub mod compare_table;
 pub mod export;
 pub mod format;
 pub mod listing;
+pub mod noise;
 pub mod run_table;
