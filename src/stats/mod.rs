@@ -16,6 +16,10 @@
 //!   combined with a **noise threshold**, as criterion.rs does, so that tiny
 //!   but "significant" shifts are not reported as changes; the ratio of
 //!   means gets a delta-method confidence interval on the log scale.
+//! * [`fit_usl`] (`scaling.rs`): **Gunther's Universal Scalability Law**
+//!   fitted by non-linear least squares to the per-trial values of a sweep
+//!   over threads, copies, clients or connections (contention σ, coherency
+//!   κ, the peak), and [`speedup()`] with parallel efficiency for two steps.
 //! * `student_t.rs`: a thin wrapper around `statrs` for the t quantile and
 //!   CDF, so the constants have names.
 //!
@@ -23,10 +27,12 @@
 
 mod compare;
 mod outliers;
+mod scaling;
 mod student_t;
 mod summary;
 
 pub use compare::{Comparison, Direction, NOISE_THRESHOLD, SIGNIFICANCE_LEVEL, Verdict, compare};
 pub use outliers::{TUKEY_FENCE, tukey_outliers};
+pub use scaling::{MIN_USL_STEPS, POOR_FIT_R_SQUARED, Peak, SpeedUp, UslFit, fit_usl, speedup};
 pub use student_t::{CONFIDENCE_LEVEL, TWO_SIDED_QUANTILE_PROBABILITY, t_cdf, t_quantile_95};
 pub use summary::{Summary, summarize};
