@@ -2,7 +2,10 @@
 //! to the library. No logic beyond wiring lives here.
 
 mod compare;
+mod delete;
+mod export;
 mod http;
+mod import;
 mod list;
 mod output;
 mod probe;
@@ -58,6 +61,14 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// Load any HTTP/1.1 server like wrk or ab (or run the built-in one with --serve).
     Http(http::HttpArgs),
+    /// Write stored runs as one portable JSON document, to carry them to
+    /// another machine's store (`sledge import`).
+    Export(export::ExportArgs),
+    /// Add the runs of export documents to the store; a run already stored
+    /// (same UUID) is not added again.
+    Import(import::ImportArgs),
+    /// Remove stored runs (asks first on a terminal unless --yes).
+    Delete(delete::DeleteArgs),
 }
 
 /// Runs the parsed command line.
@@ -72,5 +83,8 @@ pub fn execute(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Show(args) => show::execute(args, store),
         Command::Compare(args) => compare::execute(args, store),
         Command::Http(args) => http::execute(args),
+        Command::Export(args) => export::execute(args, store),
+        Command::Import(args) => import::execute(args, store),
+        Command::Delete(args) => delete::execute(args, store),
     }
 }

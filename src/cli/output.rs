@@ -50,3 +50,58 @@ pub fn open_store(path: Option<std::path::PathBuf>) -> anyhow::Result<crate::sto
     let path = path.unwrap_or_else(crate::store::Store::default_path);
     Ok(crate::store::Store::open(&path)?)
 }
+
+/// Resolves run references (ids, `last`, `last~N`, UUIDs) to distinct run
+/// ids in the order given. A reference that names no run is a usage error
+/// (exit status 2): the user asked for something that is not there.
+pub fn resolve_runs(
+    store: &crate::store::Store,
+    references: &[String],
+) -> anyhow::Result<Vec<i64>> {
+    use crate::store::StoreError;
+    let mut ids = Vec::with_capacity(references.len());
+    for reference in references {
+        let id = store.resolve_run(reference).map_err(|e| match e {
+            StoreError::NoSuchRun { .. }
+            | StoreError::NoRunAt { .. }
+            | StoreError::BadRunRef { .. }
+            | StoreError::NoSuchUuid { .. }
+            | StoreError::AmbiguousUuid { .. } => anyhow::Error::new(UsageError(e.to_string())),
+            other => anyhow::Error::new(other),
+        })?;
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    Ok(ids)
+}
+
+/// Writes `text` to `path` whole or not at all: into a temporary file
+/// beside it, renamed over `path` once complete, so an interrupted or
+/// failed write leaves neither a half-written file nor the temporary one.
+pub fn write_file_atomically(path: &std::path::Path, text: &str) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    if path.is_dir() {
+        anyhow::bail!(
+            "{} is a directory; give a file name for the output",
+            path.display()
+        );
+    }
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => std::path::Path::new("."),
+    };
+    // 0666 before the umask, as for any new file (tempfile's default is
+    // 0600, too strict for a report meant to be shared).
+    let mut temp = tempfile::Builder::new()
+        .prefix(".sledge-")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot create a file in {}", dir.display()))?;
+    temp.write_all(text.as_bytes())
+        .and_then(|()| temp.as_file().sync_all())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    temp.persist(path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}

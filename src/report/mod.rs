@@ -3,6 +3,9 @@
 
 pub mod compare;
 pub mod export;
+#[cfg(test)]
+mod fixtures;
 pub mod format;
 pub mod listing;
+pub mod portable;
 pub mod run_table;
