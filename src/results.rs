@@ -106,7 +106,8 @@ pub struct CaseRecord {
     pub error: Option<String>,
     /// The counted trials (the warm-up is not included).
     pub trials: Vec<TrialRecord>,
-    /// One summary per metric, primary metric first.
+    /// One summary per metric, the headline metric first (the one the
+    /// summary table shows; `Case::trial` in `engine/workload.rs`).
     pub metrics: Vec<MetricRecord>,
     /// The merged latency histogram of all counted trials (nanoseconds),
     /// serialized in HdrHistogram's V2 + deflate format; not part of the

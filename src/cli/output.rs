@@ -105,3 +105,24 @@ pub fn write_file_atomically(path: &std::path::Path, text: &str) -> anyhow::Resu
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }
+
+/// Which metrics the run table shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum MetricsShown {
+    /// One line per case: its headline metric (the first it reports), with
+    /// scaling blocks for sweeps.
+    #[default]
+    Headline,
+    /// Every metric of every case.
+    All,
+}
+
+/// The run as a terminal table: the one-screen summary, or every metric.
+pub fn run_text(run: &crate::results::RunRecord, shown: MetricsShown) -> String {
+    match shown {
+        MetricsShown::Headline => {
+            crate::report::summary::render(run, &crate::suite::defaults_for(run))
+        }
+        MetricsShown::All => crate::report::run_table::render(run),
+    }
+}

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::output::{ExitStatus, UsageError, open_store, print};
+use super::output::{ExitStatus, MetricsShown, UsageError, open_store, print, run_text};
 use super::progress_bar::ProgressBars;
 use crate::engine::{self, Methodology, Progress, Silent};
 use crate::results::RunStatus;
@@ -33,6 +33,10 @@ pub struct RunArgs {
     /// Print the stored run as JSON instead of a table.
     #[arg(long)]
     json: bool,
+    /// The table: `headline` (one line per case, scaling blocks for
+    /// sweeps) or `all` (every metric of every case).
+    #[arg(long, value_enum, default_value_t)]
+    metrics: MetricsShown,
     /// Warm-up trials per case, not counted [default: 1]
     #[arg(long, value_name = "N")]
     warmup: Option<u32>,
@@ -117,7 +121,7 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
     if args.json {
         print(&report::export::json(&run)?)?;
     } else {
-        print(&report::run_table::render(&run))?;
+        print(&run_text(&run, args.metrics))?;
         eprintln!("stored as run {} in {}", run.id, store.path().display());
     }
     Ok(match run.status {

@@ -4,8 +4,10 @@
 pub mod compare;
 pub mod export;
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
 pub mod format;
 pub mod listing;
 pub mod portable;
 pub mod run_table;
+pub mod summary;
+pub mod sweeps;
