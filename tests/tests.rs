@@ -9,4 +9,5 @@ mod compute;
 mod http;
 mod http_db;
 mod portable;
+mod report;
 mod storage;

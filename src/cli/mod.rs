@@ -10,6 +10,7 @@ mod list;
 mod output;
 mod probe;
 mod progress_bar;
+mod report;
 mod run;
 mod show;
 mod workloads;
@@ -69,6 +70,9 @@ pub enum Command {
     Import(import::ImportArgs),
     /// Remove stored runs (asks first on a terminal unless --yes).
     Delete(delete::DeleteArgs),
+    /// Write one self-contained HTML report of runs: hosts side by side,
+    /// comparisons with the first run, charts (no network, no script).
+    Report(report::ReportArgs),
 }
 
 /// Runs the parsed command line.
@@ -86,5 +90,6 @@ pub fn execute(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Export(args) => export::execute(args, store),
         Command::Import(args) => import::execute(args, store),
         Command::Delete(args) => delete::execute(args, store),
+        Command::Report(args) => report::execute(args, store),
     }
 }

@@ -6,6 +6,7 @@ pub mod export;
 #[cfg(test)]
 pub(crate) mod fixtures;
 pub mod format;
+pub mod html;
 pub mod listing;
 pub mod portable;
 pub mod run_table;

@@ -34,9 +34,9 @@ const WIDTH: usize = 100;
 pub fn render(run: &RunRecord, defaults: &Defaults) -> String {
     let sweeps = sweeps::find(run);
     let mut out = header(run);
-    for workload in workloads_in_order(run) {
+    for section in sections(run, &sweeps, defaults) {
         out.push('\n');
-        out.push_str(&section(run, &workload, &sweeps, defaults.get(&workload)));
+        out.push_str(&section_text(&section));
     }
     out.push('\n');
     for case in &run.cases {
@@ -126,12 +126,43 @@ pub fn set_params(
         .collect()
 }
 
+/// One workload's part of the summary, as data: the terminal table and
+/// the HTML report render it each their own way.
+#[derive(Debug, Clone)]
+pub struct Section {
+    /// Workload id.
+    pub workload: String,
+    /// The headline shared by every case: name, unit, direction; `None`
+    /// when the cases differ (then a `metric` column names it per row).
+    pub headline: Option<(String, String, Direction)>,
+    /// `k=v` parameters the same everywhere but not at their defaults.
+    pub set: Vec<String>,
+    /// Column titles, flags last.
+    pub columns: Vec<String>,
+    /// Whether each column holds numbers (right-aligned).
+    pub numeric: Vec<bool>,
+    /// One row per case: a cell per column.
+    pub rows: Vec<Vec<String>>,
+    /// Index in the run of each row's case.
+    pub cases: Vec<usize>,
+    /// One line per USL fit of the workload's sweeps.
+    pub fits: Vec<String>,
+}
+
+/// The summary's sections, one per workload in the order they ran.
+pub fn sections(run: &RunRecord, sweeps: &[Sweep], defaults: &Defaults) -> Vec<Section> {
+    workloads_in_order(run)
+        .into_iter()
+        .map(|w| section(run, &w, sweeps, defaults.get(&w)))
+        .collect()
+}
+
 fn section(
     run: &RunRecord,
     workload: &str,
     sweeps: &[Sweep],
     defaults: Option<&BTreeMap<String, String>>,
-) -> String {
+) -> Section {
     let indexes: Vec<usize> = (0..run.cases.len())
         .filter(|&i| run.cases[i].workload == workload)
         .collect();
@@ -151,30 +182,10 @@ fn section(
     let shared = (names.len() == 1)
         .then(|| cases.iter().find_map(|c| headline(c)))
         .flatten();
-    let mut out = match shared {
-        Some(m) => format!(
-            "{workload} · {} ({}, {} is better)\n",
-            m.name,
-            m.unit,
-            better(m.direction)
-        ),
-        None => format!("{workload}\n"),
-    };
-    if !set.is_empty() {
-        out.push_str(&wrap("  set: ", &set));
-    }
 
-    let mut head: Vec<String> = varying.clone();
-    let metric_column = shared.is_none() && !names.is_empty();
-    if metric_column {
-        head.push("metric".into());
-    }
-    head.extend(["mean ± 95% CI", "n"].map(String::from));
-    if scaling {
-        head.extend(["speed-up", "eff."].map(String::from));
-    }
-    // A parameter column is right-aligned when all its values are numbers.
-    let numeric: Vec<bool> = varying
+    let mut columns: Vec<String> = varying.clone();
+    // A parameter column holds numbers when all its values are numbers.
+    let mut numeric: Vec<bool> = varying
         .iter()
         .map(|name| {
             cases
@@ -182,30 +193,36 @@ fn section(
                 .all(|c| c.params.get(name).is_some_and(|v| v.parse::<f64>().is_ok()))
         })
         .collect();
-    let mut rows = vec![head.into_iter().map(|h| (h, false)).collect::<Vec<_>>()];
-    let mut row_flags = vec!["flags".to_string()];
+    let metric_column = shared.is_none() && !names.is_empty();
+    if metric_column {
+        columns.push("metric".into());
+        numeric.push(false);
+    }
+    columns.extend(["mean ± 95% CI", "n"].map(String::from));
+    numeric.extend([true, true]);
+    if scaling {
+        columns.extend(["speed-up", "eff."].map(String::from));
+        numeric.extend([true, true]);
+    }
+    columns.push("flags".into());
+    numeric.push(false);
+
+    let mut rows = Vec::with_capacity(cases.len());
     for (&index, case) in indexes.iter().zip(&cases) {
-        let mut row: Vec<(String, bool)> = varying
+        let mut row: Vec<String> = varying
             .iter()
-            .zip(&numeric)
-            .map(|(name, &numeric)| (case.params.get(name).cloned().unwrap_or_default(), numeric))
+            .map(|name| case.params.get(name).cloned().unwrap_or_default())
             .collect();
         let metric = headline(case);
         if metric_column {
-            row.push((
-                metric.map_or(String::new(), |m| format!("{} ({})", m.name, m.unit)),
-                false,
-            ));
+            row.push(metric.map_or(String::new(), |m| format!("{} ({})", m.name, m.unit)));
         }
         match metric {
             Some(m) => {
-                row.push((super::run_table::value_with_ci(m), true));
-                row.push((m.summary.n.to_string(), true));
+                row.push(super::run_table::value_with_ci(m));
+                row.push(m.summary.n.to_string());
             }
-            None => {
-                row.push(("-".into(), true));
-                row.push(("0".into(), true));
-            }
+            None => row.extend(["-".to_string(), "0".to_string()]),
         }
         if scaling {
             let step = own_sweeps
@@ -215,46 +232,84 @@ fn section(
                 .and_then(|step| step.speedup);
             match step {
                 Some(s) => {
-                    row.push((format!("{:.2}×", s.speedup), true));
-                    row.push((format!("{:.0}%", s.efficiency * 100.0), true));
+                    row.push(format!("{:.2}×", s.speedup));
+                    row.push(format!("{:.0}%", s.efficiency * 100.0));
                 }
-                None => row.extend([(String::new(), true), (String::new(), true)]),
+                None => row.extend([String::new(), String::new()]),
             }
         }
+        row.push(flags(case));
         rows.push(row);
-        row_flags.push(flags(case));
     }
-    // Flags last, wrapped under their column when a row would be too wide.
-    let body = align(&rows);
+    let fits = own_sweeps
+        .iter()
+        .filter_map(|sweep| {
+            let fit = sweep.usl.as_ref()?;
+            let which = sweep.distinguishing(&varying);
+            let line = sweeps::usl_line(fit, &sweep.param, &sweep.unit);
+            Some(if which.is_empty() {
+                line
+            } else {
+                format!("{which}: {line}")
+            })
+        })
+        .collect();
+    Section {
+        workload: workload.to_string(),
+        headline: shared.map(|m| (m.name.clone(), m.unit.clone(), m.direction)),
+        set,
+        columns,
+        numeric,
+        rows,
+        cases: indexes,
+        fits,
+    }
+}
+
+/// A section as terminal text: a title line, the `set:` line, the aligned
+/// table (flags last, wrapped under their column when a row would be too
+/// wide) and the USL lines.
+fn section_text(section: &Section) -> String {
+    let mut out = match &section.headline {
+        Some((name, unit, direction)) => format!(
+            "{} · {name} ({unit}, {} is better)\n",
+            section.workload,
+            better(*direction)
+        ),
+        None => format!("{}\n", section.workload),
+    };
+    if !section.set.is_empty() {
+        out.push_str(&wrap("  set: ", &section.set));
+    }
+    let last = section.columns.len() - 1;
+    let table: Vec<Vec<(String, bool)>> = std::iter::once(&section.columns)
+        .chain(&section.rows)
+        .map(|row| {
+            row[..last]
+                .iter()
+                .zip(&section.numeric)
+                .map(|(cell, &numeric)| (cell.clone(), numeric))
+                .collect()
+        })
+        .collect();
+    let body = align(&table);
     let flags_at = 2 + body.first().map_or(0, |l| l.chars().count()) + 2;
-    for (line, flags) in body.iter().zip(&row_flags) {
+    let flags = std::iter::once(&section.columns)
+        .chain(&section.rows)
+        .map(|row| &row[last]);
+    for (line, flags) in body.iter().zip(flags) {
         let line = format!("  {line}");
         if flags.is_empty() {
             out.push_str(line.trim_end());
             out.push('\n');
-            continue;
-        }
-        let prefix = format!("{line}  ");
-        let words: Vec<String> = flags.split(' ').map(String::from).collect();
-        if flags_at + flags.chars().count() <= WIDTH || flags_at + 20 > WIDTH {
-            out.push_str(&prefix);
-            out.push_str(flags);
-            out.push('\n');
+        } else if flags_at + flags.chars().count() <= WIDTH || flags_at + 20 > WIDTH {
+            out.push_str(&format!("{line}  {flags}\n"));
         } else {
-            out.push_str(&wrap(&prefix, &words));
+            out.push_str(&wrap_text(&format!("{line}  "), flags));
         }
     }
-    for sweep in own_sweeps {
-        if let Some(fit) = &sweep.usl {
-            let which = sweep.distinguishing(&varying);
-            let line = sweeps::usl_line(fit, &sweep.param, &sweep.unit);
-            let line = if which.is_empty() {
-                line
-            } else {
-                format!("{which}: {line}")
-            };
-            out.push_str(&wrap_text("  ", &line));
-        }
+    for fit in &section.fits {
+        out.push_str(&wrap_text("  ", fit));
     }
     out
 }
@@ -289,7 +344,7 @@ pub fn flags(case: &CaseRecord) -> String {
 
 /// The engine's warning about disturbed trials, which the flags column
 /// already shows (`engine/runner.rs`, `disturbance_warning`).
-fn is_disturbance_warning(warning: &str) -> bool {
+pub fn is_disturbance_warning(warning: &str) -> bool {
     warning.contains(" trials disturbed (")
         && warning.ends_with("treat this case's numbers with care")
 }
