@@ -77,10 +77,15 @@ pub fn resolve_runs(
 }
 
 /// Writes `text` to `path` whole or not at all: into a temporary file
-/// beside it, renamed over `path` once complete, so an interrupted or
-/// failed write leaves neither a half-written file nor the temporary one.
+/// beside it, renamed over `path` once complete, so a failed write leaves
+/// neither a half-written file nor the temporary one. Ctrl-C (or SIGTERM)
+/// is held off from here to the end of the command, which is only this
+/// write: killed between creating and renaming the temporary file, the
+/// process would leave it behind.
 pub fn write_file_atomically(path: &std::path::Path, text: &str) -> anyhow::Result<()> {
     use anyhow::Context as _;
+    // Fails only if a handler is already set (then that one decides).
+    let _ = ctrlc::set_handler(|| {});
     if path.is_dir() {
         anyhow::bail!(
             "{} is a directory; give a file name for the output",

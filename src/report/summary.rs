@@ -41,8 +41,9 @@ pub fn render(run: &RunRecord, defaults: &Defaults) -> String {
     out.push('\n');
     for case in &run.cases {
         let label = short_label(run, case);
+        // An error stays on one line, whole, for grep and bug reports.
         if let Some(error) = &case.error {
-            out.push_str(&wrap_text("error: ", &format!("{label}: {error}")));
+            out.push_str(&format!("error: {label}: {error}\n"));
         }
         for warning in case.warnings.iter().filter(|w| !is_disturbance_warning(w)) {
             out.push_str(&wrap_text("warning: ", &format!("{label}: {warning}")));

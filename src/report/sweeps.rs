@@ -196,7 +196,8 @@ pub fn usl_line(fit: &UslFit, param: &str, unit: &str) -> String {
                 value(peak.throughput)
             ));
         }
-        None => line.push_str(" · no peak (grows without a coherency cost)"),
+        None if fit.sigma >= 1.0 => line.push_str(" · no gain from parallelism (σ at its bound 1)"),
+        None => line.push_str(" · no peak (no coherency cost: approaches λ/σ)"),
     }
     if fit.poor_fit {
         line.push_str(&format!(
@@ -281,6 +282,30 @@ mod tests {
         // A failed step leaves the others.
         run.cases[1].error = Some("boom".into());
         assert_eq!(find(&run)[0].steps.len(), 3);
+    }
+
+    #[test]
+    fn a_fit_without_a_peak_says_why() {
+        let mut fit = UslFit {
+            lambda: 1000.0,
+            sigma: 1.0,
+            kappa: 0.0165,
+            r_squared: 0.05,
+            peak: None,
+            points: 60,
+            steps: 6,
+            poor_fit: true,
+        };
+        let line = usl_line(&fit, "threads", "events/s");
+        assert!(line.contains("no gain from parallelism"), "{line}");
+        assert!(
+            line.ends_with("poor fit (R² < 0.9): do not rely on it"),
+            "{line}"
+        );
+        fit.sigma = 0.1;
+        fit.kappa = 0.0;
+        let line = usl_line(&fit, "threads", "events/s");
+        assert!(line.contains("no peak (no coherency cost"), "{line}");
     }
 
     #[test]
