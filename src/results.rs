@@ -53,8 +53,13 @@ impl RunStatus {
 /// One invocation of `sledge run` on one host.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
-    /// Store id of the run (0 before it is stored).
+    /// Store id of the run (0 before it is stored). Local to one store: an
+    /// imported run gets a new id.
     pub id: i64,
+    /// The run's identity across stores: a random (version 4) UUID given
+    /// when the run starts, kept by `sledge export` and `sledge import`.
+    #[serde(default)]
+    pub uuid: String,
     /// When the run started, RFC 3339 in UTC.
     pub started: String,
     /// When the run ended, RFC 3339 in UTC; absent while running.
@@ -97,6 +102,11 @@ pub fn host_key(host: &HostInfo, cpus_used: usize) -> String {
     )
 }
 
+/// A new random run UUID, in its canonical lower-case hyphenated form.
+pub fn new_run_uuid() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
 /// A workload with every parameter fixed, and what its trials measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CaseRecord {
@@ -118,7 +128,8 @@ pub struct CaseRecord {
     pub rounds: Vec<RoundRecord>,
     /// The counted trials (the warm-up is not included), round by round.
     pub trials: Vec<TrialRecord>,
-    /// One summary per metric, primary metric first.
+    /// One summary per metric, the headline metric first (the one the
+    /// summary table shows; `Case::trial` in `engine/workload.rs`).
     pub metrics: Vec<MetricRecord>,
     /// The merged latency histogram of all counted trials (nanoseconds),
     /// serialized in HdrHistogram's V2 + deflate format; not part of the
@@ -205,6 +216,7 @@ pub struct TrialRecord {
     #[serde(default)]
     pub replaced: bool,
     /// Wall time of the trial, seconds.
+    #[serde(deserialize_with = "nan_from_null::float")]
     pub seconds: f64,
     /// What the monitor saw during the trial; `health.flags` lists the
     /// disturbances (steal, swap, busy) that make this trial suspect.
@@ -224,6 +236,7 @@ pub struct MetricRecord {
     /// mean of the round means, the 95% CI (from the round means when there
     /// are two rounds or more), and the trials' median, standard
     /// deviation, min, max and n.
+    #[serde(deserialize_with = "nan_from_null::summary")]
     pub summary: Summary,
     /// How the variance splits between rounds and trials, and what the CI
     /// rests on; absent in runs stored before rounds existed.
@@ -231,6 +244,7 @@ pub struct MetricRecord {
     pub levels: Option<Levels>,
     /// The raw value of each trial, in trial order (replaced trials
     /// included, so that `samples[i]` belongs to `trials[i]`).
+    #[serde(deserialize_with = "nan_from_null::floats")]
     pub samples: Vec<f64>,
     /// Tukey outlier flags, one per sample (flagged, never dropped).
     pub outliers: Vec<bool>,
@@ -259,4 +273,63 @@ pub fn group_by_round(trials: &[TrialRecord], samples: &[f64]) -> Vec<Vec<f64>> 
         rounds[round].push(*value);
     }
     rounds
+}
+
+/// JSON has no NaN or infinity: serde_json writes them as `null`. These
+/// read such a `null` back as NaN, so that a run with a non-finite value
+/// survives export and import (a missing field is still an error).
+mod nan_from_null {
+    use serde::{Deserialize, Deserializer};
+
+    use crate::stats::Summary;
+
+    /// A number, or NaN for `null`.
+    pub fn float<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+    }
+
+    /// Numbers, NaN for each `null`.
+    pub fn floats<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
+        Ok(Vec::<Option<f64>>::deserialize(d)?
+            .into_iter()
+            .map(|v| v.unwrap_or(f64::NAN))
+            .collect())
+    }
+
+    /// [`Summary`]'s fields, each number NaN for `null`. (Every field is
+    /// required: `deserialize_with` turns off serde's implicit `None` for a
+    /// missing `Option`.)
+    #[derive(Deserialize)]
+    struct NullableSummary {
+        n: usize,
+        #[serde(deserialize_with = "float")]
+        mean: f64,
+        #[serde(deserialize_with = "float")]
+        median: f64,
+        #[serde(deserialize_with = "float")]
+        stddev: f64,
+        #[serde(deserialize_with = "float")]
+        ci_low: f64,
+        #[serde(deserialize_with = "float")]
+        ci_high: f64,
+        #[serde(deserialize_with = "float")]
+        min: f64,
+        #[serde(deserialize_with = "float")]
+        max: f64,
+    }
+
+    /// A [`Summary`] whose numbers may be `null`.
+    pub fn summary<'de, D: Deserializer<'de>>(d: D) -> Result<Summary, D::Error> {
+        let s = NullableSummary::deserialize(d)?;
+        Ok(Summary {
+            n: s.n,
+            mean: s.mean,
+            median: s.median,
+            stddev: s.stddev,
+            ci_low: s.ci_low,
+            ci_high: s.ci_high,
+            min: s.min,
+            max: s.max,
+        })
+    }
 }

@@ -37,10 +37,23 @@ fn a_run_is_printed_stored_listed_and_shown() {
         .stdout(predicate::str::contains("complete"))
         .stdout(predicate::str::contains("custom"));
 
+    // The summary: one line per case, parameters away from their defaults
+    // on the `set:` line.
     let shown = sandbox.sledge().args(["show", "1"]).assert().success();
+    let text = String::from_utf8(shown.get_output().stdout.clone()).unwrap();
+    assert!(text.contains("set: max_prime=2000 time=0.05"), "{text}");
+    assert!(text.contains("mean ± 95% CI"), "{text}");
+    assert!(!text.contains("latency_avg"), "{text}");
+    // Every metric.
+    let shown = sandbox
+        .sledge()
+        .args(["show", "1", "--metrics", "all"])
+        .assert()
+        .success();
     let text = String::from_utf8(shown.get_output().stdout.clone()).unwrap();
     assert!(text.contains("max_prime=2000"), "{text}");
     assert!(text.contains("value ± 95% CI"), "{text}");
+    assert!(text.contains("latency_avg"), "{text}");
 
     let csv = sandbox
         .sledge()
@@ -63,6 +76,32 @@ fn a_run_is_printed_stored_listed_and_shown() {
         .assert()
         .success()
         .stdout(predicate::str::contains("| cpu.primes |"));
+}
+
+#[test]
+fn a_threads_sweep_is_shown_as_a_scaling_block_with_a_usl_fit() {
+    let sandbox = Sandbox::new();
+    let out = sandbox
+        .sledge()
+        .arg("run")
+        .args(TINY_PRIMES)
+        .args(["-p", "threads=1,2,3,4"])
+        .args(FAST)
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let rows: Vec<&str> = text.lines().filter(|l| l.contains('×')).collect();
+    assert_eq!(rows.len(), 4, "one line per case: {text}");
+    assert!(
+        rows[0].contains("1.00×") && rows[0].contains("100%"),
+        "{text}"
+    );
+    assert!(
+        text.contains("threads  mean ± 95% CI  n  speed-up  eff."),
+        "{text}"
+    );
+    assert!(text.contains("  USL λ="), "{text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
 }
 
 #[test]

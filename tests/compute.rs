@@ -22,6 +22,7 @@ fn every_algorithm_runs_at_one_and_two_copies() {
             "-p",
             "time=0.01",
         ])
+        .args(["--metrics", "all"])
         .args(FAST)
         .assert()
         .success()
@@ -45,6 +46,7 @@ fn stream_and_latency_run_small_cases() {
             "copies=1,2",
         ])
         .args(["-p", "size=16K,1M", "-p", "time=0.02", "-p", "numa=remote"])
+        .args(["--metrics", "all"])
         .args(FAST)
         .assert()
         .success()

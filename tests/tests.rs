@@ -8,5 +8,7 @@ mod cli_run;
 mod compute;
 mod http;
 mod http_db;
+mod portable;
+mod report;
 mod rounds;
 mod storage;

@@ -3,11 +3,15 @@
 
 mod calibrate;
 mod compare;
+mod delete;
+mod export;
 mod http;
+mod import;
 mod list;
 mod output;
 mod probe;
 mod progress_bar;
+mod report;
 mod round;
 mod run;
 mod show;
@@ -68,6 +72,17 @@ pub enum Command {
     /// stdin, JSON events on stdout).
     #[command(name = "__round", hide = true)]
     Round,
+    /// Write stored runs as one portable JSON document, to carry them to
+    /// another machine's store (`sledge import`).
+    Export(export::ExportArgs),
+    /// Add the runs of export documents to the store; a run already stored
+    /// (same UUID) is not added again.
+    Import(import::ImportArgs),
+    /// Remove stored runs (asks first on a terminal unless --yes).
+    Delete(delete::DeleteArgs),
+    /// Write one self-contained HTML report of runs: hosts side by side,
+    /// comparisons with the first run, charts (no network, no script).
+    Report(report::ReportArgs),
 }
 
 /// Runs the parsed command line.
@@ -84,5 +99,9 @@ pub fn execute(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Compare(args) => compare::execute(args, store),
         Command::Http(args) => http::execute(args),
         Command::Round => round::execute(),
+        Command::Export(args) => export::execute(args, store),
+        Command::Import(args) => import::execute(args, store),
+        Command::Delete(args) => delete::execute(args, store),
+        Command::Report(args) => report::execute(args, store),
     }
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::output::{ExitStatus, UsageError, open_store, print};
+use super::output::{ExitStatus, MetricsShown, UsageError, open_store, print, run_text};
 use super::progress_bar::ProgressBars;
 use crate::engine::methodology::{SINGLE_ROUND_MAX_TRIALS, SINGLE_ROUND_MIN_TRIALS};
 use crate::engine::{self, Methodology, Progress, Silent};
@@ -34,6 +34,10 @@ pub struct RunArgs {
     /// Print the stored run as JSON instead of a table.
     #[arg(long)]
     json: bool,
+    /// The table: `headline` (one line per case, scaling blocks for
+    /// sweeps) or `all` (every metric of every case).
+    #[arg(long, value_enum, default_value_t)]
+    metrics: MetricsShown,
     /// Rounds per case, exactly: each round is a fresh process (fresh
     /// files, fresh memory) at its own moment of the run, the cases'
     /// order shuffled between rounds [default: at least 3, more while the
@@ -130,7 +134,7 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
             if let Some(failed) = err.downcast_ref::<suite::StoreFailedMidRun>()
                 && let Ok(stored) = store.load_run(failed.run_id)
             {
-                print(&report::run_table::render(&stored))?;
+                print(&run_text(&stored, args.metrics))?;
                 eprintln!(
                     "the cases above are stored as run {} in {}",
                     stored.id,
@@ -144,7 +148,7 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
     if args.json {
         print(&report::export::json(&run)?)?;
     } else {
-        print(&report::run_table::render(&run))?;
+        print(&run_text(&run, args.metrics))?;
         eprintln!("stored as run {} in {}", run.id, store.path().display());
     }
     Ok(exit_status(&run))

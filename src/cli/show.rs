@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::output::{ExitStatus, open_store, print};
+use super::output::{ExitStatus, MetricsShown, open_store, print, run_text};
 use crate::report;
 
 /// Options of `sledge show`.
@@ -22,6 +22,10 @@ pub struct ShowArgs {
     /// Print a Markdown table.
     #[arg(long, group = "format")]
     markdown: bool,
+    /// The table: `headline` (one line per case, scaling blocks for
+    /// sweeps) or `all` (every metric of every case).
+    #[arg(long, value_enum, default_value_t)]
+    metrics: MetricsShown,
 }
 
 /// Prints one stored run.
@@ -36,7 +40,7 @@ pub fn execute(args: ShowArgs, store: Option<PathBuf>) -> anyhow::Result<ExitSta
     } else if args.markdown {
         report::export::markdown(&run)
     } else {
-        report::run_table::render(&run)
+        run_text(&run, args.metrics)
     };
     print(&text)?;
     Ok(ExitStatus::Success)

@@ -65,8 +65,12 @@ pub trait Case: Send {
     fn prepare(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
         Ok(())
     }
-    /// One timed repetition. The first metric of the output is the primary
-    /// one: the engine repeats trials until its confidence interval is tight.
+    /// One timed repetition. The first metric of the output is the case's
+    /// **headline**: the one number a reader wants per case (its throughput
+    /// where it has one: `events_per_sec`, `mib_per_sec`, `triad_mb_per_sec`,
+    /// `requests_per_sec`; else its latency: `ns_per_load`). The summary
+    /// table shows it alone, sweeps scale it, and the engine repeats trials
+    /// until its confidence interval is tight.
     fn trial(&mut self, ctx: &TrialContext) -> anyhow::Result<TrialOutput>;
     /// Always called once `prepare` was attempted, also after an error or a
     /// cancellation; must leave nothing behind.
@@ -119,7 +123,7 @@ impl Metric {
 /// What one trial returns.
 #[derive(Debug, Default)]
 pub struct TrialOutput {
-    /// The metrics, primary first.
+    /// The metrics, the headline first (see [`Case::trial`]).
     pub metrics: Vec<Metric>,
     /// Latency of individual operations in nanoseconds, where the workload
     /// has operations; histograms of all trials are merged per case.

@@ -566,6 +566,7 @@ mod tests {
     fn run(id: i64, cpus: usize, cases: Vec<CaseRecord>) -> RunRecord {
         RunRecord {
             id,
+            uuid: String::new(),
             started: String::new(),
             finished: None,
             sledge_version: "0".into(),

@@ -26,11 +26,13 @@ pub fn runs(runs: &[RunListing]) -> String {
         return "no runs stored yet; `sledge run` makes one\n".to_string();
     }
     let mut table = new_table(vec![
-        "id", "started", "profile", "status", "host", "cases", "sledge",
+        "id", "uuid", "started", "profile", "status", "host", "cases", "sledge",
     ]);
     for r in runs {
         table.add_row(vec![
             r.id.to_string(),
+            // The first group is enough to name a run (`sledge show 3f2a9c1e`).
+            r.uuid.chars().take(crate::store::MIN_UUID_PREFIX).collect(),
             r.started.clone(),
             r.profile.clone(),
             r.status.as_str().to_string(),

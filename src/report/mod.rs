@@ -4,7 +4,13 @@
 pub mod compare;
 pub mod compare_table;
 pub mod export;
+#[cfg(test)]
+pub(crate) mod fixtures;
 pub mod format;
+pub mod html;
 pub mod listing;
 pub mod noise;
+pub mod portable;
 pub mod run_table;
+pub mod summary;
+pub mod sweeps;

@@ -24,6 +24,10 @@
 //!   one host, from earlier runs (successive differences, level shifts
 //!   left out); [`compare_sides`] never calls a difference inside that
 //!   band a change.
+//! * [`fit_usl`] (`scaling.rs`): **Gunther's Universal Scalability Law**
+//!   fitted by non-linear least squares to the per-trial values of a sweep
+//!   over threads, copies, clients or connections (contention σ, coherency
+//!   κ, the peak), and [`speedup()`] with parallel efficiency for two steps.
 //! * `student_t.rs`: a thin wrapper around `statrs` for the t quantile and
 //!   CDF, so the constants have names.
 //!
@@ -33,6 +37,7 @@ mod compare;
 mod hierarchical;
 mod outliers;
 mod run_noise;
+mod scaling;
 mod student_t;
 mod summary;
 
@@ -43,5 +48,6 @@ pub use compare::{
 pub use hierarchical::{CiBasis, Levels, summarize_rounds};
 pub use outliers::{TUKEY_FENCE, tukey_outliers};
 pub use run_noise::{MIN_HISTORY_RUNS, RunNoise, SHIFT_FENCE, run_noise};
+pub use scaling::{MIN_USL_STEPS, POOR_FIT_R_SQUARED, Peak, SpeedUp, UslFit, fit_usl, speedup};
 pub use student_t::{CONFIDENCE_LEVEL, TWO_SIDED_QUANTILE_PROBABILITY, t_cdf, t_quantile_95};
 pub use summary::{Summary, summarize};

@@ -101,9 +101,27 @@ pub enum StoreError {
         path: PathBuf,
     },
 
+    /// No stored run has a UUID that starts with the reference.
+    #[error("no run with UUID `{reference}` in {}; `sledge list` shows the stored runs", path.display())]
+    NoSuchUuid {
+        /// The reference as the user typed it.
+        reference: String,
+        /// The store path.
+        path: PathBuf,
+    },
+
+    /// Several stored runs have UUIDs that start with the reference.
+    #[error("`{reference}` is the start of several runs' UUIDs in {}; give more of the UUID", path.display())]
+    AmbiguousUuid {
+        /// The reference as the user typed it.
+        reference: String,
+        /// The store path.
+        path: PathBuf,
+    },
+
     /// The user's run reference is neither an id nor `last`/`last~N`.
     #[error(
-        "`{reference}` is not a run reference: use a run id (`12`), `last` (the newest run) or `last~N` (N runs before the newest); `sledge list` shows the runs in {}",
+        "`{reference}` is not a run reference: use a run id (`12`), `last` (the newest run), `last~N` (N runs before the newest) or a run UUID; `sledge list` shows the runs in {}",
         path.display()
     )]
     BadRunRef {
@@ -159,6 +177,8 @@ impl StoreError {
             | StoreError::TooNew { path, .. }
             | StoreError::NoSuchRun { path, .. }
             | StoreError::NoRunAt { path, .. }
+            | StoreError::NoSuchUuid { path, .. }
+            | StoreError::AmbiguousUuid { path, .. }
             | StoreError::BadRunRef { path, .. }
             | StoreError::InvalidRecord { path, .. }
             | StoreError::Corrupt { path, .. }

@@ -5,7 +5,9 @@
 //! JSON, warnings); a case has trials (wall time, health as JSON), metric
 //! summaries, one sample per trial per metric, and optionally a serialized
 //! latency histogram. Each case is stored in its own transaction, so a crash
-//! loses at most the case in flight.
+//! loses at most the case in flight. Every run has a UUID that names it
+//! across stores: an exported run imported elsewhere keeps it, and
+//! importing it twice adds nothing.
 //!
 //! The schema is versioned (`PRAGMA user_version`, see [`SCHEMA_VERSION`])
 //! and the file is marked as sledge's (`PRAGMA application_id`, see
@@ -32,7 +34,9 @@ use rusqlite::{Connection, OpenFlags};
 
 pub use error::StoreError;
 pub use history::{CaseHistoryEntry, HistoryMetric};
+pub use read::MIN_UUID_PREFIX;
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
+pub use write::Imported;
 
 use crate::results::RunStatus;
 use schema::Migration;
@@ -61,6 +65,8 @@ pub struct Store {
 pub struct RunListing {
     /// Store id of the run.
     pub id: i64,
+    /// The run's UUID, kept across export and import.
+    pub uuid: String,
     /// When the run started, RFC 3339 in UTC.
     pub started: String,
     /// When the run ended; absent while running (or if the process died).

@@ -47,7 +47,7 @@ impl Store {
         let row = tx
             .query_row(
                 "SELECT started, finished, sledge_version, profile, command_line, status,
-                        cpus, warnings, host
+                        cpus, warnings, host, uuid
                  FROM run WHERE id = ?1",
                 [run_id],
                 |row| {
@@ -61,6 +61,7 @@ impl Store {
                         row.get::<_, String>(6)?,
                         row.get::<_, String>(7)?,
                         row.get::<_, String>(8)?,
+                        row.get::<_, Option<String>>(9)?,
                     ))
                 },
             )
@@ -76,6 +77,7 @@ impl Store {
             cpus,
             warnings,
             host,
+            uuid,
         )) = row
         else {
             return Err(StoreError::NoSuchRun {
@@ -114,6 +116,7 @@ impl Store {
 
         Ok(RunRecord {
             id: run_id,
+            uuid: uuid.unwrap_or_default(),
             started,
             finished,
             sledge_version,
@@ -136,7 +139,7 @@ impl Store {
             .prepare_cached(
                 "SELECT r.id, r.started, r.finished, r.profile, r.status, r.hostname,
                         (SELECT count(*) FROM run_case c WHERE c.run_id = r.id),
-                        r.sledge_version
+                        r.sledge_version, r.uuid
                  FROM run r ORDER BY r.id DESC",
             )
             .map_err(sql_err(path, doing))?;
@@ -151,15 +154,27 @@ impl Store {
                     row.get::<_, String>(5)?,
                     row.get::<_, i64>(6)?,
                     row.get::<_, String>(7)?,
+                    row.get::<_, Option<String>>(8)?,
                 ))
             })
             .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
             .map_err(sql_err(path, doing))?;
         rows.into_iter()
             .map(
-                |(id, started, finished, profile, status, hostname, cases, sledge_version)| {
+                |(
+                    id,
+                    started,
+                    finished,
+                    profile,
+                    status,
+                    hostname,
+                    cases,
+                    sledge_version,
+                    uuid,
+                )| {
                     Ok(RunListing {
                         id,
+                        uuid: uuid.unwrap_or_default(),
                         started,
                         finished,
                         profile,
@@ -177,8 +192,9 @@ impl Store {
     }
 
     /// Resolves a user's run reference to a run id: a number (an id, which
-    /// must exist), `last` or `latest` (the newest run), or `last~N` /
-    /// `latest~N` (N runs before the newest; `last~0` is `last`).
+    /// must exist), `last` or `latest` (the newest run), `last~N` /
+    /// `latest~N` (N runs before the newest; `last~0` is `last`), or the
+    /// run's UUID (or a unique prefix of it, at least 8 hex digits).
     pub fn resolve_run(&self, reference: &str) -> Result<i64, StoreError> {
         let path = self.path.as_path();
         let doing = "looking up a run";
@@ -198,6 +214,10 @@ impl Store {
                     path: path.to_path_buf(),
                 })
             };
+        }
+
+        if let Some(id) = self.resolve_uuid(text)? {
+            return Ok(id);
         }
 
         let bad = || StoreError::BadRunRef {
@@ -240,6 +260,53 @@ impl Store {
         }
     }
 }
+
+impl Store {
+    /// The run a UUID, or a unique prefix of one (at least
+    /// [`MIN_UUID_PREFIX`] hex digits), refers to; `None` when `text` does
+    /// not look like one.
+    fn resolve_uuid(&self, text: &str) -> Result<Option<i64>, StoreError> {
+        let path = self.path.as_path();
+        let prefix = text.to_ascii_lowercase();
+        let looks_like_uuid = prefix.len() >= MIN_UUID_PREFIX
+            && prefix.len() <= 36
+            && prefix.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
+            && prefix.bytes().any(|b| b.is_ascii_hexdigit());
+        if !looks_like_uuid {
+            return Ok(None);
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT id FROM run WHERE substr(uuid, 1, ?2) = ?1 LIMIT 2")
+            .map_err(sql_err(path, "looking up a run by UUID"))?;
+        let ids = stmt
+            .query_map(rusqlite::params![prefix, prefix.len() as i64], |row| {
+                row.get::<_, i64>(0)
+            })
+            .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
+            .map_err(sql_err(path, "looking up a run by UUID"))?;
+        match ids.as_slice() {
+            [id] => Ok(Some(*id)),
+            [] => Err(StoreError::NoSuchUuid {
+                reference: text.to_string(),
+                path: path.to_path_buf(),
+            }),
+            _ => Err(StoreError::AmbiguousUuid {
+                reference: text.to_string(),
+                path: path.to_path_buf(),
+            }),
+        }
+    }
+
+    /// The id of the run with exactly this UUID, if the store holds one.
+    pub fn find_uuid(&self, uuid: &str) -> Result<Option<i64>, StoreError> {
+        super::write::run_id_by_uuid(&self.conn, &self.path, uuid)
+    }
+}
+
+/// The shortest UUID prefix accepted as a run reference: 8 hex digits, the
+/// first group of a UUID.
+pub const MIN_UUID_PREFIX: usize = 8;
 
 /// Loads one case with its trials, metrics, samples and histogram.
 fn load_case(

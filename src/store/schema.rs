@@ -83,7 +83,20 @@ CREATE TABLE histogram (
     data     BLOB NOT NULL
 );
 "#,
-    // Rounds: each case is measured in rounds of trials; a disturbed trial
+    // Version 2: every run gets a UUID, so that a run exported from one
+    // store and imported into another keeps one identity (importing it again
+    // adds nothing). Runs stored before get a random version 4 UUID here.
+    r#"
+ALTER TABLE run ADD COLUMN uuid TEXT;
+UPDATE run SET uuid =
+    lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' ||
+    substr(lower(hex(randomblob(2))), 2) || '-' ||
+    substr('89ab', 1 + (abs(random()) % 4), 1) ||
+    substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6)))
+  WHERE uuid IS NULL;
+CREATE UNIQUE INDEX run_uuid ON run (uuid);
+"#,
+    // Version 3: rounds. Each case is measured in rounds of trials; a disturbed trial
     // may be replaced; a run's host identity is kept for noise histories.
     r#"
 ALTER TABLE trial ADD COLUMN round INTEGER NOT NULL DEFAULT 0;

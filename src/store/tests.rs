@@ -35,6 +35,7 @@ fn disturbed_health() -> TrialHealth {
 fn run(profile: &str, started: &str, hostname: &str) -> RunRecord {
     RunRecord {
         id: 0,
+        uuid: String::new(),
         started: started.to_string(),
         finished: None,
         sledge_version: "0.1.0".to_string(),
@@ -225,6 +226,13 @@ fn round_trip_of_a_run_with_two_cases() {
     record.warnings = warnings;
     record.cases = vec![first, second];
     let loaded = store.load_run(id).unwrap();
+    // A run stored without a UUID gets a new one.
+    assert!(
+        uuid::Uuid::try_parse(&loaded.uuid).is_ok(),
+        "{}",
+        loaded.uuid
+    );
+    record.uuid = loaded.uuid.clone();
     assert_eq!(loaded, record);
 
     // The histogram bytes are still a valid histogram.
@@ -327,6 +335,7 @@ fn list_runs_is_newest_first_with_case_counts() {
         listing[0],
         RunListing {
             id: c,
+            uuid: store.load_run(c).unwrap().uuid,
             started: "2026-01-03T00:00:00Z".to_string(),
             finished: None,
             profile: "cpu".to_string(),
@@ -934,4 +943,204 @@ fn a_case_history_is_this_hosts_runs_of_the_same_case_oldest_first() {
             .unwrap()
             .is_empty()
     );
+}
+
+/// The run with id `id`, as `import_runs` would get it from an export:
+/// finished, with a UUID and both kinds of case.
+fn exported_run(uuid: &str, hostname: &str) -> RunRecord {
+    let mut record = run("quick", "2026-02-01T00:00:00Z", hostname);
+    record.id = 77;
+    record.uuid = uuid.to_string();
+    record.status = RunStatus::Complete;
+    record.finished = Some("2026-02-01T00:05:00Z".to_string());
+    record.cases = vec![full_case(), small_case("memory.block")];
+    record
+}
+
+const UUID_A: &str = "6f1c1c3e-2b4d-4c55-9a77-0d7e8f9a0b1c";
+const UUID_B: &str = "6f1c1c3e-9999-4c55-9a77-0d7e8f9a0b1c";
+
+#[test]
+fn a_store_from_before_uuids_gives_every_run_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    {
+        // A version 1 store with two runs, as the previous sledge made it.
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(schema::MIGRATIONS[0]).unwrap();
+        conn.pragma_update(None, "application_id", APPLICATION_ID as i32)
+            .unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        for started in ["2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z"] {
+            conn.execute(
+                "INSERT INTO run (started, sledge_version, profile, command_line, status)
+                 VALUES (?1, '0.1.0', 'quick', 'sledge run', 'complete')",
+                [started],
+            )
+            .unwrap();
+        }
+    }
+    let store = Store::open(&path).unwrap();
+    let uuids: Vec<String> = store
+        .list_runs()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.uuid)
+        .collect();
+    assert_eq!(uuids.len(), 2);
+    assert_ne!(uuids[0], uuids[1]);
+    for uuid in &uuids {
+        let parsed = uuid::Uuid::try_parse(uuid).unwrap_or_else(|e| panic!("{uuid}: {e}"));
+        assert_eq!(parsed.get_version_num(), 4, "{uuid}");
+        assert_eq!(parsed.get_variant(), uuid::Variant::RFC4122, "{uuid}");
+        assert_eq!(&parsed.to_string(), uuid, "canonical form");
+    }
+    // A third run gets its own; the schema is current.
+    let mut store = store;
+    let id = store
+        .begin_run(&run("quick", "2026-01-03T00:00:00Z", "box"))
+        .unwrap();
+    assert!(!uuids.contains(&store.load_run(id).unwrap().uuid));
+    assert_eq!(schema::user_version(&store.conn).unwrap(), SCHEMA_VERSION);
+}
+
+#[test]
+fn imported_runs_keep_everything_but_their_id_and_come_once() {
+    let (_dir, mut store) = new_store();
+    let local = store_run(&mut store, "quick", "2026-01-01T00:00:00Z", 1);
+    let record = exported_run(UUID_A, "far-away");
+
+    let outcome = store.import_runs(std::slice::from_ref(&record)).unwrap();
+    let [Imported::Added { id, uuid }] = outcome.as_slice() else {
+        panic!("{outcome:?}");
+    };
+    assert_eq!(uuid, UUID_A);
+    assert_ne!(*id, local);
+    let mut loaded = store.load_run(*id).unwrap();
+    assert_eq!(loaded.id, *id);
+    loaded.id = record.id;
+    assert_eq!(
+        loaded, record,
+        "everything but the id survives, histogram included"
+    );
+
+    // Again, and twice within one document: nothing is added.
+    let again = store
+        .import_runs(&[record.clone(), record.clone()])
+        .unwrap();
+    assert_eq!(
+        again,
+        vec![
+            Imported::AlreadyStored {
+                id: *id,
+                uuid: UUID_A.into()
+            },
+            Imported::AlreadyStored {
+                id: *id,
+                uuid: UUID_A.into()
+            },
+        ]
+    );
+    assert_eq!(store.list_runs().unwrap().len(), 2);
+    assert_eq!(store.find_uuid(UUID_A).unwrap(), Some(*id));
+    assert_eq!(store.find_uuid(UUID_B).unwrap(), None);
+}
+
+#[test]
+fn a_document_with_one_bad_run_stores_none_of_its_runs() {
+    let (_dir, mut store) = new_store();
+    let good = exported_run(UUID_A, "a");
+    let mut bad = exported_run(UUID_B, "b");
+    bad.cases[0].trials[2].index = 0; // indexes must increase
+    let err = store.import_runs(&[good, bad]).unwrap_err();
+    assert!(
+        err.to_string().contains("trial indexes must increase"),
+        "{err}"
+    );
+    assert!(store.list_runs().unwrap().is_empty());
+
+    let mut no_uuid = exported_run("not-a-uuid", "c");
+    no_uuid.cases.clear();
+    let err = store.import_runs(&[no_uuid]).unwrap_err();
+    assert!(
+        err.to_string().contains("`not-a-uuid` is not a UUID"),
+        "{err}"
+    );
+    assert!(store.list_runs().unwrap().is_empty());
+}
+
+#[test]
+fn runs_are_found_by_uuid_or_a_unique_prefix() {
+    let (_dir, mut store) = new_store();
+    let outcome = store
+        .import_runs(&[exported_run(UUID_A, "a"), exported_run(UUID_B, "b")])
+        .unwrap();
+    let ids: Vec<i64> = outcome
+        .iter()
+        .map(|o| match o {
+            Imported::Added { id, .. } => *id,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(store.resolve_run(UUID_A).unwrap(), ids[0]);
+    assert_eq!(store.resolve_run(&UUID_B.to_uppercase()).unwrap(), ids[1]);
+    assert_eq!(store.resolve_run("6f1c1c3e-2b4d").unwrap(), ids[0]);
+    let ambiguous = store.resolve_run("6f1c1c3e").unwrap_err();
+    assert!(
+        matches!(ambiguous, StoreError::AmbiguousUuid { .. }),
+        "{ambiguous}"
+    );
+    let missing = store.resolve_run("deadbeef").unwrap_err();
+    assert!(
+        matches!(missing, StoreError::NoSuchUuid { .. }),
+        "{missing}"
+    );
+    assert!(missing.to_string().contains("deadbeef"), "{missing}");
+    // Too short to be a UUID prefix: an ordinary bad reference.
+    let short = store.resolve_run("6f1c").unwrap_err();
+    assert!(matches!(short, StoreError::BadRunRef { .. }), "{short}");
+}
+
+#[test]
+fn deleting_runs_removes_every_row_they_own() {
+    let (_dir, mut store) = new_store();
+    let keep = store_run(&mut store, "quick", "2026-01-01T00:00:00Z", 1);
+    let outcome = store.import_runs(&[exported_run(UUID_A, "a")]).unwrap();
+    let Imported::Added { id: gone, .. } = outcome[0].clone() else {
+        panic!("{outcome:?}");
+    };
+    let rows = |store: &Store| -> Vec<i64> {
+        ["run", "run_case", "trial", "metric", "sample", "histogram"]
+            .iter()
+            .map(|table| {
+                store
+                    .conn
+                    .query_row(&format!("SELECT count(*) FROM {table}"), [], |row| {
+                        row.get(0)
+                    })
+                    .unwrap()
+            })
+            .collect()
+    };
+    let before = rows(&store);
+    assert_eq!(before, vec![2, 3, 5, 4, 8, 1]);
+
+    // An unknown id among them: nothing is removed.
+    let err = store.delete_runs(&[gone, 999]).unwrap_err();
+    assert!(
+        matches!(err, StoreError::NoSuchRun { id: 999, .. }),
+        "{err}"
+    );
+    assert_eq!(rows(&store), before);
+
+    store.delete_runs(&[gone]).unwrap();
+    assert_eq!(rows(&store), vec![1, 1, 1, 1, 1, 0]);
+    assert_eq!(store.list_runs().unwrap()[0].id, keep);
+    assert!(matches!(
+        store.load_run(gone),
+        Err(StoreError::NoSuchRun { .. })
+    ));
+    // The UUID is free again: importing the run brings it back.
+    let outcome = store.import_runs(&[exported_run(UUID_A, "a")]).unwrap();
+    assert!(matches!(outcome[0], Imported::Added { .. }), "{outcome:?}");
 }

@@ -1,44 +1,21 @@
-//! Writing runs: the run row, one transaction per case, the final status.
+//! Writing runs: the run row, one transaction per case, the final status;
+//! whole imported runs in one transaction; deleting runs.
 
 use std::path::Path;
 
-use rusqlite::{OptionalExtension as _, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension as _, TransactionBehavior, params};
 use serde::Serialize;
 
 use super::{Store, StoreError, sql_err};
-use crate::results::{CaseRecord, RunRecord, RunStatus};
+use crate::results::{CaseRecord, MetricRecord, RunRecord, RunStatus};
 
 impl Store {
     /// Inserts the run row (status from `run.status`; `run.id` and
-    /// `run.cases` are ignored) and returns the new run's id.
+    /// `run.cases` are ignored) and returns the new run's id. A run without
+    /// a UUID gets a new one.
     pub fn begin_run(&mut self, run: &RunRecord) -> Result<i64, StoreError> {
-        let what = || format!("run started at {}", run.started);
-        let host = serde_json::to_value(&run.host)
-            .map_err(|e| invalid(&self.path, what(), format!("host inventory: {e}")))?;
-        let hostname = find_hostname(&host).unwrap_or_default().to_owned();
-        let cpus = to_json(&self.path, what, "CPU list", &run.cpus)?;
-        let warnings = to_json(&self.path, what, "warnings", &run.warnings)?;
-        self.conn
-            .execute(
-                "INSERT INTO run (started, finished, sledge_version, profile, command_line,
-                                  status, cpus, warnings, hostname, host, host_key)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-                params![
-                    run.started,
-                    run.finished,
-                    run.sledge_version,
-                    run.profile,
-                    run.command_line,
-                    run.status.as_str(),
-                    cpus,
-                    warnings,
-                    hostname,
-                    host.to_string(),
-                    run.host_key(),
-                ],
-            )
-            .map_err(sql_err(&self.path, "storing a new run"))?;
-        Ok(self.conn.last_insert_rowid())
+        let row = RunRow::new(&self.path, run)?;
+        row.insert(&self.conn, &self.path)
     }
 
     /// Stores one case of run `run_id` with its trials (health as JSON),
@@ -63,11 +40,267 @@ impl Store {
     ) -> Result<i64, StoreError> {
         let Store { conn, path } = self;
         let path: &Path = path;
-        let what = || format!("case `{}`", case.label());
-
         // Everything that can be checked is checked before the transaction.
-        let params_json = to_json(path, what, "parameters", &case.params)?;
+        let prepared = PreparedCase::new(path, case)?;
+
+        let doing = "storing a case";
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql_err(path, doing))?;
+        let run_exists = tx
+            .query_row("SELECT 1 FROM run WHERE id = ?1", [run_id], |_| Ok(()))
+            .optional()
+            .map_err(sql_err(path, doing))?
+            .is_some();
+        if !run_exists {
+            return Err(StoreError::NoSuchRun {
+                id: run_id,
+                path: path.to_path_buf(),
+            });
+        }
+        let position = match position {
+            Some(p) => i64::try_from(p).ok(),
+            None => Some(next_position(&tx, path, run_id)?),
+        };
+        let case_id = match case_id {
+            None => prepared.insert(&tx, path, run_id, position)?,
+            Some(case_id) => prepared.replace(&tx, path, run_id, case_id, position)?,
+        };
+        tx.commit().map_err(sql_err(path, doing))?;
+        Ok(case_id)
+    }
+
+    /// Sets the run's status, finished time and warnings (replacing the
+    /// warnings given to [`Store::begin_run`]).
+    pub fn finish_run(
+        &mut self,
+        run_id: i64,
+        status: RunStatus,
+        finished: &str,
+        warnings: &[String],
+    ) -> Result<(), StoreError> {
+        let what = || format!("the end of run {run_id}");
+        let warnings = to_json(&self.path, what, "warnings", &warnings)?;
+        let changed = self
+            .conn
+            .execute(
+                "UPDATE run SET status = ?1, finished = ?2, warnings = ?3 WHERE id = ?4",
+                params![status.as_str(), finished, warnings, run_id],
+            )
+            .map_err(sql_err(&self.path, "finishing a run"))?;
+        if changed == 0 {
+            return Err(StoreError::NoSuchRun {
+                id: run_id,
+                path: self.path.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Adds whole runs (as read from an export) in ONE transaction: either
+    /// every new run is stored with all its cases, or nothing is. A run
+    /// whose UUID the store already holds (or that came earlier in `runs`)
+    /// is not added again. Runs keep their status, times, warnings and
+    /// UUID; they get new local ids.
+    pub fn import_runs(&mut self, runs: &[RunRecord]) -> Result<Vec<Imported>, StoreError> {
+        let Store { conn, path } = self;
+        let path: &Path = path;
+        let mut prepared = Vec::with_capacity(runs.len());
+        for run in runs {
+            if uuid::Uuid::try_parse(&run.uuid).is_err() {
+                return Err(invalid(
+                    path,
+                    format!("run started at {}", run.started),
+                    format!("`{}` is not a UUID", run.uuid),
+                ));
+            }
+            let cases = run
+                .cases
+                .iter()
+                .map(|case| PreparedCase::new(path, case))
+                .collect::<Result<Vec<_>, _>>()?;
+            prepared.push((RunRow::new(path, run)?, cases));
+        }
+
+        let doing = "importing runs";
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql_err(path, doing))?;
+        let mut outcomes = Vec::with_capacity(prepared.len());
+        for (row, cases) in &prepared {
+            if let Some(id) = run_id_by_uuid(&tx, path, &row.uuid)? {
+                outcomes.push(Imported::AlreadyStored {
+                    id,
+                    uuid: row.uuid.clone(),
+                });
+                continue;
+            }
+            let id = row.insert(&tx, path)?;
+            for (position, case) in cases.iter().enumerate() {
+                case.insert(&tx, path, id, i64::try_from(position).ok())?;
+            }
+            outcomes.push(Imported::Added {
+                id,
+                uuid: row.uuid.clone(),
+            });
+        }
+        tx.commit().map_err(sql_err(path, doing))?;
+        Ok(outcomes)
+    }
+
+    /// Removes runs with all their cases, trials, metrics, samples and
+    /// histograms, in one transaction. Every id must exist, else nothing
+    /// is removed.
+    pub fn delete_runs(&mut self, ids: &[i64]) -> Result<(), StoreError> {
+        let Store { conn, path } = self;
+        let path: &Path = path;
+        let doing = "deleting runs";
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql_err(path, doing))?;
+        for &id in ids {
+            let removed = tx
+                .execute("DELETE FROM run WHERE id = ?1", [id])
+                .map_err(sql_err(path, doing))?;
+            if removed == 0 {
+                return Err(StoreError::NoSuchRun {
+                    id,
+                    path: path.to_path_buf(),
+                });
+            }
+        }
+        tx.commit().map_err(sql_err(path, doing))
+    }
+}
+
+/// What [`Store::import_runs`] did with one run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Imported {
+    /// The run was added under a new local id.
+    Added {
+        /// Its id in this store.
+        id: i64,
+        /// Its UUID.
+        uuid: String,
+    },
+    /// The store already held a run with this UUID; nothing was added.
+    AlreadyStored {
+        /// The id of the run already stored.
+        id: i64,
+        /// Its UUID.
+        uuid: String,
+    },
+}
+
+/// The id of the run with this UUID, if the store holds one.
+pub(super) fn run_id_by_uuid(
+    conn: &Connection,
+    path: &Path,
+    uuid: &str,
+) -> Result<Option<i64>, StoreError> {
+    conn.query_row("SELECT id FROM run WHERE uuid = ?1", [uuid], |row| {
+        row.get(0)
+    })
+    .optional()
+    .map_err(sql_err(path, "looking up a run by UUID"))
+}
+
+/// A run row, serialized and checked, ready to insert.
+struct RunRow<'a> {
+    run: &'a RunRecord,
+    uuid: String,
+    hostname: String,
+    host: String,
+    cpus: String,
+    warnings: String,
+}
+
+impl<'a> RunRow<'a> {
+    fn new(path: &Path, run: &'a RunRecord) -> Result<Self, StoreError> {
+        let what = || format!("run started at {}", run.started);
+        let host = serde_json::to_value(&run.host)
+            .map_err(|e| invalid(path, what(), format!("host inventory: {e}")))?;
+        let uuid = match uuid::Uuid::try_parse(&run.uuid) {
+            Ok(uuid) => uuid.to_string(),
+            Err(_) if run.uuid.is_empty() => crate::results::new_run_uuid(),
+            Err(_) => {
+                return Err(invalid(
+                    path,
+                    what(),
+                    format!("`{}` is not a UUID", run.uuid),
+                ));
+            }
+        };
+        Ok(RunRow {
+            run,
+            uuid,
+            hostname: find_hostname(&host).unwrap_or_default().to_owned(),
+            host: host.to_string(),
+            cpus: to_json(path, what, "CPU list", &run.cpus)?,
+            warnings: to_json(path, what, "warnings", &run.warnings)?,
+        })
+    }
+
+    fn insert(&self, conn: &Connection, path: &Path) -> Result<i64, StoreError> {
+        let run = self.run;
+        conn.execute(
+            "INSERT INTO run (started, finished, sledge_version, profile, command_line,
+                              status, cpus, warnings, hostname, host, uuid, host_key)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            params![
+                run.started,
+                run.finished,
+                run.sledge_version,
+                run.profile,
+                run.command_line,
+                run.status.as_str(),
+                self.cpus,
+                self.warnings,
+                self.hostname,
+                self.host,
+                self.uuid,
+                run.host_key(),
+            ],
+        )
+        .map_err(sql_err(path, "storing a new run"))?;
+        Ok(conn.last_insert_rowid())
+    }
+}
+
+/// A case whose JSON columns are serialized and whose shape is checked,
+/// ready to insert inside a transaction.
+struct PreparedCase<'a> {
+    case: &'a CaseRecord,
+    params: String,
+    warnings: String,
+    rounds: String,
+    trials: Vec<PreparedTrial>,
+    metrics: Vec<PreparedMetric<'a>>,
+}
+
+/// A trial row's values.
+struct PreparedTrial {
+    index: u32,
+    round: u32,
+    replaced: bool,
+    seconds: f64,
+    health: String,
+}
+
+/// A metric row's values.
+struct PreparedMetric<'a> {
+    metric: &'a MetricRecord,
+    direction: String,
+    n: i64,
+    levels: Option<String>,
+}
+
+impl<'a> PreparedCase<'a> {
+    fn new(path: &Path, case: &'a CaseRecord) -> Result<Self, StoreError> {
+        let what = || format!("case `{}`", case.label());
+        let params = to_json(path, what, "parameters", &case.params)?;
         let warnings = to_json(path, what, "warnings", &case.warnings)?;
+        let rounds = to_json(path, what, "rounds", &case.rounds)?;
         let mut trials = Vec::with_capacity(case.trials.len());
         for (pos, trial) in case.trials.iter().enumerate() {
             if pos > 0 && trial.index <= case.trials[pos - 1].index {
@@ -81,16 +314,14 @@ impl Store {
                     ),
                 ));
             }
-            let health = to_json(path, what, "trial health", &trial.health)?;
-            trials.push((
-                trial.index,
-                trial.round,
-                trial.replaced,
-                trial.seconds,
-                health,
-            ));
+            trials.push(PreparedTrial {
+                index: trial.index,
+                round: trial.round,
+                replaced: trial.replaced,
+                seconds: trial.seconds,
+                health: to_json(path, what, "trial health", &trial.health)?,
+            });
         }
-        let rounds = to_json(path, what, "rounds", &case.rounds)?;
         let mut metrics = Vec::with_capacity(case.metrics.len());
         for metric in &case.metrics {
             if metric.outliers.len() > metric.samples.len() {
@@ -134,192 +365,198 @@ impl Store {
                 .as_ref()
                 .map(|l| to_json(path, what, "levels", l))
                 .transpose()?;
-            metrics.push((metric, direction, n, levels));
-        }
-
-        let doing = "storing a case";
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sql_err(path, doing))?;
-        let run_exists = tx
-            .query_row("SELECT 1 FROM run WHERE id = ?1", [run_id], |_| Ok(()))
-            .optional()
-            .map_err(sql_err(path, doing))?
-            .is_some();
-        if !run_exists {
-            return Err(StoreError::NoSuchRun {
-                id: run_id,
-                path: path.to_path_buf(),
+            metrics.push(PreparedMetric {
+                metric,
+                direction,
+                n,
+                levels,
             });
         }
+        Ok(PreparedCase {
+            case,
+            params,
+            warnings,
+            rounds,
+            trials,
+            metrics,
+        })
+    }
 
-        let position = match position {
-            Some(p) => i64::try_from(p).ok(),
-            None => tx
-                .query_row(
-                    "SELECT coalesce(max(coalesce(position, 0)) + 1, 0) FROM run_case
-                     WHERE run_id = ?1",
-                    [run_id],
-                    |row| row.get::<_, i64>(0),
-                )
-                .map(Some)
-                .map_err(sql_err(path, doing))?,
-        };
-        let case_id = match case_id {
-            None => {
-                tx.execute(
-                    "INSERT INTO run_case (run_id, workload, workload_version, params, warnings,
-                                           error, position, rounds)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                    params![
-                        run_id,
-                        case.workload,
-                        case.workload_version,
-                        params_json,
-                        warnings,
-                        case.error,
-                        position,
-                        rounds,
-                    ],
-                )
-                .map_err(sql_err(path, doing))?;
-                tx.last_insert_rowid()
-            }
-            Some(case_id) => {
-                let changed = tx
-                    .execute(
-                        "UPDATE run_case SET workload = ?1, workload_version = ?2, params = ?3,
-                                warnings = ?4, error = ?5, position = ?6, rounds = ?7
-                         WHERE id = ?8 AND run_id = ?9",
-                        params![
-                            case.workload,
-                            case.workload_version,
-                            params_json,
-                            warnings,
-                            case.error,
-                            position,
-                            rounds,
-                            case_id,
-                            run_id,
-                        ],
-                    )
-                    .map_err(sql_err(path, doing))?;
-                if changed == 0 {
-                    return Err(invalid(
-                        path,
-                        what(),
-                        format!("run {run_id} has no case {case_id} to update"),
-                    ));
-                }
-                // Samples go with their metrics (ON DELETE CASCADE).
-                for table in ["trial", "metric", "histogram"] {
-                    tx.execute(
-                        &format!("DELETE FROM {table} WHERE case_id = ?1"),
-                        [case_id],
-                    )
-                    .map_err(sql_err(path, doing))?;
-                }
-                case_id
-            }
-        };
-
-        {
-            let mut insert_trial = tx
-                .prepare_cached(
-                    "INSERT INTO trial (case_id, idx, round, replaced, seconds, health)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )
-                .map_err(sql_err(path, doing))?;
-            for (index, round, replaced, seconds, health) in &trials {
-                insert_trial
-                    .execute(params![case_id, index, round, replaced, seconds, health])
-                    .map_err(sql_err(path, doing))?;
-            }
-
-            let mut insert_metric = tx
-                .prepare_cached(
-                    "INSERT INTO metric (case_id, name, unit, direction, n, mean, median, stddev,
-                                         ci_low, ci_high, min, max, levels)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-                )
-                .map_err(sql_err(path, doing))?;
-            let mut insert_sample = tx
-                .prepare_cached(
-                    "INSERT INTO sample (metric_id, trial_idx, value, outlier)
-                     VALUES (?1, ?2, ?3, ?4)",
-                )
-                .map_err(sql_err(path, doing))?;
-            for (metric, direction, n, levels) in &metrics {
-                let s = &metric.summary;
-                insert_metric
-                    .execute(params![
-                        case_id,
-                        metric.name,
-                        metric.unit,
-                        direction,
-                        n,
-                        s.mean,
-                        s.median,
-                        s.stddev,
-                        s.ci_low,
-                        s.ci_high,
-                        s.min,
-                        s.max,
-                        levels,
-                    ])
-                    .map_err(sql_err(path, doing))?;
-                let metric_id = tx.last_insert_rowid();
-                for (trial_idx, value) in metric.samples.iter().enumerate() {
-                    insert_sample
-                        .execute(params![
-                            metric_id,
-                            trial_idx as i64,
-                            value,
-                            metric.outliers.get(trial_idx),
-                        ])
-                        .map_err(sql_err(path, doing))?;
-                }
-            }
-
-            if let Some(histogram) = &case.latency_histogram {
-                tx.execute(
-                    "INSERT INTO histogram (case_id, data) VALUES (?1, ?2)",
-                    params![case_id, histogram],
-                )
-                .map_err(sql_err(path, doing))?;
-            }
-        }
-
-        tx.commit().map_err(sql_err(path, doing))?;
+    /// Inserts the case into run `run_id` at `position`; the caller holds
+    /// the transaction.
+    fn insert(
+        &self,
+        tx: &Connection,
+        path: &Path,
+        run_id: i64,
+        position: Option<i64>,
+    ) -> Result<i64, StoreError> {
+        let doing = "storing a case";
+        let case = self.case;
+        tx.execute(
+            "INSERT INTO run_case (run_id, workload, workload_version, params, warnings, error,
+                                   position, rounds)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                run_id,
+                case.workload,
+                case.workload_version,
+                self.params,
+                self.warnings,
+                case.error,
+                position,
+                self.rounds,
+            ],
+        )
+        .map_err(sql_err(path, doing))?;
+        let case_id = tx.last_insert_rowid();
+        self.insert_children(tx, path, case_id)?;
         Ok(case_id)
     }
 
-    /// Sets the run's status, finished time and warnings (replacing the
-    /// warnings given to [`Store::begin_run`]).
-    pub fn finish_run(
-        &mut self,
+    /// Replaces case `case_id` of run `run_id` with this one (its row
+    /// updated, its trials, metrics, samples and histogram written anew);
+    /// the caller holds the transaction.
+    fn replace(
+        &self,
+        tx: &Connection,
+        path: &Path,
         run_id: i64,
-        status: RunStatus,
-        finished: &str,
-        warnings: &[String],
-    ) -> Result<(), StoreError> {
-        let what = || format!("the end of run {run_id}");
-        let warnings = to_json(&self.path, what, "warnings", &warnings)?;
-        let changed = self
-            .conn
+        case_id: i64,
+        position: Option<i64>,
+    ) -> Result<i64, StoreError> {
+        let doing = "storing a case";
+        let case = self.case;
+        let changed = tx
             .execute(
-                "UPDATE run SET status = ?1, finished = ?2, warnings = ?3 WHERE id = ?4",
-                params![status.as_str(), finished, warnings, run_id],
+                "UPDATE run_case SET workload = ?1, workload_version = ?2, params = ?3,
+                        warnings = ?4, error = ?5, position = ?6, rounds = ?7
+                 WHERE id = ?8 AND run_id = ?9",
+                params![
+                    case.workload,
+                    case.workload_version,
+                    self.params,
+                    self.warnings,
+                    case.error,
+                    position,
+                    self.rounds,
+                    case_id,
+                    run_id,
+                ],
             )
-            .map_err(sql_err(&self.path, "finishing a run"))?;
+            .map_err(sql_err(path, doing))?;
         if changed == 0 {
-            return Err(StoreError::NoSuchRun {
-                id: run_id,
-                path: self.path.clone(),
-            });
+            return Err(invalid(
+                path,
+                format!("case `{}`", case.label()),
+                format!("run {run_id} has no case {case_id} to update"),
+            ));
+        }
+        // Samples go with their metrics (ON DELETE CASCADE).
+        for table in ["trial", "metric", "histogram"] {
+            tx.execute(
+                &format!("DELETE FROM {table} WHERE case_id = ?1"),
+                [case_id],
+            )
+            .map_err(sql_err(path, doing))?;
+        }
+        self.insert_children(tx, path, case_id)?;
+        Ok(case_id)
+    }
+
+    /// The case's trials, metrics, samples and histogram.
+    fn insert_children(
+        &self,
+        tx: &Connection,
+        path: &Path,
+        case_id: i64,
+    ) -> Result<(), StoreError> {
+        let doing = "storing a case";
+        let case = self.case;
+        let mut insert_trial = tx
+            .prepare_cached(
+                "INSERT INTO trial (case_id, idx, round, replaced, seconds, health)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )
+            .map_err(sql_err(path, doing))?;
+        for t in &self.trials {
+            insert_trial
+                .execute(params![
+                    case_id, t.index, t.round, t.replaced, t.seconds, t.health
+                ])
+                .map_err(sql_err(path, doing))?;
+        }
+
+        let mut insert_metric = tx
+            .prepare_cached(
+                "INSERT INTO metric (case_id, name, unit, direction, n, mean, median, stddev,
+                                     ci_low, ci_high, min, max, levels)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            )
+            .map_err(sql_err(path, doing))?;
+        let mut insert_sample = tx
+            .prepare_cached(
+                "INSERT INTO sample (metric_id, trial_idx, value, outlier)
+                 VALUES (?1, ?2, ?3, ?4)",
+            )
+            .map_err(sql_err(path, doing))?;
+        for PreparedMetric {
+            metric,
+            direction,
+            n,
+            levels,
+        } in &self.metrics
+        {
+            let s = &metric.summary;
+            insert_metric
+                .execute(params![
+                    case_id,
+                    metric.name,
+                    metric.unit,
+                    direction,
+                    n,
+                    s.mean,
+                    s.median,
+                    s.stddev,
+                    s.ci_low,
+                    s.ci_high,
+                    s.min,
+                    s.max,
+                    levels,
+                ])
+                .map_err(sql_err(path, doing))?;
+            let metric_id = tx.last_insert_rowid();
+            for (trial_idx, value) in metric.samples.iter().enumerate() {
+                insert_sample
+                    .execute(params![
+                        metric_id,
+                        trial_idx as i64,
+                        value,
+                        metric.outliers.get(trial_idx),
+                    ])
+                    .map_err(sql_err(path, doing))?;
+            }
+        }
+
+        if let Some(histogram) = &case.latency_histogram {
+            tx.execute(
+                "INSERT INTO histogram (case_id, data) VALUES (?1, ?2)",
+                params![case_id, histogram],
+            )
+            .map_err(sql_err(path, doing))?;
         }
         Ok(())
     }
+}
+
+/// The position after the run's last case.
+fn next_position(tx: &Connection, path: &Path, run_id: i64) -> Result<i64, StoreError> {
+    tx.query_row(
+        "SELECT coalesce(max(coalesce(position, 0)) + 1, 0) FROM run_case WHERE run_id = ?1",
+        [run_id],
+        |row| row.get::<_, i64>(0),
+    )
+    .map_err(sql_err(path, "storing a case"))
 }
 
 /// Serializes `value` to JSON text, naming the record and field on error.

@@ -70,6 +70,7 @@ pub fn execute(
     let ctx = TrialContext::new(options.cpus.clone(), cancel.clone());
     let run = RunRecord {
         id: 0,
+        uuid: crate::results::new_run_uuid(),
         started: now(),
         finished: None,
         sledge_version: env!("CARGO_PKG_VERSION").to_string(),

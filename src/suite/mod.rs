@@ -1,11 +1,13 @@
 //! Profiles (named lists of cases) and the planning of a run.
 
+pub mod defaults;
 pub mod execute;
 pub mod history;
 pub mod plan;
 pub mod profiles;
 pub mod subprocess;
 
+pub use defaults::defaults_for;
 pub use execute::{RunOptions, StoreFailedMidRun, execute};
 pub use plan::{DEFAULT_PROFILE, Plan, PlanError, plan};
 pub use profiles::{Profile, find as find_profile};

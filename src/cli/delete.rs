@@ -1,0 +1,64 @@
+//! `sledge delete RUN...`.
+
+use std::io::{BufRead as _, IsTerminal as _, Write as _};
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::output::{ExitStatus, UsageError, open_store, resolve_runs};
+
+/// Options of `sledge delete`.
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    /// The runs: ids, `last`, `last~N` or UUIDs.
+    #[arg(required = true, value_name = "RUN")]
+    runs: Vec<String>,
+    /// Do not ask for confirmation (needed when standard input is not a
+    /// terminal).
+    #[arg(short, long)]
+    yes: bool,
+}
+
+/// Removes the runs after asking (on a terminal) or with `--yes`.
+pub fn execute(args: DeleteArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+    let mut store = open_store(store)?;
+    let ids = resolve_runs(&store, &args.runs)?;
+    let listing = store.list_runs()?;
+    let described: Vec<String> = ids
+        .iter()
+        .map(|id| match listing.iter().find(|r| r.id == *id) {
+            Some(r) => format!(
+                "run {} ({} · {} · {} · {} cases)",
+                r.id, r.hostname, r.profile, r.started, r.cases
+            ),
+            None => format!("run {id}"),
+        })
+        .collect();
+    if !args.yes {
+        if !std::io::stdin().is_terminal() {
+            return Err(UsageError(format!(
+                "delete asks for confirmation on a terminal; standard input is not one, so pass --yes to delete {}",
+                described.join(", ")
+            ))
+            .into());
+        }
+        let mut stderr = std::io::stderr();
+        writeln!(stderr, "this removes from {}:", store.path().display())?;
+        for line in &described {
+            writeln!(stderr, "  {line}")?;
+        }
+        write!(stderr, "delete? [y/N] ")?;
+        stderr.flush()?;
+        let mut answer = String::new();
+        std::io::stdin().lock().read_line(&mut answer)?;
+        if !matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+            eprintln!("nothing deleted");
+            return Ok(ExitStatus::Success);
+        }
+    }
+    store.delete_runs(&ids)?;
+    for line in &described {
+        eprintln!("deleted {line}");
+    }
+    Ok(ExitStatus::Success)
+}

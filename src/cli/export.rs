@@ -1,0 +1,45 @@
+//! `sledge export RUN... [-o FILE]`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::output::{ExitStatus, open_store, print, resolve_runs, write_file_atomically};
+use crate::report::portable;
+
+/// Options of `sledge export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The runs: ids, `last`, `last~N` or UUIDs.
+    #[arg(required = true, value_name = "RUN")]
+    runs: Vec<String>,
+    /// Write the document to FILE instead of standard output (`-` is
+    /// standard output).
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+/// Writes the runs as one portable JSON document.
+pub fn execute(args: ExportArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+    let store = open_store(store)?;
+    let ids = resolve_runs(&store, &args.runs)?;
+    let runs = ids
+        .iter()
+        .map(|&id| store.load_run(id))
+        .collect::<Result<Vec<_>, _>>()?;
+    let exported = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let document = portable::export(&runs, &exported)?;
+    match args.output {
+        Some(path) if path.as_os_str() != "-" => {
+            write_file_atomically(&path, &document)?;
+            eprintln!(
+                "exported {} run{} to {}",
+                runs.len(),
+                if runs.len() == 1 { "" } else { "s" },
+                path.display()
+            );
+        }
+        _ => print(&document)?,
+    }
+    Ok(ExitStatus::Success)
+}

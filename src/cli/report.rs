@@ -1,0 +1,48 @@
+//! `sledge report RUN... -o report.html`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::output::{ExitStatus, open_store, print, resolve_runs, write_file_atomically};
+use crate::report::html;
+
+/// Options of `sledge report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The runs (ids, `last`, `last~N` or UUIDs); the first is the baseline
+    /// the others are compared with.
+    #[arg(required = true, value_name = "RUN")]
+    runs: Vec<String>,
+    /// Write the HTML to FILE instead of standard output (`-` is standard
+    /// output).
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+/// Writes one self-contained HTML report of the runs.
+pub fn execute(args: ReportArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+    let store = open_store(store)?;
+    let ids = resolve_runs(&store, &args.runs)?;
+    let runs = ids
+        .iter()
+        .map(|&id| store.load_run(id))
+        .collect::<Result<Vec<_>, _>>()?;
+    let defaults: Vec<_> = runs.iter().map(crate::suite::defaults_for).collect();
+    let generated = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let noise = crate::report::noise::StoreNoise::new(&store, ids.clone());
+    let page = html::render(&runs, &defaults, &generated, &noise)?;
+    match args.output {
+        Some(path) if path.as_os_str() != "-" => {
+            write_file_atomically(&path, &page)?;
+            eprintln!(
+                "wrote the report of {} run{} to {}",
+                runs.len(),
+                if runs.len() == 1 { "" } else { "s" },
+                path.display()
+            );
+        }
+        _ => print(&page)?,
+    }
+    Ok(ExitStatus::Success)
+}

@@ -1,0 +1,680 @@
+//! `sledge report`: one self-contained HTML file for one or more runs, to
+//! mail or attach to a ticket.
+//!
+//! Everything is inside the file: the style sheet is inline, the charts are
+//! inline SVG drawn by plotters, there is no script and no font, image or
+//! link to fetch (a Content-Security-Policy of `default-src 'none'` says
+//! so to the browser), and it reads the same with JavaScript off. Every
+//! string that comes from a store or an imported file (host names,
+//! parameters, warnings, command lines) goes through [`escape`].
+//!
+//! The page: the hosts side by side with the facts that differ marked; a
+//! comparison of each run against the first (`report::compare`); charts
+//! per workload (a bar chart per case across runs with 95% CIs and every
+//! trial, scaling curves with the USL fit for sweeps, the latency
+//! percentile spectrum of HTTP cases); the one-screen summary of each run.
+
+mod charts;
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::Deserializer;
+
+use super::compare::{CaseComparison, CompareOptions, NoiseHistory, RunComparison, compare_runs};
+use super::summary::{self, Defaults};
+use super::sweeps::{self, Sweep};
+use super::{format, run_table};
+use crate::probe::human_bytes;
+use crate::results::{CaseRecord, RunRecord};
+use crate::stats::{Verdict, VerdictBasis};
+use charts::{Bar, BarChart, LatencyChart, LatencyLine, ScalingChart, ScalingLine, Trial};
+
+/// The style sheet, inline in every report.
+const STYLE: &str = include_str!("page.css");
+
+/// Escapes text for HTML element content and quoted attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The report of `runs` (the first is the baseline of the comparisons);
+/// `defaults[i]` are the default parameters for run `i`'s summary;
+/// `generated` is the time of the report (RFC 3339).
+pub fn render(
+    runs: &[RunRecord],
+    defaults: &[Defaults],
+    generated: &str,
+    noise: &dyn NoiseHistory,
+) -> anyhow::Result<String> {
+    let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
+    let mut page = String::new();
+    writeln!(
+        page,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>sledge report: run{} {}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>",
+        if runs.len() == 1 { "" } else { "s" },
+        escape(&ids.join(", "))
+    )?;
+    writeln!(
+        page,
+        "<h1>sledge report</h1>\n<p class=\"meta\">{} run{} · made by sledge {} at {}</p>",
+        runs.len(),
+        if runs.len() == 1 { "" } else { "s" },
+        env!("CARGO_PKG_VERSION"),
+        escape(generated)
+    )?;
+    page.push_str(
+        "<nav><a href=\"#hosts\">Hosts</a> · <a href=\"#comparison\">Comparison</a> · \
+         <a href=\"#charts\">Charts</a> · <a href=\"#summary\">Summary per run</a></nav>\n",
+    );
+    page.push_str(&hosts(runs));
+    page.push_str("<section id=\"comparison\">\n<h2>Comparison</h2>\n");
+    if runs.len() < 2 {
+        page.push_str(
+            "<p>One run: nothing to compare. Give more runs to compare them with the first.</p>\n",
+        );
+    }
+    for candidate in runs.iter().skip(1) {
+        page.push_str(&comparison(&compare_runs(
+            &runs[0],
+            candidate,
+            noise,
+            CompareOptions::default(),
+        )));
+    }
+    page.push_str("</section>\n");
+    let all_sweeps: Vec<Vec<Sweep>> = runs.iter().map(sweeps::find).collect();
+    page.push_str(&charts_section(runs, &all_sweeps)?);
+    page.push_str("<section id=\"summary\">\n<h2>Summary per run</h2>\n");
+    for (i, run) in runs.iter().enumerate() {
+        let empty = Defaults::new();
+        let defaults = defaults.get(i).unwrap_or(&empty);
+        page.push_str(&run_summary(i, run, &all_sweeps[i], defaults));
+    }
+    page.push_str("</section>\n");
+    page.push_str(LEGEND);
+    page.push_str("</body>\n</html>\n");
+    Ok(page)
+}
+
+/// What the marks mean, at the end of the page.
+const LEGEND: &str = "<footer>\n<p><b>Reading the charts.</b> Bars are means with their 95% \
+confidence intervals; dots are the trials (● counted, ○ outlier by Tukey's fences, \
+<span class=\"disturbed\">✕</span> disturbed: the monitor saw other processes, steal or \
+swapping during it). A logarithmic axis is used where the values span more than 100×. \
+Scaling curves: solid lines join the means per step, dashed lines are the Universal \
+Scalability Law fitted to every trial, ▲ marks its predicted peak. Latency spectra come \
+from the stored HdrHistograms of all counted trials.</p>\n</footer>\n";
+
+/// `run 3`: how a run is named in tables and charts.
+fn run_name(run: &RunRecord) -> String {
+    format!("run {}", run.id)
+}
+
+/// A coloured square and the run's name.
+fn run_heading(index: usize, run: &RunRecord) -> String {
+    format!(
+        "<span class=\"swatch\" style=\"background:{}\"></span>{}",
+        charts::css_color(index),
+        escape(&run_name(run))
+    )
+}
+
+/// Facts about a run's host and the run itself, one per row.
+fn host_facts(run: &RunRecord) -> Vec<(String, String)> {
+    let host = &run.host;
+    let mut facts: Vec<(String, String)> = host
+        .display_lines()
+        .into_iter()
+        .map(|(key, value)| match key.as_str() {
+            // Only the sizes: available memory and free space change
+            // from run to run and would mark every pair of runs.
+            "Memory" => (key, human_bytes(host.memory.total_bytes)),
+            "Filesystem" => (
+                key,
+                host.filesystem.as_ref().map_or("unavailable".into(), |fs| {
+                    format!("{} on {} ({})", fs.fs_type, fs.source, fs.mount_point)
+                }),
+            ),
+            _ => (key, value),
+        })
+        .collect();
+    facts.insert(2, ("CPUs used".into(), run.cpus.len().to_string()));
+    facts.extend([
+        ("sledge".into(), run.sledge_version.clone()),
+        ("Profile".into(), run.profile.clone()),
+        ("Started".into(), run.started.clone()),
+        ("Status".into(), run.status.as_str().to_string()),
+        ("Command line".into(), run.command_line.clone()),
+        ("UUID".into(), run.uuid.clone()),
+    ]);
+    facts
+}
+
+/// Facts that name each run and so always differ.
+const ALWAYS_DIFFERENT: &[&str] = &["Started", "UUID"];
+
+/// The hosts side by side; rows whose values differ are marked.
+fn hosts(runs: &[RunRecord]) -> String {
+    let facts: Vec<Vec<(String, String)>> = runs.iter().map(host_facts).collect();
+    let mut out = String::from(
+        "<section id=\"hosts\">\n<h2>Hosts</h2>\n<table class=\"hosts\">\n<thead><tr><th></th><th>fact</th>",
+    );
+    for (i, run) in runs.iter().enumerate() {
+        let _ = write!(out, "<th>{}</th>", run_heading(i, run));
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for (row, (key, _)) in facts[0].iter().enumerate() {
+        let values: Vec<&str> = facts.iter().map(|f| f[row].1.as_str()).collect();
+        let differs = runs.len() > 1
+            && !ALWAYS_DIFFERENT.contains(&key.as_str())
+            && values.iter().any(|v| *v != values[0]);
+        let _ = write!(
+            out,
+            "<tr{}><td class=\"mark\">{}</td><th>{}</th>",
+            if differs { " class=\"differs\"" } else { "" },
+            if differs { "≠" } else { "" },
+            escape(key)
+        );
+        for value in values {
+            let _ = write!(out, "<td>{}</td>", escape(value));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody>\n</table>\n");
+    if runs.len() > 1 {
+        out.push_str("<p class=\"note\">≠ marks the facts that differ between the runs.</p>\n");
+    }
+    out.push_str("</section>\n");
+    out
+}
+
+/// One candidate against the baseline: what `report::compare` returns,
+/// one row per matched case with its headline metric (the first one
+/// compared); `sledge compare` shows every metric.
+fn comparison(c: &RunComparison) -> String {
+    let mut out = format!(
+        "<h3>run {} against run {} (baseline)</h3>\n",
+        c.candidate, c.baseline
+    );
+    if !c.host_differences.is_empty() {
+        out.push_str("<ul class=\"differences\">\n");
+        for d in &c.host_differences {
+            let _ = writeln!(
+                out,
+                "<li>{}: {} → {}</li>",
+                escape(&d.what),
+                escape(&d.baseline),
+                escape(&d.candidate)
+            );
+        }
+        out.push_str("</ul>\n");
+    }
+    out.push_str(
+        "<table class=\"comparison\">\n<thead><tr><th>workload</th><th>parameters</th><th>metric</th>\
+         <th>baseline</th><th>candidate</th><th>ratio [95% CI]</th><th>verdict</th><th>basis</th></tr></thead>\n<tbody>\n",
+    );
+    for case in &c.cases {
+        let Some(m) = case.metrics.first() else {
+            continue;
+        };
+        let (ratio, verdict, class, basis) = match &m.comparison {
+            Some(cmp) => {
+                let (verdict, class) = match m.verdict() {
+                    Some(Verdict::Faster) => ("faster".to_string(), "faster"),
+                    Some(Verdict::Slower) => ("slower".to_string(), "slower"),
+                    Some(Verdict::NoDifference) => {
+                        ("no significant difference".to_string(), "same")
+                    }
+                    None => (not_judged(case), "same"),
+                };
+                let basis = match cmp.basis {
+                    VerdictBasis::History => format!(
+                        "history of {} runs",
+                        m.baseline_history_runs.max(m.candidate_history_runs)
+                    ),
+                    VerdictBasis::Rounds => "rounds".to_string(),
+                    VerdictBasis::Trials => "trials (weak)".to_string(),
+                };
+                (
+                    format!(
+                        "{:.3} [{:.3}, {:.3}]",
+                        cmp.ratio, cmp.ratio_ci_low, cmp.ratio_ci_high
+                    ),
+                    verdict,
+                    class,
+                    basis,
+                )
+            }
+            None => ("-".into(), "no samples".to_string(), "same", String::new()),
+        };
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{} ({})</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+             <td class=\"num\">{}</td><td class=\"{class}\">{}</td><td>{}</td></tr>",
+            escape(&case.workload),
+            escape(&case.params),
+            escape(&m.name),
+            escape(&m.unit),
+            format::value(m.baseline_mean),
+            format::value(m.candidate_mean),
+            ratio,
+            escape(&verdict),
+            escape(&basis),
+        );
+    }
+    out.push_str("</tbody>\n</table>\n");
+    let s = &c.summary;
+    let geo = match (s.geometric_mean, s.geometric_mean_ci) {
+        (Some(g), Some((lo, hi))) => {
+            format!(
+                "geometric mean of the headline ratios (above 1: candidate better) {g:.3} [{lo:.3}, {hi:.3}]; "
+            )
+        }
+        _ => String::new(),
+    };
+    let _ = writeln!(
+        out,
+        "<p class=\"note\">{geo}{} faster, {} slower, {} no difference, {} not judged</p>",
+        s.faster, s.slower, s.no_difference, s.not_judged
+    );
+    for line in &c.unmatched {
+        let _ = writeln!(out, "<p class=\"note\">unmatched: {}</p>", escape(line));
+    }
+    out
+}
+
+/// Why a case was not judged: which side's trials were disturbed.
+fn not_judged(case: &CaseComparison) -> String {
+    let mut sides = Vec::new();
+    if !case.baseline_disturbed.is_empty() {
+        sides.push(format!("baseline {}", case.baseline_disturbed.join(", ")));
+    }
+    if !case.candidate_disturbed.is_empty() {
+        sides.push(format!("candidate {}", case.candidate_disturbed.join(", ")));
+    }
+    format!("not judged: {}", sides.join("; "))
+}
+
+/// The key cases are matched on across runs: workload, version and
+/// parameters, with a per-CPU parameter equal to the run's CPU count read
+/// as `all` (the rule of `report::compare`).
+fn case_key(case: &CaseRecord, run: &RunRecord) -> (String, u32, BTreeMap<String, String>) {
+    (
+        case.workload.clone(),
+        case.workload_version,
+        all_cpus_as_all(&case.params, run),
+    )
+}
+
+fn all_cpus_as_all(params: &BTreeMap<String, String>, run: &RunRecord) -> BTreeMap<String, String> {
+    let cpus = run.cpus.len().to_string();
+    params
+        .iter()
+        .map(|(k, v)| {
+            let all =
+                run.cpus.len() > 1 && ["threads", "copies"].contains(&k.as_str()) && *v == cpus;
+            (k.clone(), if all { "all".into() } else { v.clone() })
+        })
+        .collect()
+}
+
+/// `k=v k=v`.
+fn params_text(params: &BTreeMap<String, String>) -> String {
+    params
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Charts per workload: a bar chart per case, scaling curves per sweep,
+/// latency spectra for HTTP cases.
+fn charts_section(runs: &[RunRecord], all_sweeps: &[Vec<Sweep>]) -> anyhow::Result<String> {
+    let mut out = String::from("<section id=\"charts\">\n<h2>Charts</h2>\n");
+    // Cases in first-seen order, with (run index, case) per run.
+    type Key = (String, u32, BTreeMap<String, String>);
+    let mut keys: Vec<Key> = Vec::new();
+    let mut by_key: BTreeMap<Key, Vec<(usize, &CaseRecord)>> = BTreeMap::new();
+    for (i, run) in runs.iter().enumerate() {
+        for case in &run.cases {
+            let key = case_key(case, run);
+            if !by_key.contains_key(&key) {
+                keys.push(key.clone());
+            }
+            by_key.entry(key).or_default().push((i, case));
+        }
+    }
+    let mut workloads: Vec<&str> = Vec::new();
+    for key in &keys {
+        if !workloads.contains(&key.0.as_str()) {
+            workloads.push(&key.0);
+        }
+    }
+    for workload in workloads {
+        let _ = writeln!(out, "<h3 id=\"w-{0}\">{0}</h3>", escape(workload));
+        // Which parameters tell this workload's cases apart.
+        let own: Vec<&Key> = keys.iter().filter(|k| k.0 == workload).collect();
+        let varying: Vec<String> = {
+            let cases: Vec<&CaseRecord> = own
+                .iter()
+                .flat_map(|k| by_key[*k].iter().map(|p| p.1))
+                .collect();
+            summary::varying_params(&cases)
+        };
+        out.push_str("<div class=\"grid\">\n");
+        for key in &own {
+            let cases = &by_key[*key];
+            let Some(chart) = bar_data(runs, cases) else {
+                continue;
+            };
+            let title: String = key
+                .2
+                .iter()
+                .filter(|(k, _)| varying.contains(k))
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            let metric = cases.iter().find_map(|(_, c)| sweeps::headline(c));
+            let _ = writeln!(
+                out,
+                "<figure class=\"case\"><figcaption>{} <span class=\"metric\">{}</span></figcaption>\n{}\n</figure>",
+                escape(if title.is_empty() { workload } else { &title }),
+                escape(&metric.map_or(String::new(), |m| format!("{} ({})", m.name, m.unit))),
+                charts::bar_chart(&chart)?
+            );
+        }
+        out.push_str("</div>\n");
+        out.push_str(&scaling_figures(runs, all_sweeps, workload)?);
+        if workload.starts_with("http.") {
+            for key in &own {
+                if let Some(figure) = latency_figure(runs, &by_key[*key], &key.2, &varying)? {
+                    out.push_str(&figure);
+                }
+            }
+        }
+    }
+    out.push_str("</section>\n");
+    Ok(out)
+}
+
+/// The bars of one case across the runs that have it with a headline.
+fn bar_data(runs: &[RunRecord], cases: &[(usize, &CaseRecord)]) -> Option<BarChart> {
+    let mut unit = String::new();
+    let bars: Vec<Bar> = cases
+        .iter()
+        .filter_map(|&(i, case)| {
+            let m = sweeps::headline(case)?;
+            unit = m.unit.clone();
+            Some(Bar {
+                label: run_name(&runs[i]),
+                run: i,
+                mean: m.summary.mean,
+                ci_low: m.summary.ci_low,
+                ci_high: m.summary.ci_high,
+                trials: m
+                    .samples
+                    .iter()
+                    .enumerate()
+                    .map(|(t, &value)| Trial {
+                        value,
+                        disturbed: case
+                            .trials
+                            .get(t)
+                            .is_some_and(|trial| !trial.health.flags.is_empty()),
+                        outlier: m.outliers.get(t).copied().unwrap_or(false),
+                    })
+                    .collect(),
+            })
+        })
+        .collect();
+    (!bars.is_empty()).then_some(BarChart { unit, bars })
+}
+
+/// Scaling curves of `workload`: one chart per sweep (matched across runs
+/// by parameter and fixed parameters), one line per run.
+fn scaling_figures(
+    runs: &[RunRecord],
+    all_sweeps: &[Vec<Sweep>],
+    workload: &str,
+) -> anyhow::Result<String> {
+    type SweepKey = (String, BTreeMap<String, String>);
+    let mut order: Vec<SweepKey> = Vec::new();
+    let mut groups: BTreeMap<SweepKey, Vec<(usize, &Sweep)>> = BTreeMap::new();
+    for (i, sweeps) in all_sweeps.iter().enumerate() {
+        for sweep in sweeps.iter().filter(|s| s.workload == workload) {
+            let key = (sweep.param.clone(), all_cpus_as_all(&sweep.fixed, &runs[i]));
+            if !groups.contains_key(&key) {
+                order.push(key.clone());
+            }
+            groups.entry(key).or_default().push((i, sweep));
+        }
+    }
+    let varying: Vec<String> = {
+        let fixed: Vec<&BTreeMap<String, String>> = order.iter().map(|k| &k.1).collect();
+        let names: std::collections::BTreeSet<&String> =
+            fixed.iter().flat_map(|f| f.keys()).collect();
+        names
+            .into_iter()
+            .filter(|n| fixed.iter().any(|f| f.get(*n) != fixed[0].get(*n)))
+            .cloned()
+            .collect()
+    };
+    let mut out = String::new();
+    for key in &order {
+        let members = &groups[key];
+        let first = members[0].1;
+        let lines: Vec<ScalingLine> = members
+            .iter()
+            .map(|&(i, sweep)| ScalingLine {
+                label: run_name(&runs[i]),
+                run: i,
+                steps: sweep
+                    .steps
+                    .iter()
+                    .filter_map(|step| {
+                        let m = sweeps::headline(&runs[i].cases[step.case])?;
+                        Some((step.n, m.summary.mean, m.summary.ci_low, m.summary.ci_high))
+                    })
+                    .collect(),
+                fit: sweep.usl.clone(),
+            })
+            .collect();
+        let svg = charts::scaling_chart(&ScalingChart {
+            param: first.param.clone(),
+            unit: first.unit.clone(),
+            lines,
+        })?;
+        let which = params_text(
+            &key.1
+                .iter()
+                .filter(|(k, _)| varying.contains(k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        );
+        let _ = write!(
+            out,
+            "<figure class=\"wide\"><figcaption>scaling over {} {}<span class=\"metric\">{} ({})</span></figcaption>\n{svg}\n",
+            escape(&first.param),
+            if which.is_empty() {
+                String::new()
+            } else {
+                format!("· {} ", escape(&which))
+            },
+            escape(&first.metric),
+            escape(&first.unit)
+        );
+        out.push_str("<table class=\"scaling\"><thead><tr><th>run</th><th>steps</th><th>speed-up at the last step</th><th>USL</th></tr></thead><tbody>\n");
+        for &(i, sweep) in members {
+            let last = sweep.steps.last().and_then(|s| s.speedup);
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+                run_heading(i, &runs[i]),
+                sweep
+                    .steps
+                    .iter()
+                    .map(|s| format::value(s.n))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                last.map_or("-".into(), |s| format!(
+                    "{:.2}× ({:.0}% efficiency)",
+                    s.speedup,
+                    s.efficiency * 100.0
+                )),
+                sweep.usl.as_ref().map_or_else(
+                    || format!("needs {} steps", crate::stats::MIN_USL_STEPS),
+                    |fit| escape(&sweeps::usl_line(fit, &sweep.param, &sweep.unit))
+                ),
+            );
+        }
+        out.push_str("</tbody></table>\n</figure>\n");
+    }
+    Ok(out)
+}
+
+/// The latency percentile spectrum of one HTTP case across runs, from the
+/// stored histograms; `None` when no run has one.
+fn latency_figure(
+    runs: &[RunRecord],
+    cases: &[(usize, &CaseRecord)],
+    params: &BTreeMap<String, String>,
+    varying: &[String],
+) -> anyhow::Result<Option<String>> {
+    let lines: Vec<LatencyLine> = cases
+        .iter()
+        .filter_map(|&(i, case)| {
+            Some(LatencyLine {
+                label: run_name(&runs[i]),
+                run: i,
+                points: percentile_spectrum(case.latency_histogram.as_deref()?)?,
+            })
+        })
+        .collect();
+    if lines.is_empty() {
+        return Ok(None);
+    }
+    let title = params_text(
+        &params
+            .iter()
+            .filter(|(k, _)| varying.contains(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    );
+    Ok(Some(format!(
+        "<figure class=\"wide\"><figcaption>latency percentiles {}<span class=\"metric\">ms</span></figcaption>\n{}\n</figure>\n",
+        escape(&title),
+        charts::latency_chart(&LatencyChart { lines })?
+    )))
+}
+
+/// (nines, milliseconds) from a serialized histogram of nanoseconds: every
+/// quarter of a nine from p0 up to what the sample count supports (p99.9
+/// needs about 1000 values), at most p99.999.
+fn percentile_spectrum(bytes: &[u8]) -> Option<Vec<(f64, f64)>> {
+    let histogram: Histogram<u64> = Deserializer::new().deserialize(&mut &bytes[..]).ok()?;
+    if histogram.is_empty() {
+        return None;
+    }
+    let max_nines = (histogram.len() as f64).log10().min(5.0);
+    let points = (0..=20)
+        .map(|k| f64::from(k) / 4.0)
+        .filter(|&nines| nines <= max_nines)
+        .map(|nines| {
+            let quantile = 1.0 - 10f64.powf(-nines);
+            (nines, histogram.value_at_quantile(quantile) as f64 / 1e6)
+        })
+        .collect();
+    Some(points)
+}
+
+/// One run's summary tables (the terminal summary as HTML).
+fn run_summary(index: usize, run: &RunRecord, sweeps: &[Sweep], defaults: &Defaults) -> String {
+    let mut out = format!(
+        "<h3>{}</h3>\n<p class=\"meta\">{}</p>\n",
+        run_heading(index, run),
+        escape(run_table::header(run).trim_end())
+    );
+    for section in summary::sections(run, sweeps, defaults) {
+        let title = match &section.headline {
+            Some((name, unit, direction)) => format!(
+                "{} · {name} ({unit}, {} is better)",
+                section.workload,
+                match direction {
+                    crate::stats::Direction::Higher => "higher",
+                    crate::stats::Direction::Lower => "lower",
+                }
+            ),
+            None => section.workload.clone(),
+        };
+        let _ = writeln!(out, "<h4>{}</h4>", escape(&title));
+        if !section.set.is_empty() {
+            let _ = writeln!(
+                out,
+                "<p class=\"set\">set: {}</p>",
+                escape(&section.set.join(" "))
+            );
+        }
+        out.push_str("<table class=\"summary\"><thead><tr>");
+        for column in &section.columns {
+            let _ = write!(out, "<th>{}</th>", escape(column));
+        }
+        out.push_str("</tr></thead><tbody>\n");
+        for row in &section.rows {
+            out.push_str("<tr>");
+            for (cell, numeric) in row.iter().zip(&section.numeric) {
+                let _ = write!(
+                    out,
+                    "<td{}>{}</td>",
+                    if *numeric { " class=\"num\"" } else { "" },
+                    escape(cell)
+                );
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</tbody></table>\n");
+        for fit in &section.fits {
+            let _ = writeln!(out, "<p class=\"fit\">{}</p>", escape(fit));
+        }
+    }
+    let mut notes = Vec::new();
+    for case in &run.cases {
+        if let Some(error) = &case.error {
+            notes.push(format!("error: {}: {error}", case.label()));
+        }
+        for warning in case
+            .warnings
+            .iter()
+            .filter(|w| !summary::is_disturbance_warning(w))
+        {
+            notes.push(format!("warning: {}: {warning}", case.label()));
+        }
+    }
+    notes.extend(run.warnings.iter().map(|w| format!("warning: {w}")));
+    if !notes.is_empty() {
+        out.push_str("<ul class=\"warnings\">\n");
+        for note in notes {
+            let _ = writeln!(out, "<li>{}</li>", escape(&note));
+        }
+        out.push_str("</ul>\n");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,147 @@
+//! Unit tests of the HTML report.
+
+use super::*;
+use crate::report::fixtures::demo_run;
+
+fn report(runs: &[RunRecord]) -> String {
+    render(
+        runs,
+        &[],
+        "2026-03-01T12:00:00Z",
+        &crate::report::compare::NoNoiseHistory,
+    )
+    .unwrap()
+}
+
+#[test]
+fn the_page_is_self_contained() {
+    let page = report(&[demo_run(1, "alpha", 1.0), demo_run(2, "beta", 1.3)]);
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert!(
+        page.contains("default-src 'none'"),
+        "a CSP forbids fetching"
+    );
+    for external in [
+        "<script", "<link", "src=", "url(", "@import", "http://", "https://",
+    ] {
+        let found = page.to_lowercase().contains(external);
+        // The SVG namespace is an identifier, not a fetch.
+        let only_namespace = external == "http://"
+            && page.matches("http://").count()
+                == page.matches("http://www.w3.org/2000/svg").count();
+        assert!(!found || only_namespace, "{external} in the page");
+    }
+}
+
+#[test]
+fn hosts_sit_side_by_side_with_differences_marked() {
+    let mut b = demo_run(2, "beta", 1.3);
+    b.host.os.kernel = "6.12.0-other".into();
+    let page = report(&[demo_run(1, "alpha", 1.0), b]);
+    let hosts = &page[page.find("id=\"hosts\"").unwrap()..page.find("id=\"comparison\"").unwrap()];
+    let row = |fact: &str| {
+        hosts
+            .lines()
+            .find(|l| l.contains(&format!("<th>{fact}</th>")))
+            .unwrap_or_else(|| panic!("no {fact} row: {hosts}"))
+            .to_string()
+    };
+    assert!(row("Host").contains("class=\"differs\""), "{}", row("Host"));
+    assert!(row("Kernel").contains("≠") && row("Kernel").contains("6.12.0-other"));
+    assert!(!row("CPU").contains("differs"), "{}", row("CPU"));
+    assert!(!row("Started").contains("differs"), "each run's own start");
+}
+
+#[test]
+fn comparison_tables_come_from_compare_runs() {
+    let page = report(&[
+        demo_run(1, "alpha", 1.0),
+        demo_run(2, "beta", 2.0),
+        demo_run(3, "gamma", 1.0),
+    ]);
+    assert!(page.contains("<h3>run 2 against run 1 (baseline)</h3>"));
+    assert!(page.contains("<h3>run 3 against run 1 (baseline)</h3>"));
+    // Twice as fast: a 2.000 ratio called faster; same speed: no difference.
+    let two = &page[page.find("run 2 against").unwrap()..page.find("run 3 against").unwrap()];
+    assert!(
+        two.contains("2.000 [") && two.contains("class=\"faster\">faster"),
+        "{two}"
+    );
+    // memory.latency is lower-is-better: half the latency is faster too.
+    assert!(two.contains("ns_per_load (ns)"), "{two}");
+    let three = &page[page.find("run 3 against").unwrap()..page.find("id=\"charts\"").unwrap()];
+    assert!(
+        three.contains("no significant difference") && !three.contains("class=\"slower\""),
+        "{three}"
+    );
+    assert!(
+        three.contains("unmatched: fileio mode=rndrw: failed in run 1"),
+        "{three}"
+    );
+}
+
+#[test]
+fn charts_cover_cases_sweeps_and_latency() {
+    let page = report(&[demo_run(1, "alpha", 1.0), demo_run(2, "beta", 1.3)]);
+    let charts = &page[page.find("id=\"charts\"").unwrap()..page.find("id=\"summary\"").unwrap()];
+    // 14 cases with a headline (the failed one has none): a bar chart each;
+    // scaling charts for cpu.primes, two crypto sweeps and http.static; a
+    // latency spectrum per HTTP case.
+    assert_eq!(
+        charts.matches("<figure class=\"case\">").count(),
+        14,
+        "bar charts"
+    );
+    assert_eq!(charts.matches("scaling over").count(), 4, "scaling charts");
+    assert_eq!(
+        charts.matches("latency percentiles").count(),
+        3,
+        "latency spectra"
+    );
+    assert_eq!(charts.matches("<svg").count(), 14 + 4 + 3);
+    // The USL fit and its peak are drawn and told.
+    assert!(charts.contains("peak "), "{charts}");
+    assert!(charts.contains("USL λ="), "{charts}");
+    // The HTTP rates span 90 to 27,000 req/s: the scaling chart is on log
+    // axes (powers of ten are labelled).
+    let http = &charts[charts.find("scaling over concurrency").unwrap()..];
+    assert!(
+        http.contains(">\n1000\n<") || http.contains(">\n10000\n<"),
+        "{http}"
+    );
+}
+
+#[test]
+fn the_percentile_spectrum_follows_the_histogram() {
+    let points = percentile_spectrum(&crate::report::fixtures::latency_histogram(100)).unwrap();
+    // 1000 values: up to p99.9 (three nines), in quarter nines.
+    assert_eq!(points.len(), 13);
+    assert_eq!(points[0].0, 0.0);
+    assert_eq!(points.last().unwrap().0, 3.0);
+    assert!(points.windows(2).all(|w| w[1].1 >= w[0].1), "{points:?}");
+    // The median is 50-150 us and the tail 20x the median: 1 ms.
+    let median = points[1].1; // p44 ~ p50
+    assert!((0.04..0.2).contains(&median), "{points:?}");
+    assert!((points.last().unwrap().1 - 1.0).abs() < 0.01, "{points:?}");
+    assert_eq!(percentile_spectrum(b"not a histogram"), None);
+}
+
+#[test]
+fn strings_from_the_store_are_escaped() {
+    let hostile = "<script>alert(1)</script>";
+    let mut run = demo_run(1, hostile, 1.0);
+    run.command_line = format!("sledge run {hostile}");
+    run.warnings.push(format!("warning {hostile}"));
+    run.cases[0].params.insert("dir".into(), hostile.into());
+    run.cases[0].warnings.push(hostile.into());
+    run.cases[0].metrics[0].unit = hostile.into();
+    run.host.cpu.model = "\"><img src=x onerror=alert(1)>".into();
+    let page = report(&[run, demo_run(2, "beta", 1.0)]);
+    assert!(
+        !page.to_lowercase().contains("<script"),
+        "a script tag got through"
+    );
+    assert!(!page.contains("<img"), "an img tag got through");
+    assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert_eq!(escape("a&b<c>\"d'"), "a&amp;b&lt;c&gt;&quot;d&#39;");
+}
