@@ -122,6 +122,7 @@ fn a_file_that_is_not_a_sledge_store_is_left_untouched() {
 #[test]
 fn showing_a_missing_run_says_how_to_find_runs() {
     let sandbox = Sandbox::new();
+    sledge::store::Store::open(&sandbox.store()).unwrap();
     sandbox
         .sledge()
         .args(["show", "42"])

@@ -70,3 +70,76 @@ pub fn wait_bounded(child: &mut std::process::Child, limit: Duration) -> std::pr
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// A metric of a fixture case: name, which way is better, and one sample
+/// per trial.
+#[allow(dead_code)]
+pub type FixtureMetric<'a> = (&'a str, sledge::stats::Direction, &'a [f64]);
+
+/// Writes a run through the store API, as `sledge run` would have stored
+/// it, so that tests control every number: one `cpu.primes` case
+/// (`max_prime=10000 threads=1`) with `metrics` (none: the run stored no
+/// case). A `running` run is left unfinished, as by a sledge that is still
+/// running or was killed. Returns the run's id.
+#[allow(dead_code)]
+pub fn store_fixture_run(
+    store: &Path,
+    status: sledge::results::RunStatus,
+    metrics: &[FixtureMetric],
+) -> i64 {
+    use sledge::results::{CaseRecord, MetricRecord, RunRecord, RunStatus, TrialRecord};
+    let mut store = sledge::store::Store::open(store).expect("fixture store");
+    let run = RunRecord {
+        id: 0,
+        started: "2026-01-01T00:00:00Z".to_string(),
+        finished: None,
+        sledge_version: env!("CARGO_PKG_VERSION").to_string(),
+        profile: "custom".to_string(),
+        command_line: "sledge run cpu.primes".to_string(),
+        status: RunStatus::Running,
+        cpus: vec![0],
+        warnings: Vec::new(),
+        host: Default::default(),
+        cases: Vec::new(),
+    };
+    let id = store.begin_run(&run).expect("fixture run");
+    if let Some((_, _, first)) = metrics.first() {
+        let case = CaseRecord {
+            workload: "cpu.primes".to_string(),
+            workload_version: sledge::workloads::find("cpu.primes")
+                .expect("cpu.primes")
+                .version(),
+            params: [("max_prime", "10000"), ("threads", "1")]
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .into(),
+            warnings: Vec::new(),
+            error: None,
+            trials: (0..first.len() as u32)
+                .map(|index| TrialRecord {
+                    index,
+                    seconds: 1.0,
+                    health: Default::default(),
+                })
+                .collect(),
+            metrics: metrics
+                .iter()
+                .map(|(name, direction, samples)| MetricRecord {
+                    name: name.to_string(),
+                    unit: "u".to_string(),
+                    direction: *direction,
+                    summary: sledge::stats::summarize(samples).expect("samples"),
+                    samples: samples.to_vec(),
+                    outliers: sledge::stats::tukey_outliers(samples),
+                })
+                .collect(),
+            latency_histogram: None,
+        };
+        store.add_case(id, &case).expect("fixture case");
+    }
+    if status != RunStatus::Running {
+        store
+            .finish_run(id, status, "2026-01-01T00:01:00Z", &[])
+            .expect("fixture finish");
+    }
+    id
+}

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::output::{ExitStatus, open_store, print};
+use super::output::{ExitStatus, open_existing_store, print};
 use crate::report;
 
 /// Options of `sledge compare`.
@@ -21,7 +21,7 @@ pub struct CompareArgs {
 
 /// Prints the comparison of two stored runs.
 pub fn execute(args: CompareArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
-    let store = open_store(store)?;
+    let store = open_existing_store(store)?;
     let baseline = store.load_run(store.resolve_run(&args.baseline)?)?;
     let candidate = store.load_run(store.resolve_run(&args.candidate)?)?;
     let comparison = report::compare::compare_runs(&baseline, &candidate);

@@ -97,6 +97,9 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
 
     let cancel = engine::CancelToken::new();
     install_interrupt_handler(&cancel);
+    // A damaged store would fail when the first case is stored, after
+    // that case had run: find it before anything is measured.
+    store.check_integrity()?;
     let bars = std::io::stderr()
         .is_terminal()
         .then(|| ProgressBars::new(plan.cases.len()));

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::output::{ExitStatus, open_store, print};
+use super::output::{ExitStatus, open_existing_store, print};
 use crate::report;
 
 /// Options of `sledge show`.
@@ -26,7 +26,7 @@ pub struct ShowArgs {
 
 /// Prints one stored run.
 pub fn execute(args: ShowArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
-    let store = open_store(store)?;
+    let store = open_existing_store(store)?;
     let id = store.resolve_run(&args.run)?;
     let run = store.load_run(id)?;
     let text = if args.json {
