@@ -175,3 +175,42 @@ fn the_served_page_database_must_be_one_sledge_knows() {
         .code(2)
         .stderr(predicate::str::contains("--serve"));
 }
+
+#[test]
+fn a_case_error_is_also_said_on_stderr_with_json() {
+    // Nothing listens on port 1: the case fails in prepare, after it was
+    // built, the way a full disk or a vanished directory fails a case.
+    let sandbox = Sandbox::new();
+    let out = sandbox
+        .sledge()
+        .args(["run", "http.dynamic", "--json"])
+        .args([
+            "-p",
+            "db=postgres://sledge@127.0.0.1:1/none?connect_timeout=5",
+        ])
+        .args(["-p", "time=0.1", "-p", "concurrency=1"])
+        .args(FAST)
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .code(1);
+    let run: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let case = &run["cases"][0];
+    let error = case["error"].as_str().expect("the case failed");
+    let label = format!(
+        "http.dynamic {}",
+        case["params"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.as_str().unwrap()))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l == format!("error: {label}: {error}")),
+        "stderr lacks the case error `{error}`:\n{stderr}"
+    );
+}

@@ -8,6 +8,7 @@ mod output;
 mod probe;
 mod progress_bar;
 mod run;
+mod run_progress;
 mod show;
 mod workloads;
 

@@ -26,6 +26,12 @@ impl ProgressBars {
         bar.set_prefix("sledge");
         ProgressBars { bar }
     }
+
+    /// Runs `write` (which prints to stderr) with the bar cleared, then
+    /// draws the bar again below what was printed.
+    pub fn suspend(&self, write: impl FnOnce()) {
+        self.bar.suspend(write);
+    }
 }
 
 impl Progress for ProgressBars {

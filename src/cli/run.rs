@@ -7,8 +7,8 @@ use std::time::Duration;
 use clap::Args;
 
 use super::output::{ExitStatus, UsageError, open_store, print};
-use super::progress_bar::ProgressBars;
-use crate::engine::{self, Methodology, Progress, Silent};
+use super::run_progress::RunProgress;
+use crate::engine::{self, Methodology};
 use crate::results::RunStatus;
 use crate::suite::RunOptions;
 use crate::{report, suite};
@@ -94,28 +94,22 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
         .map_err(|e| UsageError(e.to_string()))?;
     let methodology = args.methodology(plan.methodology.clone())?;
     let mut store = open_store(store_path)?;
-
-    let cancel = engine::CancelToken::new();
-    install_interrupt_handler(&cancel);
     // A damaged store would fail when the first case is stored, after
     // that case had run: find it before anything is measured.
     store.check_integrity()?;
-    let bars = std::io::stderr()
-        .is_terminal()
-        .then(|| ProgressBars::new(plan.cases.len()));
-    let progress: &dyn Progress = match &bars {
-        Some(bars) => bars,
-        None => &Silent,
-    };
+
+    let cancel = engine::CancelToken::new();
+    install_interrupt_handler(&cancel);
+    let progress = RunProgress::new(plan.cases.len(), std::io::stderr().is_terminal());
     let options = RunOptions {
         cpus,
         methodology,
         idle_check: !args.no_idle_check,
         command_line: crate::secrets::redact_words(&std::env::args().collect::<Vec<_>>().join(" ")),
     };
-    let run = suite::execute(&plan, options, &mut store, &cancel, progress)?;
+    let run = suite::execute(&plan, options, &mut store, &cancel, &progress)?;
     // Clear the bars before the table is printed.
-    drop(bars);
+    drop(progress);
 
     if args.json {
         print(&report::export::json(&run)?)?;
