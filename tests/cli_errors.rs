@@ -214,3 +214,74 @@ fn a_case_error_is_also_said_on_stderr_with_json() {
         "stderr lacks the case error `{error}`:\n{stderr}"
     );
 }
+
+#[test]
+fn a_trailing_comma_is_refused_before_anything_runs() {
+    let sandbox = Sandbox::new();
+    sandbox
+        .sledge()
+        .args(["run", "http.dynamic", "-p", "db=sqlite,"])
+        .args(FAST)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(
+            "error: --param db: value 2 is empty (a trailing or doubled comma?); separate values with commas, and put a value that holds a comma in double quotes (dir=\"/mnt/a,b\")\n",
+        );
+    assert!(!sandbox.store().exists());
+}
+
+#[test]
+fn a_sweep_value_that_cannot_run_is_refused_before_the_first_case() {
+    // 16 and 64 are whole AES blocks; 100 is not, which only the whole
+    // case (the algorithm with the size) can tell.
+    let sandbox = Sandbox::new();
+    sandbox
+        .sledge()
+        .args(["run", "crypto.speed", "-p", "algorithm=aes-256-cbc"])
+        .args(["-p", "block_size=16,64,100", "-p", "time=0.05"])
+        .args(FAST)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::starts_with(
+            "error: case 3 of 3 (crypto.speed algorithm=aes-256-cbc block_size=100 ",
+        ))
+        .stderr(predicate::str::contains("must be a multiple of 16"))
+        .stderr(predicate::str::ends_with("; nothing was measured\n"));
+    sandbox
+        .sledge()
+        .args(["list", "--json"])
+        .assert()
+        .success()
+        .stdout("[]\n");
+}
+
+#[test]
+fn a_directory_with_a_comma_in_its_name_can_be_given_in_quotes() {
+    let sandbox = Sandbox::new();
+    let data = sandbox.path().join("a,b");
+    std::fs::create_dir(&data).unwrap();
+    let out = sandbox
+        .sledge()
+        .args(["run", "fileio", "--json"])
+        .arg("-p")
+        .arg(format!("dir=\"{}\"", data.display()))
+        .args([
+            "-p",
+            "mode=seqwr",
+            "-p",
+            "file_num=1",
+            "-p",
+            "total_size=64K",
+        ])
+        .args(["-p", "events=4", "-p", "time=1"])
+        .args(FAST)
+        .assert()
+        .success();
+    let run: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(run["cases"].as_array().unwrap().len(), 1);
+    assert_eq!(run["cases"][0]["params"]["dir"], data.display().to_string());
+    // The scratch directory was made there, and removed.
+    assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0);
+}

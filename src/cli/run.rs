@@ -23,7 +23,10 @@ pub struct RunArgs {
     #[arg(value_name = "PROFILE|WORKLOAD")]
     targets: Vec<String>,
     /// Set a parameter: `name=value`, or `name=v1,v2,...` to sweep it.
-    /// Applies to every selected workload that has the parameter.
+    /// Applies to every selected workload that has the parameter. A value
+    /// that holds a comma goes in double quotes (`""` for a quote inside
+    /// them): -p 'dir="/mnt/a,b",/mnt/c' is two directories. Every value of
+    /// every case is checked before the first case runs.
     #[arg(short, long = "param", value_name = "NAME=VALUE")]
     params: Vec<String>,
     /// Restrict the run to the first N CPUs this process may use (pins the
@@ -107,7 +110,14 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
         idle_check: !args.no_idle_check,
         command_line: crate::secrets::redact_words(&std::env::args().collect::<Vec<_>>().join(" ")),
     };
-    let run = suite::execute(&plan, options, &mut store, &cancel, &progress)?;
+    let run = suite::execute(&plan, options, &mut store, &cancel, &progress).map_err(|err| {
+        // A case that cannot run is the command line's mistake (or asks
+        // for more than this host has): exit status 2, like a bad value.
+        match err.downcast_ref::<suite::CaseCannotRun>() {
+            Some(cannot) => UsageError(cannot.to_string()).into(),
+            None => err,
+        }
+    })?;
     // Clear the bars before the table is printed.
     drop(progress);
 

@@ -26,7 +26,9 @@ pub struct RunOptions {
 }
 
 /// Runs `plan` and stores it in `store`; returns the stored run as loaded
-/// back. A failing case does not stop the run (its status becomes
+/// back. A case that cannot even be built here stops the run before
+/// anything is measured or stored ([`super::CaseCannotRun`]). A case that
+/// fails while running does not stop the run (its status becomes
 /// `failed`); a cancellation stops it (status `partial`). Every finished
 /// case is in the store before the next one starts.
 pub fn execute(
@@ -38,6 +40,12 @@ pub fn execute(
 ) -> anyhow::Result<RunRecord> {
     let cwd = std::env::current_dir()?;
     let host = probe::probe(&cwd);
+    let env = CaseEnv {
+        cpus: options.cpus.clone(),
+        total_cache_bytes: host.total_cache_bytes(),
+        memory_bytes: host.memory.total_bytes,
+    };
+    super::preflight::check_cases(&plan.cases, &env)?;
 
     let mut warnings = Vec::new();
     if options.idle_check
@@ -47,11 +55,6 @@ pub fn execute(
         warnings.push(warning);
     }
 
-    let env = CaseEnv {
-        cpus: options.cpus.clone(),
-        total_cache_bytes: host.total_cache_bytes(),
-        memory_bytes: host.memory.total_bytes,
-    };
     let ctx = TrialContext {
         cpus: options.cpus.clone(),
         cancel: cancel.clone(),
