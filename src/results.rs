@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::monitor::TrialHealth;
 use crate::probe::HostInfo;
-use crate::stats::{Direction, Summary};
+use crate::stats::{Direction, Levels, Summary};
 
 /// The state a run ended in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -79,6 +79,24 @@ pub struct RunRecord {
     pub cases: Vec<CaseRecord>,
 }
 
+impl RunRecord {
+    /// The host's identity for run-to-run noise histories: host name, CPU
+    /// model, CPUs used and kernel. Runs with the same key are taken as
+    /// repeated measurements of one machine in one setting; the store keeps
+    /// the key with every run.
+    pub fn host_key(&self) -> String {
+        host_key(&self.host, self.cpus.len())
+    }
+}
+
+/// See [`RunRecord::host_key`].
+pub fn host_key(host: &HostInfo, cpus_used: usize) -> String {
+    format!(
+        "{}|{}|{}|{}",
+        host.hostname, host.cpu.model, cpus_used, host.os.kernel
+    )
+}
+
 /// A workload with every parameter fixed, and what its trials measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CaseRecord {
@@ -94,7 +112,11 @@ pub struct CaseRecord {
     /// The error that ended the case, if it failed.
     #[serde(default)]
     pub error: Option<String>,
-    /// The counted trials (the warm-up is not included).
+    /// The case's rounds: each a fresh process (or fresh files) at its own
+    /// moment of the run, holding one or more trials.
+    #[serde(default)]
+    pub rounds: Vec<RoundRecord>,
+    /// The counted trials (the warm-up is not included), round by round.
     pub trials: Vec<TrialRecord>,
     /// One summary per metric, primary metric first.
     pub metrics: Vec<MetricRecord>,
@@ -111,11 +133,13 @@ impl CaseRecord {
         case_label(&self.workload, &self.params)
     }
 
-    /// Each kind of disturbance seen in the trials (`busy`, `steal`,
-    /// `swap`) with the number of trials it disturbed, sorted by kind.
+    /// Each kind of disturbance seen in the trials the statistics use
+    /// (`busy`, `steal`, `swap`) with the number of trials it disturbed,
+    /// sorted by kind. Disturbed trials that were replaced are not counted
+    /// here: see [`replaced_trials`](Self::replaced_trials).
     pub fn disturbances(&self) -> Vec<(&'static str, usize)> {
         let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
-        for trial in &self.trials {
+        for trial in self.trials.iter().filter(|t| !t.replaced) {
             let mut kinds: Vec<&'static str> =
                 trial.health.flags.iter().map(|f| f.label()).collect();
             kinds.sort_unstable();
@@ -125,6 +149,16 @@ impl CaseRecord {
             }
         }
         counts.into_iter().collect()
+    }
+
+    /// How many disturbed trials were replaced by clean ones.
+    pub fn replaced_trials(&self) -> usize {
+        self.trials.iter().filter(|t| t.replaced).count()
+    }
+
+    /// How many trials the statistics rest on.
+    pub fn used_trials(&self) -> usize {
+        self.trials.len() - self.replaced_trials()
     }
 
     /// The parameters as `k=v k=v`, for compact tables.
@@ -146,11 +180,30 @@ pub fn case_label(workload: &str, params: &BTreeMap<String, String>) -> String {
     label
 }
 
+/// One round of a case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundRecord {
+    /// Which round, from 0.
+    pub round: u32,
+    /// Where the case came in that round's shuffled order, from 0.
+    pub order: u32,
+    /// Wall time of the whole round (fresh process, prepare, warm-up,
+    /// trials, cleanup), seconds.
+    pub seconds: f64,
+}
+
 /// One counted trial.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrialRecord {
-    /// Position among the counted trials, from 0.
+    /// Position among the case's trials, from 0.
     pub index: u32,
+    /// The round the trial belongs to, from 0.
+    #[serde(default)]
+    pub round: u32,
+    /// The monitor flagged this trial and another trial of the round
+    /// replaced it: kept for the record, left out of every statistic.
+    #[serde(default)]
+    pub replaced: bool,
     /// Wall time of the trial, seconds.
     pub seconds: f64,
     /// What the monitor saw during the trial; `health.flags` lists the
@@ -167,10 +220,43 @@ pub struct MetricRecord {
     pub unit: String,
     /// Whether higher or lower is better.
     pub direction: Direction,
-    /// Mean, median, standard deviation, 95% CI, min, max and n.
+    /// Over the trials the statistics use (replaced ones left out): the
+    /// mean of the round means, the 95% CI (from the round means when there
+    /// are two rounds or more), and the trials' median, standard
+    /// deviation, min, max and n.
     pub summary: Summary,
-    /// The raw value of each counted trial, in trial order.
+    /// How the variance splits between rounds and trials, and what the CI
+    /// rests on; absent in runs stored before rounds existed.
+    #[serde(default)]
+    pub levels: Option<Levels>,
+    /// The raw value of each trial, in trial order (replaced trials
+    /// included, so that `samples[i]` belongs to `trials[i]`).
     pub samples: Vec<f64>,
     /// Tukey outlier flags, one per sample (flagged, never dropped).
     pub outliers: Vec<bool>,
+}
+
+impl MetricRecord {
+    /// The values the statistics use, grouped by round: `samples` without
+    /// the replaced trials. `trials` is the case's trial list.
+    pub fn rounds(&self, trials: &[TrialRecord]) -> Vec<Vec<f64>> {
+        group_by_round(trials, &self.samples)
+    }
+}
+
+/// `samples` (one per trial) grouped by the trials' rounds, replaced trials
+/// left out.
+pub fn group_by_round(trials: &[TrialRecord], samples: &[f64]) -> Vec<Vec<f64>> {
+    let mut rounds: Vec<Vec<f64>> = Vec::new();
+    for (trial, value) in trials.iter().zip(samples) {
+        if trial.replaced {
+            continue;
+        }
+        let round = trial.round as usize;
+        if rounds.len() <= round {
+            rounds.resize(round + 1, Vec::new());
+        }
+        rounds[round].push(*value);
+    }
+    rounds
 }

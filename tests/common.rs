@@ -43,11 +43,13 @@ impl Sandbox {
     }
 }
 
-/// Flags that make a run as short as possible: no idle check, one trial
-/// fewer, a tiny budget.
+/// Flags that make a run as short as possible: no idle check, one round
+/// of two trials without a warm-up.
 #[allow(dead_code)]
 pub const FAST: &[&str] = &[
     "--no-idle-check",
+    "--rounds",
+    "1",
     "--warmup",
     "0",
     "--min-trials",
@@ -71,23 +73,17 @@ pub fn wait_bounded(child: &mut std::process::Child, limit: Duration) -> std::pr
     }
 }
 
-/// A metric of a fixture case: name, which way is better, and one sample
-/// per trial.
-#[allow(dead_code)]
-pub type FixtureMetric<'a> = (&'a str, sledge::stats::Direction, &'a [f64]);
-
 /// Writes a run through the store API, as `sledge run` would have stored
-/// it, so that tests control every number: one `cpu.primes` case
-/// (`max_prime=10000 threads=1`) with `metrics` (none: the run stored no
-/// case). A `running` run is left unfinished, as by a sledge that is still
-/// running or was killed. Returns the run's id.
+/// it, so that a test controls its state: one `cpu.primes` case
+/// (`max_prime=10000 threads=1`) of one round whose headline metric
+/// `events_per_sec` has `samples` (none: the run stored no case). A
+/// `running` run is left unfinished, as by a sledge that is still running
+/// or was killed. Returns the run's id.
 #[allow(dead_code)]
-pub fn store_fixture_run(
-    store: &Path,
-    status: sledge::results::RunStatus,
-    metrics: &[FixtureMetric],
-) -> i64 {
-    use sledge::results::{CaseRecord, MetricRecord, RunRecord, RunStatus, TrialRecord};
+pub fn store_fixture_run(store: &Path, status: sledge::results::RunStatus, samples: &[f64]) -> i64 {
+    use sledge::results::{
+        CaseRecord, MetricRecord, RoundRecord, RunRecord, RunStatus, TrialRecord,
+    };
     let mut store = sledge::store::Store::open(store).expect("fixture store");
     let run = RunRecord {
         id: 0,
@@ -103,7 +99,7 @@ pub fn store_fixture_run(
         cases: Vec::new(),
     };
     let id = store.begin_run(&run).expect("fixture run");
-    if let Some((_, _, first)) = metrics.first() {
+    if !samples.is_empty() {
         let case = CaseRecord {
             workload: "cpu.primes".to_string(),
             workload_version: sledge::workloads::find("cpu.primes")
@@ -114,24 +110,29 @@ pub fn store_fixture_run(
                 .into(),
             warnings: Vec::new(),
             error: None,
-            trials: (0..first.len() as u32)
+            rounds: vec![RoundRecord {
+                round: 0,
+                order: 0,
+                seconds: samples.len() as f64,
+            }],
+            trials: (0..samples.len() as u32)
                 .map(|index| TrialRecord {
                     index,
+                    round: 0,
+                    replaced: false,
                     seconds: 1.0,
                     health: Default::default(),
                 })
                 .collect(),
-            metrics: metrics
-                .iter()
-                .map(|(name, direction, samples)| MetricRecord {
-                    name: name.to_string(),
-                    unit: "u".to_string(),
-                    direction: *direction,
-                    summary: sledge::stats::summarize(samples).expect("samples"),
-                    samples: samples.to_vec(),
-                    outliers: sledge::stats::tukey_outliers(samples),
-                })
-                .collect(),
+            metrics: vec![MetricRecord {
+                name: "events_per_sec".to_string(),
+                unit: "events/s".to_string(),
+                direction: sledge::stats::Direction::Higher,
+                summary: sledge::stats::summarize(samples).expect("samples"),
+                levels: None,
+                samples: samples.to_vec(),
+                outliers: sledge::stats::tukey_outliers(samples),
+            }],
             latency_histogram: None,
         };
         store.add_case(id, &case).expect("fixture case");

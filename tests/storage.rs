@@ -22,10 +22,7 @@ fn env() -> CaseEnv {
 }
 
 fn ctx() -> TrialContext {
-    TrialContext {
-        cpus: vec![0],
-        cancel: CancelToken::new(),
-    }
+    TrialContext::new(vec![0], CancelToken::new())
 }
 
 fn planned(workload: &str, params: &[&str]) -> PlannedCase {

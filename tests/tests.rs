@@ -9,4 +9,5 @@ mod cli_store;
 mod compute;
 mod http;
 mod http_db;
+mod rounds;
 mod storage;

@@ -1,38 +1,121 @@
-//! `sledge compare RUN RUN`.
+//! `sledge compare BASE CAND [CAND...]`.
 
 use std::path::PathBuf;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 
-use super::output::{ExitStatus, open_existing_store, print};
-use crate::report;
+use super::output::{ExitStatus, UsageError, open_existing_store, print};
+use crate::report::compare::{CompareOptions, NoNoiseHistory, NoiseHistory};
+use crate::report::compare_table::MetricSelection;
 use crate::results::{RunRecord, RunStatus};
+use crate::{report, suite};
 
 /// Options of `sledge compare`.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Each candidate is compared with the baseline case by case (same workload, \
+version and parameters; threads=all matches across CPU counts): the ratio \
+candidate / baseline of the headline metric with its 95% CI, a verdict, and \
+the rule it rests on. The CI comes from the rounds of both runs, widened to \
+the host's run-to-run noise when earlier runs of the case on the same host \
+measured it (`sledge calibrate` builds that history on purpose).
+
+Exit status: 0, or 3 with --fail-if-slower when a headline metric is judged \
+slower by more than the given percentage (1 on errors, 2 on bad usage).
+
+Examples:
+  sledge compare last~1 last
+  sledge compare 12 13 14 --metrics all
+  sledge compare base.id last --fail-if-slower 5      (a CI gate)")]
 pub struct CompareArgs {
     /// The baseline run (id, `last`, `last~N`).
     baseline: String,
-    /// The candidate run, compared against the baseline.
-    candidate: String,
-    /// Print the comparison as JSON.
+    /// The candidate runs, each compared against the baseline.
+    #[arg(required = true)]
+    candidates: Vec<String>,
+    /// Which metrics to show: each case's headline metric, or all.
+    #[arg(long, value_enum, default_value_t = Metrics::Headline)]
+    metrics: Metrics,
+    /// Judge cases whose trials were flagged (busy, steal, swap) instead of
+    /// withholding their verdict.
     #[arg(long)]
+    trust_flagged: bool,
+    /// Ignore earlier runs: judge on the two runs' own rounds only.
+    #[arg(long)]
+    no_history: bool,
+    /// Exit with status 3 when any headline metric is judged slower by more
+    /// than PCT percent (for example 5).
+    #[arg(long, value_name = "PCT", value_parser = percentage)]
+    fail_if_slower: Option<f64>,
+    /// Print the comparison as JSON.
+    #[arg(long, conflicts_with = "markdown")]
     json: bool,
+    /// Print the comparison as Markdown.
+    #[arg(long)]
+    markdown: bool,
 }
 
-/// Prints the comparison of two stored runs.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Metrics {
+    Headline,
+    All,
+}
+
+/// A percentage for --fail-if-slower: a number from 0 to 100.
+fn percentage(text: &str) -> Result<f64, String> {
+    match text.trim_end_matches('%').parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=100.0).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "`{text}` is not a percentage: give a number from 0 to 100, for example 5"
+        )),
+    }
+}
+
+/// Prints the comparison of stored runs.
 pub fn execute(args: CompareArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
     let store = open_existing_store(store)?;
     let baseline = store.load_run(store.resolve_run(&args.baseline)?)?;
-    let candidate = store.load_run(store.resolve_run(&args.candidate)?)?;
-    for run in [&baseline, &candidate] {
+    let mut candidates = Vec::with_capacity(args.candidates.len());
+    for reference in &args.candidates {
+        candidates.push(store.load_run(store.resolve_run(reference)?)?);
+    }
+    for run in std::iter::once(&baseline).chain(&candidates) {
         comparable(run)?;
     }
-    let comparison = report::compare::compare_runs(&baseline, &candidate);
+    let exclude: Vec<i64> = std::iter::once(baseline.id)
+        .chain(candidates.iter().map(|c| c.id))
+        .collect();
+    let history = suite::history::StoreNoise::new(&store, exclude);
+    let noise: &dyn NoiseHistory = if args.no_history {
+        &NoNoiseHistory
+    } else {
+        &history
+    };
+    let options = CompareOptions {
+        trust_flagged: args.trust_flagged,
+    };
+    let comparison = report::compare::compare_many(&baseline, &candidates, noise, options);
+    let metrics = match args.metrics {
+        Metrics::Headline => MetricSelection::Headline,
+        Metrics::All => MetricSelection::All,
+    };
     if args.json {
         print(&(serde_json::to_string_pretty(&comparison)? + "\n"))?;
+    } else if args.markdown {
+        print(&report::compare_table::markdown(&comparison, metrics))?;
     } else {
-        print(&report::compare::render(&comparison))?;
+        print(&report::compare_table::render(&comparison, metrics))?;
+    }
+    if let Some(pct) = args.fail_if_slower {
+        let found = report::compare::regressions(&comparison, pct);
+        if !found.is_empty() {
+            for (run, case, ratio) in &found {
+                eprintln!(
+                    "regression: run {run}: {case}: ratio {ratio:.3}, judged slower by more than {pct}%"
+                );
+            }
+            return Ok(ExitStatus::Regression);
+        }
     }
     Ok(ExitStatus::Success)
 }
@@ -40,23 +123,25 @@ pub fn execute(args: CompareArgs, store: Option<PathBuf>) -> anyhow::Result<Exit
 /// Refuses a run that cannot be compared yet, saying why: one still
 /// `running` (its cases are not all there, or its sledge died without
 /// saying so), or one without a single stored case.
-fn comparable(run: &RunRecord) -> anyhow::Result<()> {
+fn comparable(run: &RunRecord) -> Result<(), UsageError> {
     // Every status is named, so that a new one must be decided on here.
     match run.status {
-        RunStatus::Running => anyhow::bail!(
-            "run {} has not finished: it is still `running` (started {}, {} case(s) stored so far), or the sledge that ran it was killed; compare it once it is complete, partial or failed",
-            run.id,
-            run.started,
-            run.cases.len()
-        ),
+        RunStatus::Running => {
+            return Err(UsageError(format!(
+                "run {} has not finished: it is still `running` (started {}, {} case(s) stored so far), or the sledge that ran it was killed; compare it once it is complete, partial or failed",
+                run.id,
+                run.started,
+                run.cases.len()
+            )));
+        }
         RunStatus::Complete | RunStatus::Partial | RunStatus::Failed => {}
     }
     if run.cases.is_empty() {
-        anyhow::bail!(
-            "run {} ({}) stored no case, so there is nothing to compare; `sledge list` shows the runs with their case counts",
+        return Err(UsageError(format!(
+            "run {} has no stored case to compare (its status is {})",
             run.id,
             run.status.as_str()
-        );
+        )));
     }
     Ok(())
 }

@@ -1,12 +1,14 @@
 //! The command line: clap definitions and the wiring from each subcommand
 //! to the library. No logic beyond wiring lives here.
 
+mod calibrate;
 mod compare;
 mod http;
 mod list;
 mod output;
 mod probe;
 mod progress_bar;
+mod round;
 mod run;
 mod run_progress;
 mod show;
@@ -57,10 +59,18 @@ pub enum Command {
     List(list::ListArgs),
     /// Show one stored run (RUN is an id, `last`, or `last~N`).
     Show(show::ShowArgs),
-    /// Compare two stored runs side by side: ratio, CI and verdict per metric.
+    /// Run a profile or workloads several times to measure how much each
+    /// case moves between runs on this host (the noise floor comparisons
+    /// use).
+    Calibrate(calibrate::CalibrateArgs),
+    /// Compare stored runs with a baseline: ratio, CI and verdict per case.
     Compare(compare::CompareArgs),
     /// Load any HTTP/1.1 server like wrk or ab (or run the built-in one with --serve).
     Http(http::HttpArgs),
+    /// Internal: runs one round of one case, as `sledge run` asks (a job on
+    /// stdin, JSON events on stdout).
+    #[command(name = "__round", hide = true)]
+    Round,
 }
 
 /// Runs the parsed command line.
@@ -73,7 +83,9 @@ pub fn execute(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Probe(args) => probe::execute(args),
         Command::List(args) => list::execute(args, store),
         Command::Show(args) => show::execute(args, store),
+        Command::Calibrate(args) => calibrate::execute(args, store),
         Command::Compare(args) => compare::execute(args, store),
         Command::Http(args) => http::execute(args),
+        Command::Round => round::execute(),
     }
 }

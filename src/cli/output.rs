@@ -11,6 +11,8 @@ pub enum ExitStatus {
     Failure,
     /// The user stopped the run with Ctrl-C: 130, as shells report SIGINT.
     Interrupted,
+    /// `compare --fail-if-slower` found a regression: 3.
+    Regression,
 }
 
 impl ExitStatus {
@@ -20,6 +22,7 @@ impl ExitStatus {
             ExitStatus::Success => 0,
             ExitStatus::Failure => 1,
             ExitStatus::Interrupted => 130,
+            ExitStatus::Regression => 3,
         }
     }
 }

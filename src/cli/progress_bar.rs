@@ -6,25 +6,30 @@ use crate::engine::Progress;
 use crate::report::format;
 use crate::results::CaseRecord;
 
-/// One bar over the cases of a run, its message the current case and the
-/// latest trial.
+/// One bar over the case rounds of a run, its message the current round,
+/// case and latest trial.
 pub struct ProgressBars {
     bar: ProgressBar,
+    round: std::cell::Cell<u32>,
 }
 
 impl ProgressBars {
-    /// A bar for `cases` cases.
-    pub fn new(cases: usize) -> Self {
-        let bar = ProgressBar::new(cases as u64);
+    /// A bar for `rounds` case rounds (cases times the minimum rounds; it
+    /// grows when cases get extra rounds).
+    pub fn new(rounds: usize) -> Self {
+        let bar = ProgressBar::new(rounds as u64);
         bar.set_style(
             ProgressStyle::with_template(
-                "{prefix} [{bar:30}] {pos}/{len} cases {elapsed} {wide_msg}",
+                "{prefix} [{bar:30}] {pos}/{len} case rounds {elapsed} {wide_msg}",
             )
             .expect("constant template is valid")
             .progress_chars("=> "),
         );
         bar.set_prefix("sledge");
-        ProgressBars { bar }
+        ProgressBars {
+            bar,
+            round: std::cell::Cell::new(0),
+        }
     }
 
     /// Runs `write` (which prints to stderr) with the bar cleared, then
@@ -35,8 +40,18 @@ impl ProgressBars {
 }
 
 impl Progress for ProgressBars {
+    fn round_started(&self, round: u32, cases: usize) {
+        self.round.set(round);
+        // Extra rounds were not in the first estimate.
+        let needed = self.bar.position() + cases as u64;
+        if needed > self.bar.length().unwrap_or(0) {
+            self.bar.set_length(needed);
+        }
+    }
+
     fn case_started(&self, _index: usize, _total: usize, label: &str) {
-        self.bar.set_message(label.to_string());
+        self.bar
+            .set_message(format!("round {}: {label}", self.round.get() + 1));
     }
 
     fn trial_finished(&self, counted: u32, warmup: bool, primary: f64, unit: &str) {

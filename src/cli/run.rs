@@ -8,6 +8,7 @@ use clap::Args;
 
 use super::output::{ExitStatus, UsageError, open_store, print};
 use super::run_progress::RunProgress;
+use crate::engine::methodology::{SINGLE_ROUND_MAX_TRIALS, SINGLE_ROUND_MIN_TRIALS};
 use crate::engine::{self, Methodology};
 use crate::results::RunStatus;
 use crate::suite::RunOptions;
@@ -16,7 +17,7 @@ use crate::{report, suite};
 /// The longest case budget accepted: a week.
 const MAX_BUDGET_SECS: u64 = 7 * 24 * 3600;
 
-/// Options of `sledge run`.
+/// Options of `sledge run` (and of `sledge calibrate`, which repeats it).
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Profiles, workloads or families to run [default: quick]
@@ -36,21 +37,34 @@ pub struct RunArgs {
     /// Print the stored run as JSON instead of a table.
     #[arg(long)]
     json: bool,
-    /// Warm-up trials per case, not counted [default: 1]
+    /// Rounds per case, exactly: each round is a fresh process (fresh
+    /// files, fresh memory) at its own moment of the run, the cases'
+    /// order shuffled between rounds [default: at least 3, more while the
+    /// CI is wide, at most 10 (quick: 5)]. With 1, the older rule applies:
+    /// one round of 3 to 10 trials until the CI of the trials is tight
+    /// (a weaker CI: it misses the variance between processes).
+    #[arg(long, value_name = "N")]
+    rounds: Option<u32>,
+    /// Rounds per case at most, when more are needed for a tight CI.
+    #[arg(long, value_name = "N")]
+    max_rounds: Option<u32>,
+    /// Warm-up trials at the start of every round, not counted [default: 1]
     #[arg(long, value_name = "N")]
     warmup: Option<u32>,
-    /// Counted trials at least [default: 3]
+    /// Counted trials per round at least [default: 1; 3 with --rounds 1]
     #[arg(long, value_name = "N")]
     min_trials: Option<u32>,
-    /// Counted trials at most [default: 10, quick profile 5]
+    /// Counted trials per round at most; in between, the number is planned
+    /// from the variance earlier runs of the case measured on this host
+    /// (2 without history) [default: 5; 10 with --rounds 1]
     #[arg(long, value_name = "N")]
     max_trials: Option<u32>,
-    /// Stop adding trials once the 95% CI half-width is within this share
-    /// of the mean [default: 0.02]
+    /// A case is measured enough once its 95% CI half-width is within this
+    /// share of its mean [default: 0.02]
     #[arg(long, value_name = "SHARE")]
     ci_target: Option<f64>,
-    /// Time budget per case in seconds; no new trial starts past it once
-    /// the minimum is reached [default: 120, quick profile 8]
+    /// Time budget per case in seconds; no extra round starts past it
+    /// [default: 120, quick profile 8]
     #[arg(long, value_name = "SECONDS")]
     budget: Option<f64>,
     /// Skip the one-second check for other busy processes before the run.
@@ -59,8 +73,25 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
+    /// Whether `--json` was given.
+    pub(super) fn json(&self) -> bool {
+        self.json
+    }
+
     fn methodology(&self, base: Methodology) -> anyhow::Result<Methodology> {
         let mut m = base;
+        if let Some(v) = self.rounds {
+            m.min_rounds = v;
+            m.max_rounds = v;
+            if v == 1 {
+                m.min_trials = SINGLE_ROUND_MIN_TRIALS;
+                m.max_trials = SINGLE_ROUND_MAX_TRIALS;
+            }
+        }
+        if let Some(v) = self.max_rounds {
+            m.max_rounds = v;
+            m.min_rounds = m.min_rounds.min(v);
+        }
         if let Some(v) = self.warmup {
             m.warmup_trials = v;
         }
@@ -91,35 +122,30 @@ impl RunArgs {
 
 /// Runs the plan and stores every finished case as it ends.
 pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
-    let cpus =
-        engine::affinity::restrict_to(args.cpus).map_err(|e| UsageError(format!("{e:#}")))?;
-    let plan = suite::plan(&args.targets, &args.params, cpus.len())
-        .map_err(|e| UsageError(e.to_string()))?;
-    let methodology = args.methodology(plan.methodology.clone())?;
+    let (plan, methodology, cpus) = prepare(&args)?;
     let mut store = open_store(store_path)?;
     // A damaged store would fail when the first case is stored, after
     // that case had run: find it before anything is measured.
     store.check_integrity()?;
-
     let cancel = engine::CancelToken::new();
     install_interrupt_handler(&cancel);
-    let progress = RunProgress::new(plan.cases.len(), std::io::stderr().is_terminal());
-    let options = RunOptions {
-        cpus,
-        methodology,
-        idle_check: !args.no_idle_check,
-        command_line: crate::secrets::redact_words(&std::env::args().collect::<Vec<_>>().join(" ")),
-    };
-    let run = suite::execute(&plan, options, &mut store, &cancel, &progress).map_err(|err| {
-        // A case that cannot run is the command line's mistake (or asks
-        // for more than this host has): exit status 2, like a bad value.
-        match err.downcast_ref::<suite::CaseCannotRun>() {
-            Some(cannot) => UsageError(cannot.to_string()).into(),
-            None => err,
+    let run = match run_once(&args, &plan, &methodology, &cpus, &mut store, &cancel) {
+        Ok(run) => run,
+        Err(err) => {
+            // The store failed midway: show what it still holds, then fail.
+            if let Some(failed) = err.downcast_ref::<suite::StoreFailedMidRun>()
+                && let Ok(stored) = store.load_run(failed.run_id)
+            {
+                print(&report::run_table::render(&stored))?;
+                eprintln!(
+                    "the cases above are stored as run {} in {}",
+                    stored.id,
+                    store.path().display()
+                );
+            }
+            return Err(err);
         }
-    })?;
-    // Clear the bars before the table is printed.
-    drop(progress);
+    };
 
     if args.json {
         print(&report::export::json(&run)?)?;
@@ -127,19 +153,66 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
         print(&report::run_table::render(&run))?;
         eprintln!("stored as run {} in {}", run.id, store.path().display());
     }
-    Ok(match run.status {
+    Ok(exit_status(&run))
+}
+
+/// Pins the process to the CPUs asked for and turns the arguments into a
+/// plan and its methodology; every mistake here is a usage error.
+pub(super) fn prepare(args: &RunArgs) -> anyhow::Result<(suite::Plan, Methodology, Vec<usize>)> {
+    let cpus =
+        engine::affinity::restrict_to(args.cpus).map_err(|e| UsageError(format!("{e:#}")))?;
+    let plan = suite::plan(&args.targets, &args.params, cpus.len())
+        .map_err(|e| UsageError(e.to_string()))?;
+    let methodology = args.methodology(plan.methodology.clone())?;
+    Ok((plan, methodology, cpus))
+}
+
+/// One run of `plan`, every round in a fresh process, progress bars on a
+/// terminal; the run as stored.
+pub(super) fn run_once(
+    args: &RunArgs,
+    plan: &suite::Plan,
+    methodology: &Methodology,
+    cpus: &[usize],
+    store: &mut crate::store::Store,
+    cancel: &engine::CancelToken,
+) -> anyhow::Result<crate::results::RunRecord> {
+    let progress = RunProgress::new(
+        plan.cases.len() * methodology.min_rounds as usize,
+        std::io::stderr().is_terminal(),
+    );
+    let options = RunOptions {
+        cpus: cpus.to_vec(),
+        methodology: methodology.clone(),
+        idle_check: !args.no_idle_check,
+        command_line: crate::secrets::redact_words(&std::env::args().collect::<Vec<_>>().join(" ")),
+    };
+    let executor = suite::subprocess::Subprocess::current()?;
+    suite::execute(plan, options, store, &executor, cancel, &progress).map_err(|err| {
+        // A case that cannot run is the command line's mistake (or asks
+        // for more than this host has): exit status 2, like a bad value.
+        match err.downcast_ref::<suite::CaseCannotRun>() {
+            Some(cannot) => UsageError(cannot.to_string()).into(),
+            None => err,
+        }
+    })
+}
+
+/// The exit status a run ended with, saying so on stderr when interrupted.
+pub(super) fn exit_status(run: &crate::results::RunRecord) -> ExitStatus {
+    match run.status {
         RunStatus::Complete => ExitStatus::Success,
         RunStatus::Partial => {
             eprintln!("interrupted: the finished cases are stored; the run is marked partial");
             ExitStatus::Interrupted
         }
         RunStatus::Failed | RunStatus::Running => ExitStatus::Failure,
-    })
+    }
 }
 
 /// The first Ctrl-C (or SIGTERM) asks the run to stop after cleaning up;
 /// a second one exits at once.
-fn install_interrupt_handler(cancel: &engine::CancelToken) {
+pub(super) fn install_interrupt_handler(cancel: &engine::CancelToken) {
     let cancel = cancel.clone();
     let result = ctrlc::set_handler(move || {
         if cancel.is_cancelled() {

@@ -18,10 +18,11 @@ pub struct RunProgress {
 }
 
 impl RunProgress {
-    /// Progress for a run of `cases` cases, with bars if `terminal`.
-    pub fn new(cases: usize, terminal: bool) -> Self {
+    /// Progress for a run of `rounds` case rounds (see
+    /// [`ProgressBars::new`]), with bars if `terminal`.
+    pub fn new(rounds: usize, terminal: bool) -> Self {
         RunProgress {
-            bars: terminal.then(|| ProgressBars::new(cases)),
+            bars: terminal.then(|| ProgressBars::new(rounds)),
         }
     }
 
@@ -41,6 +42,12 @@ pub fn case_error_line(record: &CaseRecord) -> Option<String> {
 }
 
 impl Progress for RunProgress {
+    fn round_started(&self, round: u32, cases: usize) {
+        if let Some(bars) = &self.bars {
+            bars.round_started(round, cases);
+        }
+    }
+
     fn case_started(&self, index: usize, total: usize, label: &str) {
         if let Some(bars) = &self.bars {
             bars.case_started(index, total, label);
@@ -53,6 +60,7 @@ impl Progress for RunProgress {
         }
     }
 
+    /// A failed case gets no further rounds, so its error is said once.
     fn case_finished(&self, record: &CaseRecord) {
         if let Some(bars) = &self.bars {
             bars.case_finished(record);
@@ -74,6 +82,7 @@ mod tests {
             params: [("threads".to_string(), "2".to_string())].into(),
             warnings: Vec::new(),
             error: error.map(str::to_string),
+            rounds: Vec::new(),
             trials: Vec::new(),
             metrics: Vec::new(),
             latency_histogram: None,

@@ -38,9 +38,20 @@ pub struct TrialContext {
     pub cpus: Vec<usize>,
     /// The user's stop request.
     pub cancel: CancelToken,
+    /// Which round of the case this is, from 0 (see the engine's rounds).
+    pub round: u32,
 }
 
 impl TrialContext {
+    /// A context for round 0 on `cpus`.
+    pub fn new(cpus: Vec<usize>, cancel: CancelToken) -> Self {
+        TrialContext {
+            cpus,
+            cancel,
+            round: 0,
+        }
+    }
+
     /// Returns `Err(Cancelled)` when the user asked to stop.
     pub fn check_cancelled(&self) -> Result<(), Cancelled> {
         if self.cancel.is_cancelled() {

@@ -1,19 +1,28 @@
-//! The engine runs cases: prepare, warm-up, counted trials until the
-//! confidence interval is tight, cleanup. It owns repetition, timing of the
-//! whole case, cancellation and the honest-run checks; workloads only know
-//! how to exercise the system.
+//! The engine runs cases: in rounds (each a fresh start, the cases' order
+//! shuffled between rounds), each round a prepare, a warm-up, counted
+//! trials and a cleanup, until the confidence interval of the round means
+//! is tight or the budget is spent. It owns repetition, timing, trial
+//! health and cancellation; workloads only know how to exercise the
+//! system.
 
 pub mod affinity;
 pub mod context;
+pub mod executor;
 pub mod methodology;
 pub mod params;
+pub mod planner;
 pub mod progress;
+mod record;
 pub mod runner;
+pub mod trial_monitor;
 pub mod workload;
 
 pub use context::{CancelToken, Cancelled, Deadline, TrialContext};
+pub use executor::{InProcess, RoundExecutor, RoundOutcome, RoundRequest, TrialResult};
 pub use methodology::Methodology;
 pub use params::{ParamKind, ParamSet, ParamSpec, ParamValue};
+pub use planner::{History, NoHistory, VarianceHint};
 pub use progress::{Progress, Silent};
-pub use runner::{CaseOutcome, PlanOutcome, PlannedCase, run_case, run_plan};
+pub use runner::{CaseOutcome, PlanOutcome, PlannedCase, RunSetup, run_case, run_plan};
+pub use trial_monitor::{ProcMonitor, ScriptedMonitor, TrialMonitor};
 pub use workload::{Case, CaseEnv, Metric, TrialOutput, Workload};

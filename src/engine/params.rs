@@ -322,11 +322,29 @@ impl ParamSet {
         }
     }
 
-    /// The canonical text form of every value, for storage and display.
+    /// The canonical text form of every value, for storage and display
+    /// (passwords in text values masked).
     pub fn to_strings(&self) -> BTreeMap<String, String> {
         self.values
             .iter()
             .map(|(k, v)| (k.clone(), v.to_string()))
+            .collect()
+    }
+
+    /// The text form of every value with nothing masked, which
+    /// [`resolve_cases`] parses back into the same set: only for handing a
+    /// case to a round's own process over a pipe, never for showing or
+    /// storing.
+    pub fn to_raw_strings(&self) -> BTreeMap<String, String> {
+        self.values
+            .iter()
+            .map(|(k, v)| {
+                let text = match v {
+                    ParamValue::Text(t) => t.clone(),
+                    other => other.to_string(),
+                };
+                (k.clone(), text)
+            })
             .collect()
     }
 }

@@ -5,12 +5,16 @@ use crate::results::CaseRecord;
 
 /// Receives progress events; every method has an empty default.
 pub trait Progress {
-    /// A case is about to start (`index` from 0 of `total`).
+    /// A round over `cases` cases is about to start (`round` from 0).
+    fn round_started(&self, _round: u32, _cases: usize) {}
+    /// A case's round is about to start (`index` from 0 of `total` in this
+    /// round).
     fn case_started(&self, _index: usize, _total: usize, _label: &str) {}
     /// A trial ended; `counted` is how many counted trials exist now (0 for
     /// the warm-up), `primary` the primary metric's value and unit.
     fn trial_finished(&self, _counted: u32, _warmup: bool, _primary: f64, _unit: &str) {}
-    /// The case ended (successfully or not).
+    /// The case's round ended (successfully or not); `record` holds every
+    /// round of the case so far.
     fn case_finished(&self, _record: &CaseRecord) {}
 }
 

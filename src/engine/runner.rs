@@ -1,23 +1,34 @@
-//! Runs one case (prepare, warm-up, counted trials, cleanup) and a plan of
-//! cases, handing each finished case to the caller at once so that it can
-//! be stored before the next one starts.
+//! Runs a plan of cases in rounds, handing each case to the caller after
+//! every round so that it can be stored at once.
+//!
+//! **Why rounds.** The trials of one process share its memory placement,
+//! its threads' placement, its files' layout and the minute it ran in; on
+//! shared and virtual machines those differ more between processes than
+//! the trials differ among themselves, so a case measured in one go has a
+//! confidence interval far too narrow for comparing runs. So every case is
+//! measured in several rounds, each a fresh start (a fresh process when run
+//! from the command line), and one round is a pass over all the run's
+//! cases in a freshly shuffled order, so that a drift in the host (a
+//! neighbour's job, a thermal limit) is spread over every case instead of
+//! lining up with one. A case's CI then comes from its round means
+//! (`stats::summarize_rounds`).
+//!
+//! **Spending the time.** Every case gets `min_rounds` rounds. After that,
+//! a case gets another round while its CI is wider than the target and its
+//! budget allows; when the run has a budget, the extra rounds go first to
+//! the cases with the widest intervals. Trials per round come from the
+//! variance components earlier runs measured (`planner.rs`).
 
-use std::time::{Duration, Instant};
-
-use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
-
-use super::context::{Cancelled, TrialContext};
+use super::context::TrialContext;
+use super::executor::{InProcess, RoundExecutor, RoundOutcome, RoundRequest, TrialResult};
 use super::methodology::Methodology;
 use super::params::ParamSet;
+use super::planner::{History, NoHistory, Shuffler, trials_per_round};
 use super::progress::Progress;
-use super::workload::{Case, CaseEnv, Metric, TrialOutput, Workload};
-use crate::monitor::Monitor;
-use crate::results::{CaseRecord, MetricRecord, RunStatus, TrialRecord};
-use crate::stats;
-
-/// How often the monitor samples /proc during a trial.
-const MONITOR_INTERVAL: Duration = Duration::from_millis(200);
+use super::record;
+use super::trial_monitor::ProcMonitor;
+use super::workload::{CaseEnv, Workload};
+use crate::results::{CaseRecord, RoundRecord, RunStatus};
 
 /// A case waiting to run: the workload and its validated parameters.
 pub struct PlannedCase {
@@ -34,288 +45,22 @@ impl PlannedCase {
     }
 }
 
-/// How a case ended.
-#[derive(Debug)]
-pub enum CaseOutcome {
-    /// All planned trials ran.
-    Finished(CaseRecord),
-    /// The case failed; the record carries the error and the trials that
-    /// finished before it.
-    Failed(CaseRecord),
-    /// The user cancelled during the case; its partial trials are dropped.
-    Cancelled,
-}
-
-/// Runs one case under `method`. Cleanup runs whenever prepare was
-/// attempted, whatever happens after.
-pub fn run_case(
-    planned: &PlannedCase,
-    env: &CaseEnv,
-    method: &Methodology,
-    ctx: &TrialContext,
-    progress: &dyn Progress,
-) -> CaseOutcome {
-    let mut record = CaseRecord {
-        workload: planned.workload.id().to_string(),
-        workload_version: planned.workload.version(),
-        params: planned.params.to_strings(),
-        warnings: Vec::new(),
-        error: None,
-        trials: Vec::new(),
-        metrics: Vec::new(),
-        latency_histogram: None,
-    };
-    if ctx.cancel.is_cancelled() {
-        return CaseOutcome::Cancelled;
-    }
-    let mut case = match guarded(|| planned.workload.build(&planned.params, env)) {
-        Ok(case) => case,
-        Err(err) => return fail(record, err),
-    };
-
-    let result = match guarded(|| case.prepare(ctx)) {
-        Ok(()) => {
-            let result = run_trials(case.as_mut(), method, ctx, progress);
-            // Taken after the trials: a case may warn about what they showed.
-            record.warnings.extend(case.warnings());
-            result
-        }
-        Err(err) => Err(err.into()),
-    };
-    // Cleanup runs whatever happened above; its own failure is reported,
-    // never silently dropped.
-    let cleaned = guarded(|| case.cleanup(ctx));
-
-    match result {
-        Ok(trials) => {
-            finish_record(&mut record, trials);
-            if let Err(err) = cleaned {
-                return fail(record, err.context("cleanup failed"));
-            }
-            CaseOutcome::Finished(record)
-        }
-        Err(failure) if failure.error.is::<Cancelled>() || ctx.cancel.is_cancelled() => {
-            if let Err(err) = cleaned {
-                eprintln!("warning: cleanup after the interrupt failed: {err:#}");
-            }
-            CaseOutcome::Cancelled
-        }
-        Err(failure) => {
-            finish_record(&mut record, failure.finished);
-            if let Err(err) = cleaned {
-                record
-                    .warnings
-                    .push(format!("cleanup after the failure also failed: {err:#}"));
-            }
-            fail(record, failure.error)
-        }
-    }
-}
-
-/// Runs a workload call, turning a panic into an error so that cleanup
-/// still runs and the run is still stored.
-fn guarded<T>(call: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<T> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(call)) {
-        Ok(result) => result,
-        Err(panic) => Err(anyhow::anyhow!(
-            "the workload panicked: {}",
-            crate::workloads::common::workers::panic_message(&*panic)
-        )),
-    }
-}
-
-fn fail(mut record: CaseRecord, err: anyhow::Error) -> CaseOutcome {
-    record.error = Some(format!("{err:#}"));
-    CaseOutcome::Failed(record)
-}
-
-/// The counted trials of a case: their outputs and health.
-#[derive(Default)]
-struct Trials {
-    outputs: Vec<TrialOutput>,
-    records: Vec<TrialRecord>,
-}
-
-/// A failure midway, with the trials that finished before it.
-struct TrialFailure {
-    error: anyhow::Error,
-    finished: Trials,
-}
-
-impl From<anyhow::Error> for TrialFailure {
-    fn from(error: anyhow::Error) -> Self {
-        TrialFailure {
-            error,
-            finished: Trials::default(),
-        }
-    }
-}
-
-fn run_trials(
-    case: &mut dyn Case,
-    method: &Methodology,
-    ctx: &TrialContext,
-    progress: &dyn Progress,
-) -> Result<Trials, TrialFailure> {
-    for _ in 0..method.warmup_trials {
-        ctx.check_cancelled().map_err(anyhow::Error::from)?;
-        let output = guarded(|| case.trial(ctx))?;
-        check_output(&output)?;
-        let primary = &output.metrics[0];
-        progress.trial_finished(0, true, primary.value, primary.unit);
-    }
-
-    let started = Instant::now();
-    let mut trials = Trials::default();
-    loop {
-        if let Err(err) = ctx.check_cancelled() {
-            return Err(TrialFailure {
-                error: err.into(),
-                finished: trials,
-            });
-        }
-        let monitor = Monitor::start_on(Some(&ctx.cpus), MONITOR_INTERVAL);
-        let trial_start = Instant::now();
-        let output = guarded(|| case.trial(ctx)).and_then(|o| check_output(&o).map(|_| o));
-        let seconds = trial_start.elapsed().as_secs_f64();
-        let health = monitor.finish();
-        let output = match output {
-            Ok(output) => output,
-            Err(error) => {
-                return Err(TrialFailure {
-                    error,
-                    finished: trials,
-                });
-            }
-        };
-        let primary = &output.metrics[0];
-        progress.trial_finished(
-            trials.outputs.len() as u32 + 1,
-            false,
-            primary.value,
-            primary.unit,
-        );
-        trials.records.push(TrialRecord {
-            index: trials.records.len() as u32,
-            seconds,
-            health,
-        });
-        trials.outputs.push(output);
-        if enough_trials(&trials.outputs, method, started.elapsed()) {
-            return Ok(trials);
-        }
-    }
-}
-
-/// A trial must report at least one metric, and every metric must be a
-/// finite number: a NaN would poison every statistic after it.
-fn check_output(output: &TrialOutput) -> anyhow::Result<()> {
-    if output.metrics.is_empty() {
-        anyhow::bail!("the workload reported no metric");
-    }
-    if let Some(bad) = output.metrics.iter().find(|m| !m.value.is_finite()) {
-        anyhow::bail!(
-            "metric `{}` is {} (not a finite number)",
-            bad.name,
-            bad.value
-        );
-    }
-    Ok(())
-}
-
-/// The stopping rule: at least `min_trials`; then stop when the primary
-/// metric's CI is tight, at `max_trials`, or when another trial of the mean
-/// length would overrun the case budget.
-fn enough_trials(outputs: &[TrialOutput], method: &Methodology, elapsed: Duration) -> bool {
-    let n = outputs.len() as u32;
-    if n >= method.max_trials {
-        return true;
-    }
-    if n < method.min_trials {
-        return false;
-    }
-    let primary: Vec<f64> = outputs.iter().map(|o| o.metrics[0].value).collect();
-    let tight = stats::summarize(&primary)
-        .map(|s| s.relative_ci_half_width() <= method.ci_target)
-        .unwrap_or(false);
-    let mean_trial = elapsed / n;
-    tight || elapsed + mean_trial > method.case_budget
-}
-
-/// Summarises the trials into metric records, merges the histograms and
-/// writes warnings for disturbed trials.
-fn finish_record(record: &mut CaseRecord, trials: Trials) {
-    record.metrics = summarize_metrics(&trials.outputs);
-    record.latency_histogram = merge_histograms(&trials.outputs);
-    record.trials = trials.records;
-    if let Some(warning) = disturbance_warning(record) {
-        record.warnings.push(warning);
-    }
-}
-
-fn summarize_metrics(outputs: &[TrialOutput]) -> Vec<MetricRecord> {
-    let Some(first) = outputs.first() else {
-        return Vec::new();
-    };
-    first
-        .metrics
-        .iter()
-        .filter_map(|template: &Metric| {
-            let samples: Vec<f64> = outputs
-                .iter()
-                .filter_map(|o| o.metrics.iter().find(|m| m.name == template.name))
-                .map(|m| m.value)
-                .collect();
-            let summary = stats::summarize(&samples)?;
-            Some(MetricRecord {
-                name: template.name.clone(),
-                unit: template.unit.to_string(),
-                direction: template.direction,
-                outliers: stats::tukey_outliers(&samples),
-                summary,
-                samples,
-            })
-        })
-        .collect()
-}
-
-fn merge_histograms(outputs: &[TrialOutput]) -> Option<Vec<u8>> {
-    let mut merged: Option<Histogram<u64>> = None;
-    for histogram in outputs.iter().filter_map(|o| o.latency_ns.as_ref()) {
-        match merged.as_mut() {
-            None => merged = Some(histogram.clone()),
-            Some(m) => {
-                // Histograms made by one workload share their bounds, so
-                // adding cannot fail; if it did, the merged one is partial
-                // and the latency metrics still come from each trial.
-                let _ = m.add(histogram);
-            }
-        }
-    }
-    let merged = merged?;
-    let mut bytes = Vec::new();
-    V2DeflateSerializer::new()
-        .serialize(&merged, &mut bytes)
-        .ok()?;
-    Some(bytes)
-}
-
-fn disturbance_warning(record: &CaseRecord) -> Option<String> {
-    let kinds = record.disturbances();
-    if kinds.is_empty() {
-        return None;
-    }
-    let disturbed = record
-        .trials
-        .iter()
-        .filter(|t| !t.health.flags.is_empty())
-        .count();
-    let names: Vec<&str> = kinds.iter().map(|(kind, _)| *kind).collect();
-    Some(format!(
-        "{disturbed} of {} trials disturbed ({}): treat this case's numbers with care",
-        record.trials.len(),
-        names.join(", ")
-    ))
+/// Everything a plan runs with besides its cases.
+pub struct RunSetup<'a> {
+    /// What workloads may know about the run.
+    pub env: &'a CaseEnv,
+    /// The repetition rule.
+    pub method: &'a Methodology,
+    /// CPUs and the user's stop request.
+    pub ctx: &'a TrialContext,
+    /// Runs one round of one case.
+    pub executor: &'a dyn RoundExecutor,
+    /// Earlier runs of the same cases, for planning.
+    pub history: &'a dyn History,
+    /// Where progress goes.
+    pub progress: &'a dyn Progress,
+    /// Seed of the order shuffles.
+    pub seed: u64,
 }
 
 /// What a whole plan produced.
@@ -323,90 +68,311 @@ fn disturbance_warning(record: &CaseRecord) -> Option<String> {
 pub struct PlanOutcome {
     /// Complete, partial (cancelled) or failed (a case failed).
     pub status: RunStatus,
-    /// The cases that finished or failed, in order.
+    /// The cases that ran at least one round, in plan order, each with
+    /// every round it finished.
     pub records: Vec<CaseRecord>,
 }
 
-/// Runs every case in turn and passes each finished (or failed) case to
-/// `on_case` before the next one starts. A failing case does not stop the
-/// plan; a cancellation does. An error from `on_case` (the store) stops the
-/// plan and is returned.
+/// A case's measurements so far.
+struct CaseState {
+    record: CaseRecord,
+    trials: Vec<(u32, TrialResult)>,
+    trials_per_round: u32,
+    rounds_done: u32,
+    seconds: f64,
+    failed: bool,
+}
+
+impl CaseState {
+    fn new(planned: &PlannedCase, setup: &RunSetup) -> Self {
+        let method = setup.method;
+        let trials_per_round = if method.single_round() {
+            method.min_trials
+        } else {
+            let hint = setup.history.hint(planned);
+            trials_per_round(hint.as_ref(), method.min_trials, method.max_trials)
+        };
+        CaseState {
+            record: CaseRecord {
+                workload: planned.workload.id().to_string(),
+                workload_version: planned.workload.version(),
+                params: planned.params.to_strings(),
+                warnings: Vec::new(),
+                error: None,
+                rounds: Vec::new(),
+                trials: Vec::new(),
+                metrics: Vec::new(),
+                latency_histogram: None,
+            },
+            trials: Vec::new(),
+            trials_per_round,
+            rounds_done: 0,
+            seconds: 0.0,
+            failed: false,
+        }
+    }
+
+    /// Relative CI half-width of the primary metric (infinite when unknown).
+    fn relative_ci(&self) -> f64 {
+        self.record
+            .metrics
+            .first()
+            .map_or(f64::INFINITY, |m| m.summary.relative_ci_half_width())
+    }
+
+    fn mean_round_seconds(&self) -> f64 {
+        self.seconds / self.rounds_done.max(1) as f64
+    }
+
+    /// Whether the case wants another round (budgets aside from the run's).
+    fn wants_more(&self, method: &Methodology) -> bool {
+        if self.failed || self.rounds_done >= method.max_rounds {
+            return false;
+        }
+        if self.rounds_done < method.min_rounds {
+            return true;
+        }
+        self.relative_ci() > method.ci_target
+            && self.seconds + self.mean_round_seconds() <= method.case_budget.as_secs_f64()
+    }
+
+    fn request(&self, method: &Methodology) -> RoundRequest {
+        let (min_trials, max_trials) = if method.single_round() {
+            (method.min_trials, method.max_trials)
+        } else {
+            (self.trials_per_round, self.trials_per_round)
+        };
+        RoundRequest {
+            round: self.rounds_done,
+            warmup_trials: method.warmup_trials,
+            min_trials,
+            max_trials,
+            ci_target: method.ci_target,
+            budget: method.case_budget,
+            max_replacements: max_trials,
+        }
+    }
+
+    /// Takes a finished (or failed) round in.
+    fn absorb(&mut self, order: u32, outcome: RoundOutcome) {
+        let round = self.rounds_done;
+        self.rounds_done += 1;
+        self.seconds += outcome.seconds;
+        self.record.rounds.push(RoundRecord {
+            round,
+            order,
+            seconds: outcome.seconds,
+        });
+        for warning in outcome.warnings {
+            if !self.record.warnings.contains(&warning) {
+                self.record.warnings.push(warning);
+            }
+        }
+        self.trials
+            .extend(outcome.trials.into_iter().map(|t| (round, t)));
+        if let Some(error) = outcome.error {
+            self.failed = true;
+            self.record.error = Some(if self.rounds_done > 1 {
+                format!("round {}: {error}", round + 1)
+            } else {
+                error
+            });
+        }
+        record::rebuild(&mut self.record, &self.trials);
+    }
+}
+
+/// Runs every case of `plan` in rounds and passes each case's record to
+/// `on_case` (with the case's position in the plan) after each of its
+/// rounds. A failing case gets no further rounds but does not stop the
+/// plan; a cancellation does, keeping every finished round. An error from
+/// `on_case` (the store) stops the plan and is returned.
 pub fn run_plan(
     plan: &[PlannedCase],
+    setup: &RunSetup,
+    on_case: &mut dyn FnMut(usize, &CaseRecord) -> anyhow::Result<()>,
+) -> anyhow::Result<PlanOutcome> {
+    let method = setup.method;
+    let mut states: Vec<CaseState> = plan.iter().map(|p| CaseState::new(p, setup)).collect();
+    let mut shuffler = Shuffler::new(setup.seed);
+    let mut cancelled = false;
+
+    'rounds: for round in 0..method.max_rounds {
+        let mut active: Vec<usize> = (0..plan.len())
+            .filter(|&i| states[i].rounds_done == round && states[i].wants_more(method))
+            .collect();
+        if round >= method.min_rounds {
+            // Rounds run one after another, so the run's time so far is
+            // the sum of its rounds' times.
+            let spent = states.iter().map(|s| s.seconds).sum();
+            active = within_run_budget(active, &states, method, spent);
+        }
+        if active.is_empty() {
+            break;
+        }
+        shuffler.shuffle(&mut active);
+        setup.progress.round_started(round, active.len());
+        for (order, &i) in active.iter().enumerate() {
+            if setup.ctx.cancel.is_cancelled() {
+                cancelled = true;
+                break 'rounds;
+            }
+            let state = &mut states[i];
+            setup
+                .progress
+                .case_started(order, active.len(), &plan[i].label());
+            let request = state.request(method);
+            let outcome =
+                setup
+                    .executor
+                    .run_round(&plan[i], &request, setup.env, setup.ctx, setup.progress);
+            if outcome.cancelled || setup.ctx.cancel.is_cancelled() {
+                // The round in flight is dropped; finished rounds stay.
+                cancelled = true;
+                break 'rounds;
+            }
+            state.absorb(order as u32, outcome);
+            setup.progress.case_finished(&state.record);
+            on_case(i, &state.record)?;
+        }
+    }
+
+    let failed = states.iter().any(|s| s.failed);
+    let records = states
+        .into_iter()
+        .filter(|s| s.rounds_done > 0)
+        .map(|s| s.record)
+        .collect();
+    let status = if cancelled {
+        RunStatus::Partial
+    } else if failed {
+        RunStatus::Failed
+    } else {
+        RunStatus::Complete
+    };
+    Ok(PlanOutcome { status, records })
+}
+
+/// The cases that get an extra round when the run has a budget: widest
+/// relative CI first, as many as the time left allows at each case's mean
+/// round time.
+fn within_run_budget(
+    mut active: Vec<usize>,
+    states: &[CaseState],
+    method: &Methodology,
+    elapsed: f64,
+) -> Vec<usize> {
+    let Some(budget) = method.run_budget else {
+        return active;
+    };
+    let mut left = budget.as_secs_f64() - elapsed;
+    active.sort_by(|&a, &b| states[b].relative_ci().total_cmp(&states[a].relative_ci()));
+    active.retain(|&i| {
+        let cost = states[i].mean_round_seconds();
+        if cost <= left {
+            left -= cost;
+            true
+        } else {
+            false
+        }
+    });
+    active
+}
+
+/// How a single case ended (see [`run_case`]).
+#[derive(Debug)]
+pub enum CaseOutcome {
+    /// Every round ran.
+    Finished(CaseRecord),
+    /// The case failed; the record carries the error and the trials that
+    /// finished before it.
+    Failed(CaseRecord),
+    /// The user cancelled before the case's first round finished.
+    Cancelled,
+}
+
+/// Runs one case in this process under `method`, watching the host with
+/// the real monitor: what a workload's own tests use.
+pub fn run_case(
+    planned: &PlannedCase,
     env: &CaseEnv,
     method: &Methodology,
     ctx: &TrialContext,
     progress: &dyn Progress,
-    on_case: &mut dyn FnMut(&CaseRecord) -> anyhow::Result<()>,
-) -> anyhow::Result<PlanOutcome> {
-    let mut records = Vec::new();
-    let mut status = RunStatus::Complete;
-    for (index, planned) in plan.iter().enumerate() {
-        progress.case_started(index, plan.len(), &planned.label());
-        match run_case(planned, env, method, ctx, progress) {
-            CaseOutcome::Finished(record) => {
-                progress.case_finished(&record);
-                on_case(&record)?;
-                records.push(record);
-            }
-            CaseOutcome::Failed(record) => {
-                progress.case_finished(&record);
-                on_case(&record)?;
-                records.push(record);
-                status = RunStatus::Failed;
-            }
-            CaseOutcome::Cancelled => {
-                return Ok(PlanOutcome {
-                    status: RunStatus::Partial,
-                    records,
-                });
-            }
-        }
+) -> CaseOutcome {
+    let executor = InProcess {
+        monitor: &ProcMonitor,
+    };
+    let setup = RunSetup {
+        env,
+        method,
+        ctx,
+        executor: &executor,
+        history: &NoHistory,
+        progress,
+        seed: 0,
+    };
+    let plan = std::slice::from_ref(planned);
+    let outcome = run_plan(plan, &setup, &mut |_, _| Ok(()))
+        .expect("a callback that never fails cannot stop the plan");
+    match outcome.records.into_iter().next() {
+        Some(record) if record.error.is_some() => CaseOutcome::Failed(record),
+        Some(record) if outcome.status != RunStatus::Partial => CaseOutcome::Finished(record),
+        _ => CaseOutcome::Cancelled,
     }
-    Ok(PlanOutcome { status, records })
 }
 
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::{AtomicU32, Ordering};
     use std::sync::{Arc, Mutex};
+    use std::time::Duration;
 
     use super::*;
-    use crate::engine::context::CancelToken;
+    use crate::engine::context::{CancelToken, Cancelled};
     use crate::engine::params::{ParamKind, ParamSpec};
     use crate::engine::progress::Silent;
+    use crate::engine::trial_monitor::ScriptedMonitor;
+    use crate::engine::workload::{Case, Metric, TrialOutput};
+    use crate::monitor::Disturbance;
 
-    /// What the fake case does on each trial call (warm-up included).
+    /// What the scripted case returns on each trial call of a round (its
+    /// warm-up included): `values[round][call]`, the last value of the
+    /// round repeating, the last round repeating.
     #[derive(Clone)]
     enum Script {
-        /// Return these values in turn, repeating the last.
-        Values(Vec<f64>),
-        /// Fail on this call (0-based).
-        FailAt(u32),
-        /// Cancel the token on this call and report it.
-        CancelAt(u32, CancelToken),
-        /// Panic on this call.
-        PanicAt(u32),
-        /// Sleep this long on every call, returning 100.
+        Rounds(Vec<Vec<f64>>),
+        /// Fail on this (round, call).
+        FailAt(u32, u32),
+        /// Cancel the token on this (round, call) and report it.
+        CancelAt(u32, u32, CancelToken),
+        /// Panic on this (round, call).
+        PanicAt(u32, u32),
+        /// Sleep this long on every call, returning these values in turn
+        /// over the whole case.
         Sleep(Duration, Vec<f64>),
     }
 
     #[derive(Default)]
     struct Calls {
+        build: AtomicU32,
         prepare: AtomicU32,
         trial: AtomicU32,
         cleanup: AtomicU32,
+        /// The order in which cases started rounds, by case name.
+        order: Mutex<Vec<String>>,
     }
 
-    struct Fake {
-        script: Mutex<Script>,
+    struct Scripted {
+        name: &'static str,
+        script: Script,
         calls: Arc<Calls>,
         fail_prepare: bool,
     }
 
-    impl Workload for Fake {
+    impl Workload for Scripted {
         fn id(&self) -> &'static str {
-            "test.fake"
+            self.name
         }
         fn version(&self) -> u32 {
             1
@@ -423,21 +389,26 @@ mod tests {
             }]
         }
         fn build(&self, _p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
-            Ok(Box::new(FakeCase {
-                script: self.script.lock().unwrap().clone(),
+            self.calls.build.fetch_add(1, Ordering::SeqCst);
+            self.calls.order.lock().unwrap().push(self.name.to_string());
+            Ok(Box::new(ScriptedCase {
+                script: self.script.clone(),
                 calls: self.calls.clone(),
                 fail_prepare: self.fail_prepare,
+                call: 0,
             }))
         }
     }
 
-    struct FakeCase {
+    struct ScriptedCase {
         script: Script,
         calls: Arc<Calls>,
         fail_prepare: bool,
+        /// Trial calls in this round (this case instance).
+        call: u32,
     }
 
-    impl Case for FakeCase {
+    impl Case for ScriptedCase {
         fn prepare(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
             self.calls.prepare.fetch_add(1, Ordering::SeqCst);
             if self.fail_prepare {
@@ -445,26 +416,36 @@ mod tests {
             }
             Ok(())
         }
-        fn trial(&mut self, _ctx: &TrialContext) -> anyhow::Result<TrialOutput> {
-            let call = self.calls.trial.fetch_add(1, Ordering::SeqCst);
+        fn trial(&mut self, ctx: &TrialContext) -> anyhow::Result<TrialOutput> {
+            let total = self.calls.trial.fetch_add(1, Ordering::SeqCst);
+            let (round, call) = (ctx.round, self.call);
+            self.call += 1;
             let value = match &self.script {
-                Script::Values(v) => v[(call as usize).min(v.len() - 1)],
-                Script::FailAt(at) if call == *at => anyhow::bail!("trial {call} exploded"),
-                Script::FailAt(_) => 100.0,
-                Script::CancelAt(at, token) if call == *at => {
+                Script::Rounds(rounds) => {
+                    let r = &rounds[(round as usize).min(rounds.len() - 1)];
+                    r[(call as usize).min(r.len() - 1)]
+                }
+                Script::FailAt(r, c) if (round, call) == (*r, *c) => {
+                    anyhow::bail!("round {round} call {call} exploded")
+                }
+                Script::CancelAt(r, c, token) if (round, call) == (*r, *c) => {
                     token.cancel();
                     return Err(Cancelled.into());
                 }
-                Script::CancelAt(..) => 100.0,
-                Script::PanicAt(at) if call == *at => panic!("trial {call} panicked"),
-                Script::PanicAt(_) => 100.0,
+                Script::PanicAt(r, c) if (round, call) == (*r, *c) => {
+                    panic!("round {round} call {call} panicked")
+                }
+                Script::FailAt(..) | Script::CancelAt(..) | Script::PanicAt(..) => 100.0,
                 Script::Sleep(d, v) => {
                     std::thread::sleep(*d);
-                    v[(call as usize).min(v.len() - 1)]
+                    v[(total as usize).min(v.len() - 1)]
                 }
             };
             Ok(TrialOutput {
-                metrics: vec![Metric::higher("value", "u", value)],
+                metrics: vec![
+                    Metric::higher("value", "u", value),
+                    Metric::lower("double", "u", 2.0 * value),
+                ],
                 latency_ns: None,
             })
         }
@@ -473,25 +454,31 @@ mod tests {
             Ok(())
         }
         fn warnings(&self) -> Vec<String> {
-            // What the trials showed: how many ran when the runner asked.
-            vec![format!(
-                "{} trials ran",
-                self.calls.trial.load(Ordering::SeqCst)
-            )]
+            // What the trials showed: how many ran in this round.
+            vec![format!("{} calls this round", self.call)]
         }
     }
 
-    fn leak(script: Script, fail_prepare: bool) -> (&'static Fake, Arc<Calls>) {
+    fn leak(name: &'static str, script: Script) -> (&'static Scripted, Arc<Calls>) {
+        leak_with(name, script, false)
+    }
+
+    fn leak_with(
+        name: &'static str,
+        script: Script,
+        fail_prepare: bool,
+    ) -> (&'static Scripted, Arc<Calls>) {
         let calls = Arc::new(Calls::default());
-        let fake = Box::leak(Box::new(Fake {
-            script: Mutex::new(script),
+        let w = Box::leak(Box::new(Scripted {
+            name,
+            script,
             calls: calls.clone(),
             fail_prepare,
         }));
-        (fake, calls)
+        (w, calls)
     }
 
-    fn planned(w: &'static Fake) -> PlannedCase {
+    fn planned(w: &'static Scripted) -> PlannedCase {
         let params =
             crate::engine::params::resolve_cases(w.id(), &w.params(), &Default::default(), 1)
                 .unwrap()
@@ -510,215 +497,508 @@ mod tests {
         }
     }
 
-    fn ctx(cancel: CancelToken) -> TrialContext {
-        TrialContext {
-            cpus: vec![0],
-            cancel,
+    /// Three rounds of two trials after one warm-up: the defaults with no
+    /// history.
+    fn default_method() -> Methodology {
+        Methodology::default()
+    }
+
+    /// Runs `plan` in this process with a scripted monitor; returns the
+    /// outcome and every (position, rounds so far) `on_case` saw.
+    fn run_with(
+        plan: &[PlannedCase],
+        method: &Methodology,
+        cancel: CancelToken,
+        monitor: &ScriptedMonitor,
+    ) -> (PlanOutcome, Vec<(usize, usize)>) {
+        let ctx = TrialContext::new(vec![0], cancel);
+        let executor = InProcess { monitor };
+        let setup = RunSetup {
+            env: &env(),
+            method,
+            ctx: &ctx,
+            executor: &executor,
+            history: &NoHistory,
+            progress: &Silent,
+            seed: 7,
+        };
+        let mut seen = Vec::new();
+        let outcome = run_plan(plan, &setup, &mut |i, r| {
+            seen.push((i, r.rounds.len()));
+            Ok(())
+        })
+        .unwrap();
+        (outcome, seen)
+    }
+
+    fn run_quiet(plan: &[PlannedCase], method: &Methodology) -> PlanOutcome {
+        run_with(plan, method, CancelToken::new(), &ScriptedMonitor::quiet()).0
+    }
+
+    #[test]
+    fn every_case_gets_three_rounds_of_two_trials_after_a_warm_up_each() {
+        // Round means 100, 104, 96 with trials ±1 around them; the warm-up
+        // (first call of each round, value 1) is not counted.
+        let (w, calls) = leak(
+            "test.a",
+            Script::Rounds(vec![
+                vec![1.0, 99.0, 101.0],
+                vec![1.0, 103.0, 105.0],
+                vec![1.0, 95.0, 97.0],
+            ]),
+        );
+        let method = Methodology {
+            max_rounds: 3,
+            ..default_method()
+        };
+        let outcome = run_quiet(&[planned(w)], &method);
+        assert_eq!(outcome.status, RunStatus::Complete);
+        let record = &outcome.records[0];
+        assert_eq!(calls.build.load(Ordering::SeqCst), 3);
+        assert_eq!(calls.cleanup.load(Ordering::SeqCst), 3);
+        assert_eq!(calls.trial.load(Ordering::SeqCst), 9);
+        assert_eq!(record.rounds.len(), 3);
+        let rounds: Vec<u32> = record.trials.iter().map(|t| t.round).collect();
+        assert_eq!(rounds, vec![0, 0, 1, 1, 2, 2]);
+        let metric = &record.metrics[0];
+        assert_eq!(metric.samples, vec![99.0, 101.0, 103.0, 105.0, 95.0, 97.0]);
+        // The CI comes from the round means (100, 104, 96): s = 4, t(2).
+        let (expected, levels) = crate::stats::summarize_rounds(&[
+            vec![99.0, 101.0],
+            vec![103.0, 105.0],
+            vec![95.0, 97.0],
+        ])
+        .unwrap();
+        assert_eq!(metric.summary, expected);
+        assert_eq!(metric.levels.as_ref(), Some(&levels));
+        assert_eq!(levels.ci_basis, crate::stats::CiBasis::Rounds);
+        assert_eq!(levels.round_means, vec![100.0, 104.0, 96.0]);
+        // Every metric gets the same treatment.
+        assert_eq!(record.metrics[1].summary.mean, 200.0);
+        // Each round's warning is kept once.
+        assert_eq!(record.warnings, vec!["3 calls this round".to_string()]);
+    }
+
+    #[test]
+    fn the_order_of_cases_is_shuffled_between_rounds() {
+        let names = [
+            "test.o0", "test.o1", "test.o2", "test.o3", "test.o4", "test.o5",
+        ];
+        let calls = Arc::new(Calls::default());
+        let plan: Vec<PlannedCase> = names
+            .iter()
+            .map(|name| {
+                let w = Box::leak(Box::new(Scripted {
+                    name,
+                    script: Script::Rounds(vec![vec![100.0]]),
+                    calls: calls.clone(),
+                    fail_prepare: false,
+                }));
+                planned(w)
+            })
+            .collect();
+        let method = Methodology {
+            max_rounds: 3,
+            ..default_method()
+        };
+        let outcome = run_quiet(&plan, &method);
+        let order = calls.order.lock().unwrap().clone();
+        assert_eq!(order.len(), 18);
+        let rounds: Vec<&[String]> = order.chunks(6).collect();
+        // Every round holds every case once, and not all in the same order.
+        for round in &rounds {
+            let mut sorted = round.to_vec();
+            sorted.sort();
+            assert_eq!(sorted, names.to_vec());
         }
-    }
-
-    /// Runs the fake's one case with the default methodology, no progress
-    /// and nobody cancelling.
-    fn run_plain(w: &'static Fake) -> CaseOutcome {
-        run_case(
-            &planned(w),
-            &env(),
-            &Methodology::default(),
-            &ctx(CancelToken::new()),
-            &Silent,
-        )
-    }
-
-    fn finished(outcome: CaseOutcome) -> CaseRecord {
-        match outcome {
-            CaseOutcome::Finished(r) => r,
-            other => panic!("expected a finished case, got {other:?}"),
+        assert!(
+            rounds[0] != rounds[1] || rounds[1] != rounds[2],
+            "{order:?}"
+        );
+        // The records come back in plan order, with each round's position.
+        let ids: Vec<&str> = outcome
+            .records
+            .iter()
+            .map(|r| r.workload.as_str())
+            .collect();
+        assert_eq!(ids, names.to_vec());
+        for (round, chunk) in rounds.iter().enumerate() {
+            for (order, name) in chunk.iter().enumerate() {
+                let record = outcome
+                    .records
+                    .iter()
+                    .find(|r| &r.workload == name)
+                    .unwrap();
+                assert_eq!(record.rounds[round].order, order as u32);
+            }
         }
     }
 
     #[test]
-    fn case_warnings_are_taken_after_the_trials() {
-        let (w, _calls) = leak(Script::Values(vec![100.0]), false);
-        let record = finished(run_plain(w));
-        // One warm-up and three counted trials had run. (A busy host may
-        // add a warning of the engine's own.)
+    fn a_noisy_case_gets_more_rounds_until_its_ci_is_tight() {
+        // Round means 90, 110, 100, then 100 for ever: after 3 rounds the
+        // CI is ±25%; each further round of 100 tightens it. The steady
+        // case stops at the minimum.
+        let noisy = Script::Rounds(vec![
+            vec![0.0, 90.0, 90.0],
+            vec![0.0, 110.0, 110.0],
+            vec![0.0, 100.0, 100.0],
+        ]);
+        let (w, calls) = leak("test.noisy", noisy);
+        let (steady, steady_calls) = leak("test.steady", Script::Rounds(vec![vec![0.0, 100.0]]));
+        let method = Methodology {
+            max_rounds: 10,
+            ..default_method()
+        };
+        let outcome = run_quiet(&[planned(w), planned(steady)], &method);
+        assert_eq!(steady_calls.build.load(Ordering::SeqCst), 3);
+        let rounds = calls.build.load(Ordering::SeqCst);
+        assert!(rounds > 3, "{rounds}");
+        let summary = &outcome.records[0].metrics[0].summary;
+        if rounds < 10 {
+            assert!(summary.relative_ci_half_width() <= 0.02, "{summary:?}");
+        }
+        // Rounds 4.. are all 100, so the mean drifts toward it.
+        assert!(summary.mean > 99.0 && summary.mean <= 100.0);
+    }
+
+    #[test]
+    fn extra_rounds_stop_at_the_maximum_and_at_the_case_budget() {
+        let alternating: Vec<Vec<f64>> = (0..20)
+            .map(|i| vec![0.0, if i % 2 == 0 { 50.0 } else { 150.0 }])
+            .collect();
+        let (w, calls) = leak("test.capped", Script::Rounds(alternating.clone()));
+        let method = Methodology {
+            max_rounds: 5,
+            ..default_method()
+        };
+        run_quiet(&[planned(w)], &method);
+        assert_eq!(calls.build.load(Ordering::SeqCst), 5);
+
+        // 20 ms per call, 3 calls per round: a 200 ms budget allows the
+        // three mandatory rounds (180 ms) and no more.
+        let values: Vec<f64> = (0..60)
+            .map(|i| if i % 2 == 0 { 50.0 } else { 150.0 })
+            .collect();
+        let (slow, slow_calls) = leak(
+            "test.budget",
+            Script::Sleep(Duration::from_millis(20), values),
+        );
+        let method = Methodology {
+            case_budget: Duration::from_millis(200),
+            ..default_method()
+        };
+        run_quiet(&[planned(slow)], &method);
+        assert_eq!(slow_calls.build.load(Ordering::SeqCst), 3);
+    }
+
+    /// Rounds that take the time they say: each round of a case returns
+    /// the next of its values as its one trial, and `seconds` as its
+    /// duration.
+    struct TimedRounds {
+        values: std::collections::HashMap<&'static str, Vec<f64>>,
+        seconds: f64,
+        rounds: Mutex<std::collections::HashMap<String, usize>>,
+    }
+
+    impl RoundExecutor for TimedRounds {
+        fn run_round(
+            &self,
+            planned: &PlannedCase,
+            _request: &RoundRequest,
+            _env: &CaseEnv,
+            _ctx: &TrialContext,
+            _progress: &dyn Progress,
+        ) -> RoundOutcome {
+            let id = planned.workload.id();
+            let mut rounds = self.rounds.lock().unwrap();
+            let n = rounds.entry(id.to_string()).or_default();
+            let values = &self.values[id];
+            let value = values[*n % values.len()];
+            *n += 1;
+            RoundOutcome {
+                trials: vec![TrialResult {
+                    metrics: vec![Metric::higher("value", "u", value)],
+                    histogram: None,
+                    seconds: self.seconds,
+                    health: Default::default(),
+                    replaced: false,
+                }],
+                seconds: self.seconds,
+                ..RoundOutcome::default()
+            }
+        }
+    }
+
+    #[test]
+    fn the_run_budget_gives_extra_rounds_to_the_widest_interval_first() {
+        // Two cases that both want more rounds, 1 s per round: 6 s of
+        // mandatory rounds, and a 7.5 s run budget leaves room for one
+        // extra round, which goes to the noisier case.
+        let (wide, _) = leak("test.wide", Script::Rounds(vec![vec![0.0]]));
+        let (narrow, _) = leak("test.narrow", Script::Rounds(vec![vec![0.0]]));
+        let executor = TimedRounds {
+            values: [
+                ("test.wide", vec![60.0, 140.0, 100.0]),
+                ("test.narrow", vec![95.0, 105.0, 100.0]),
+            ]
+            .into(),
+            seconds: 1.0,
+            rounds: Mutex::new(Default::default()),
+        };
+        let method = Methodology {
+            run_budget: Some(Duration::from_secs_f64(7.5)),
+            ..default_method()
+        };
+        let ctx = TrialContext::new(vec![0], CancelToken::new());
+        let setup = RunSetup {
+            env: &env(),
+            method: &method,
+            ctx: &ctx,
+            executor: &executor,
+            history: &NoHistory,
+            progress: &Silent,
+            seed: 1,
+        };
+        let outcome = run_plan(
+            &[planned(wide), planned(narrow)],
+            &setup,
+            &mut |_, _| Ok(()),
+        )
+        .unwrap();
+        assert_eq!(outcome.records[0].rounds.len(), 4);
+        assert_eq!(outcome.records[1].rounds.len(), 3);
+        // Without a run budget both get rounds up to their case budget.
+        let executor = TimedRounds {
+            values: executor.values.clone(),
+            seconds: 1.0,
+            rounds: Mutex::new(Default::default()),
+        };
+        let method = Methodology {
+            case_budget: Duration::from_secs(5),
+            ..default_method()
+        };
+        let setup = RunSetup {
+            method: &method,
+            executor: &executor,
+            ..setup
+        };
+        let outcome = run_plan(
+            &[planned(wide), planned(narrow)],
+            &setup,
+            &mut |_, _| Ok(()),
+        )
+        .unwrap();
+        assert_eq!(outcome.records[0].rounds.len(), 5);
+        assert_eq!(outcome.records[1].rounds.len(), 5);
+    }
+
+    #[test]
+    fn a_disturbed_trial_is_replaced_kept_and_left_out() {
+        // The monitor flags the second counted trial (value 500): another
+        // trial replaces it, and the statistics never see 500.
+        let (w, calls) = leak(
+            "test.flagged",
+            Script::Rounds(vec![vec![0.0, 100.0, 500.0, 102.0], vec![0.0, 98.0, 100.0]]),
+        );
+        let monitor = ScriptedMonitor::new(vec![vec![], vec![Disturbance::BusyHost]]);
+        let method = Methodology {
+            max_rounds: 3,
+            ..default_method()
+        };
+        let (outcome, _) = run_with(&[planned(w)], &method, CancelToken::new(), &monitor);
+        let record = &outcome.records[0];
+        // Round 0 ran 1 warm-up + 3 counted calls; rounds 1 and 2 ran 3.
+        assert_eq!(calls.trial.load(Ordering::SeqCst), 4 + 3 + 3);
+        assert_eq!(record.trials.len(), 7);
+        assert!(record.trials[1].replaced);
+        assert_eq!(record.trials[1].health.flags, vec![Disturbance::BusyHost]);
+        assert_eq!(record.replaced_trials(), 1);
+        assert_eq!(record.used_trials(), 6);
+        assert!(record.disturbances().is_empty());
+        let metric = &record.metrics[0];
+        assert_eq!(metric.samples[1], 500.0);
+        assert_eq!(metric.summary.n, 6);
+        assert_eq!(metric.summary.max, 102.0);
+        assert_eq!(
+            metric.levels.as_ref().unwrap().round_means,
+            vec![101.0, 99.0, 99.0]
+        );
+    }
+
+    #[test]
+    fn a_host_busy_for_longer_than_a_trial_gets_one_replacement_not_more() {
+        // Every trial busy: each round replaces its first trial, keeps the
+        // next (flagged right after a flagged one), replaces the third and
+        // keeps the fourth: 1 warm-up + 4 calls per round.
+        let (w, calls) = leak("test.busy", Script::Rounds(vec![vec![100.0]]));
+        let monitor = ScriptedMonitor::new(vec![vec![Disturbance::BusyHost]; 100]);
+        let method = Methodology {
+            max_rounds: 3,
+            ..default_method()
+        };
+        let (outcome, _) = run_with(&[planned(w)], &method, CancelToken::new(), &monitor);
+        let record = &outcome.records[0];
+        assert_eq!(calls.trial.load(Ordering::SeqCst), 3 * 5);
+        let replaced: Vec<bool> = record.trials.iter().map(|t| t.replaced).collect();
+        assert_eq!(&replaced[..4], &[true, false, true, false]);
+        assert_eq!(record.replaced_trials(), 6);
+        assert_eq!(record.disturbances(), vec![("busy", 6)]);
         assert!(
-            record.warnings.contains(&"4 trials ran".to_string()),
+            record
+                .warnings
+                .iter()
+                .any(|w| w.starts_with("6 of 6 trials disturbed (busy)")),
             "{:?}",
             record.warnings
         );
     }
 
     #[test]
-    fn stops_at_the_minimum_when_the_ci_is_already_tight() {
-        let (w, calls) = leak(Script::Values(vec![1.0, 100.0, 100.1, 99.9, 100.0]), false);
-        let record = finished(run_plain(w));
-        // One warm-up (value 1.0, not counted) and three counted trials.
-        assert_eq!(calls.trial.load(Ordering::SeqCst), 4);
-        assert_eq!(record.metrics[0].samples, vec![100.0, 100.1, 99.9]);
-        assert_eq!(record.trials.len(), 3);
-        assert!(record.metrics[0].summary.relative_ci_half_width() <= 0.02);
-    }
-
-    #[test]
-    fn keeps_going_while_noisy_and_stops_at_the_cap() {
-        let noisy: Vec<f64> = (0..20)
-            .map(|i| if i % 2 == 0 { 50.0 } else { 150.0 })
-            .collect();
-        let (w, calls) = leak(Script::Values(noisy), false);
+    fn a_failure_in_a_later_round_keeps_the_earlier_rounds() {
+        // Round 1 fails on its first counted trial (call 1).
+        let (w, calls) = leak("test.fails", Script::FailAt(1, 1));
+        let (good, _) = leak("test.good", Script::Rounds(vec![vec![0.0, 100.0]]));
         let method = Methodology {
-            max_trials: 7,
-            ..Methodology::default()
+            max_rounds: 3,
+            ..default_method()
         };
-        let record = finished(run_case(
-            &planned(w),
-            &env(),
+        let (outcome, _) = run_with(
+            &[planned(w), planned(good)],
             &method,
-            &ctx(CancelToken::new()),
-            &Silent,
-        ));
-        assert_eq!(record.metrics[0].summary.n, 7);
-        assert_eq!(calls.trial.load(Ordering::SeqCst), 8);
-    }
-
-    #[test]
-    fn continues_until_the_ci_is_tight() {
-        // Noisy at first, then steady: the CI tightens after some trials.
-        // After 3 counted trials the CI half-width is 5% of the mean, after
-        // 4 it is 2.6%, after 5 it is 1.75%: the rule must stop at 5.
-        let mut values = vec![0.0, 98.0, 102.0, 100.0];
-        values.extend(std::iter::repeat_n(100.0, 20));
-        let (w, _) = leak(Script::Values(values), false);
-        let record = finished(run_plain(w));
-        assert_eq!(record.metrics[0].summary.n, 5);
-        assert!(record.metrics[0].summary.relative_ci_half_width() <= 0.02);
-    }
-
-    #[test]
-    fn cleanup_runs_after_a_failing_trial_and_finished_trials_are_kept() {
-        let (w, calls) = leak(Script::FailAt(2), false);
-        let outcome = run_plain(w);
-        let CaseOutcome::Failed(record) = outcome else {
-            panic!("expected a failed case");
-        };
-        assert_eq!(calls.cleanup.load(Ordering::SeqCst), 1);
+            CancelToken::new(),
+            &ScriptedMonitor::quiet(),
+        );
+        assert_eq!(outcome.status, RunStatus::Failed);
+        let failed = &outcome.records[0];
+        assert_eq!(failed.rounds.len(), 2);
         assert!(
-            record
+            failed
                 .error
                 .as_deref()
                 .unwrap()
-                .contains("trial 2 exploded")
+                .contains("round 2: round 1 call 1 exploded")
         );
-        // The warm-up (call 0) and one counted trial (call 1) finished.
-        assert_eq!(record.metrics[0].samples, vec![100.0]);
+        // Round 0's two trials are kept; no third round was started.
+        assert_eq!(failed.metrics[0].samples, vec![100.0, 100.0]);
+        assert_eq!(calls.build.load(Ordering::SeqCst), 2);
+        assert_eq!(calls.cleanup.load(Ordering::SeqCst), 2);
+        // The other case is not affected.
+        assert!(outcome.records[1].error.is_none());
+        assert_eq!(outcome.records[1].rounds.len(), 3);
     }
 
     #[test]
     fn cleanup_runs_after_a_failing_prepare() {
-        let (w, calls) = leak(Script::Values(vec![1.0]), true);
-        let outcome = run_plain(w);
-        assert!(
-            matches!(outcome, CaseOutcome::Failed(ref r) if r.error.as_deref().unwrap().contains("prepare exploded"))
-        );
-        assert_eq!(calls.trial.load(Ordering::SeqCst), 0);
-        assert_eq!(calls.cleanup.load(Ordering::SeqCst), 1);
-    }
-
-    #[test]
-    fn a_cancelled_plan_keeps_its_finished_cases_and_is_partial() {
-        let cancel = CancelToken::new();
-        let (done, _) = leak(Script::Values(vec![100.0]), false);
-        // The second case cancels on its second call (its first counted trial).
-        let (cancelling, calls) = leak(Script::CancelAt(1, cancel.clone()), false);
-        let (never, never_calls) = leak(Script::Values(vec![100.0]), false);
-        let plan = vec![planned(done), planned(cancelling), planned(never)];
-        let mut stored = Vec::new();
-        let outcome = run_plan(
-            &plan,
-            &env(),
-            &Methodology::default(),
-            &ctx(cancel),
-            &Silent,
-            &mut |case| {
-                stored.push(case.workload.clone());
-                Ok(())
-            },
-        )
-        .unwrap();
-        assert_eq!(outcome.status, RunStatus::Partial);
-        assert_eq!(outcome.records.len(), 1);
-        assert_eq!(stored.len(), 1);
-        assert_eq!(calls.cleanup.load(Ordering::SeqCst), 1);
-        assert_eq!(never_calls.prepare.load(Ordering::SeqCst), 0);
-    }
-
-    #[test]
-    fn a_failed_case_does_not_stop_the_plan() {
-        let (bad, _) = leak(Script::FailAt(0), false);
-        let (good, _) = leak(Script::Values(vec![100.0]), false);
-        let plan = vec![planned(bad), planned(good)];
-        let outcome = run_plan(
-            &plan,
-            &env(),
-            &Methodology::default(),
-            &ctx(CancelToken::new()),
-            &Silent,
-            &mut |_| Ok(()),
-        )
-        .unwrap();
-        assert_eq!(outcome.status, RunStatus::Failed);
-        assert_eq!(outcome.records.len(), 2);
-        assert!(outcome.records[0].error.is_some());
-        assert!(outcome.records[1].error.is_none());
-    }
-
-    #[test]
-    fn non_finite_metrics_fail_the_case() {
-        let (w, calls) = leak(Script::Values(vec![f64::NAN]), false);
-        let outcome = run_plain(w);
-        assert!(
-            matches!(outcome, CaseOutcome::Failed(ref r) if r.error.as_deref().unwrap().contains("not a finite number"))
-        );
-        assert_eq!(calls.cleanup.load(Ordering::SeqCst), 1);
-    }
-
-    #[test]
-    fn a_panicking_trial_still_gets_cleanup_and_a_clear_error() {
-        let (w, calls) = leak(Script::PanicAt(1), false);
-        let outcome = run_plain(w);
-        let CaseOutcome::Failed(record) = outcome else {
-            panic!("expected a failed case");
-        };
+        let (w, calls) = leak_with("test.prep", Script::Rounds(vec![vec![1.0]]), true);
+        let outcome = run_quiet(&[planned(w)], &default_method());
+        let record = &outcome.records[0];
         assert!(
             record
                 .error
                 .as_deref()
                 .unwrap()
-                .contains("the workload panicked: trial 1 panicked")
+                .contains("prepare exploded")
+        );
+        assert_eq!(calls.trial.load(Ordering::SeqCst), 0);
+        assert_eq!(calls.cleanup.load(Ordering::SeqCst), 1);
+        assert_eq!(outcome.status, RunStatus::Failed);
+    }
+
+    #[test]
+    fn a_cancelled_plan_keeps_every_finished_round_and_is_partial() {
+        // Case "late" cancels in its second round: every case keeps its
+        // first round, the round in flight is dropped, nothing more runs.
+        let cancel = CancelToken::new();
+        let (done, _) = leak("test.done", Script::Rounds(vec![vec![100.0]]));
+        let (late, late_calls) = leak("test.late", Script::CancelAt(1, 1, cancel.clone()));
+        let (w, calls) = leak("test.other", Script::Rounds(vec![vec![100.0]]));
+        let plan = vec![planned(done), planned(late), planned(w)];
+        let (outcome, seen) = run_with(&plan, &default_method(), cancel, &ScriptedMonitor::quiet());
+        assert_eq!(outcome.status, RunStatus::Partial);
+        assert_eq!(outcome.records.len(), 3);
+        let late_record = outcome
+            .records
+            .iter()
+            .find(|r| r.workload == "test.late")
+            .unwrap();
+        assert_eq!(late_record.rounds.len(), 1);
+        assert_eq!(late_record.metrics[0].samples, vec![100.0, 100.0]);
+        // The interrupted round still cleaned up.
+        assert_eq!(
+            late_calls.cleanup.load(Ordering::SeqCst),
+            late_calls.build.load(Ordering::SeqCst)
+        );
+        assert!(calls.build.load(Ordering::SeqCst) <= 2);
+        // Every finished round was handed over for storage.
+        assert!(seen.iter().filter(|(_, rounds)| *rounds == 1).count() == 3);
+    }
+
+    #[test]
+    fn a_panicking_trial_still_gets_cleanup_and_a_clear_error() {
+        let (w, calls) = leak("test.panics", Script::PanicAt(0, 1));
+        let outcome = run_quiet(&[planned(w)], &default_method());
+        let record = &outcome.records[0];
+        assert!(
+            record
+                .error
+                .as_deref()
+                .unwrap()
+                .contains("the workload panicked: round 0 call 1 panicked")
         );
         assert_eq!(calls.cleanup.load(Ordering::SeqCst), 1);
     }
 
     #[test]
-    fn the_budget_stops_a_noisy_case_after_the_minimum() {
-        // 30 ms per trial, too noisy to converge, budget 50 ms: after the
-        // third counted trial (90 ms used) no further trial may start.
-        let noisy: Vec<f64> = (0..20)
-            .map(|i| if i % 2 == 0 { 50.0 } else { 150.0 })
-            .collect();
-        let (w, _) = leak(Script::Sleep(Duration::from_millis(30), noisy), false);
+    fn non_finite_metrics_fail_the_case() {
+        let (w, calls) = leak("test.nan", Script::Rounds(vec![vec![f64::NAN]]));
+        let outcome = run_quiet(&[planned(w)], &default_method());
+        assert!(
+            outcome.records[0]
+                .error
+                .as_deref()
+                .unwrap()
+                .contains("not a finite number")
+        );
+        assert_eq!(calls.cleanup.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn one_round_keeps_the_trials_until_the_ci_is_tight() {
+        // The single-round rule: after 3 counted trials the CI half-width
+        // is 5% of the mean, after 4 it is 2.6%, after 5 it is 1.75%.
+        let mut values = vec![0.0, 98.0, 102.0, 100.0];
+        values.extend(std::iter::repeat_n(100.0, 20));
+        let (w, _) = leak("test.single", Script::Rounds(vec![values]));
         let method = Methodology {
-            warmup_trials: 0,
-            case_budget: Duration::from_millis(50),
-            ..Methodology::default()
+            min_rounds: 1,
+            max_rounds: 1,
+            min_trials: 3,
+            max_trials: 10,
+            ..default_method()
         };
-        let record = finished(run_case(
-            &planned(w),
-            &env(),
-            &method,
-            &ctx(CancelToken::new()),
-            &Silent,
+        let outcome = run_quiet(&[planned(w)], &method);
+        let metric = &outcome.records[0].metrics[0];
+        assert_eq!(metric.summary.n, 5);
+        assert_eq!(
+            metric.levels.as_ref().unwrap().ci_basis,
+            crate::stats::CiBasis::Trials
+        );
+        assert!(metric.summary.relative_ci_half_width() <= 0.02);
+    }
+
+    #[test]
+    fn run_case_reports_a_finished_or_failed_case() {
+        let (w, _) = leak("test.run_case", Script::Rounds(vec![vec![100.0]]));
+        let ctx = TrialContext::new(vec![0], CancelToken::new());
+        match run_case(&planned(w), &env(), &default_method(), &ctx, &Silent) {
+            CaseOutcome::Finished(record) => assert_eq!(record.rounds.len(), 3),
+            other => panic!("{other:?}"),
+        }
+        let (bad, _) = leak("test.run_case_bad", Script::FailAt(0, 0));
+        assert!(matches!(
+            run_case(&planned(bad), &env(), &default_method(), &ctx, &Silent),
+            CaseOutcome::Failed(_)
         ));
-        assert_eq!(record.metrics[0].summary.n, 3);
     }
 }

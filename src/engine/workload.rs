@@ -7,7 +7,10 @@
 //! cleans up. The engine owns warm-up, repetition, statistics and cleanup
 //! guarantees.
 
+use std::borrow::Cow;
+
 use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
 
 use super::context::TrialContext;
 use super::params::{ParamSet, ParamSpec};
@@ -35,7 +38,7 @@ pub trait Workload: Sync {
 }
 
 /// What a workload may know about the run when it builds a case.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CaseEnv {
     /// The CPUs the run may use (after `--cpus`), in order.
     pub cpus: Vec<usize>,
@@ -68,12 +71,12 @@ pub trait Case: Send {
 }
 
 /// One named value a trial yields.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Metric {
     /// Name in snake case with the unit's meaning (`events_per_sec`).
     pub name: String,
     /// Unit as shown to users (`events/s`, `MiB/s`, `ms`).
-    pub unit: &'static str,
+    pub unit: Cow<'static, str>,
     /// Which way is better.
     pub direction: Direction,
     /// The measured value.
@@ -85,7 +88,7 @@ impl Metric {
     pub fn higher(name: impl Into<String>, unit: &'static str, value: f64) -> Self {
         Metric {
             name: name.into(),
-            unit,
+            unit: Cow::Borrowed(unit),
             direction: Direction::Higher,
             value,
         }
@@ -95,7 +98,7 @@ impl Metric {
     pub fn lower(name: impl Into<String>, unit: &'static str, value: f64) -> Self {
         Metric {
             name: name.into(),
-            unit,
+            unit: Cow::Borrowed(unit),
             direction: Direction::Lower,
             value,
         }

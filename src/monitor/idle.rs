@@ -245,8 +245,8 @@ mod tests {
             comm: name.to_string(),
             state: 'R',
             utime: ticks,
-            stime: 0,
             starttime,
+            ..PidStat::default()
         }
     }
 

@@ -217,11 +217,13 @@ pub fn parse_vmstat(text: &str) -> Option<SwapCounters> {
 ///
 /// For a process (as opposed to `/proc/[pid]/task/[tid]/stat`) `utime` and
 /// `stime` cover all its threads, live and exited; children only count once
-/// waited for, in fields this struct does not keep.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// waited for, in `cutime` and `cstime`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PidStat {
     /// Process id.
     pub pid: u32,
+    /// Parent's process id.
+    pub ppid: u32,
     /// Command name (`comm`, at most 15 bytes, may contain spaces and
     /// parentheses).
     pub comm: String,
@@ -231,6 +233,10 @@ pub struct PidStat {
     pub utime: u64,
     /// Kernel-mode CPU time in clock ticks.
     pub stime: u64,
+    /// User-mode CPU time of waited-for children, in clock ticks.
+    pub cutime: u64,
+    /// Kernel-mode CPU time of waited-for children, in clock ticks.
+    pub cstime: u64,
     /// Start time after boot in clock ticks (tells a reused pid apart).
     pub starttime: u64,
 }
@@ -239,6 +245,14 @@ impl PidStat {
     /// `utime + stime`.
     pub fn cpu_ticks(&self) -> u64 {
         self.utime.saturating_add(self.stime)
+    }
+
+    /// `utime + stime + cutime + cstime`: the process and every child it
+    /// has waited for.
+    pub fn tree_ticks(&self) -> u64 {
+        self.cpu_ticks()
+            .saturating_add(self.cutime)
+            .saturating_add(self.cstime)
     }
 }
 
@@ -258,10 +272,13 @@ pub fn parse_pid_stat(text: &str) -> Option<PidStat> {
     let state = field(3)?.chars().next()?;
     Some(PidStat {
         pid,
+        ppid: field(4)?.parse().ok()?,
         comm,
         state,
         utime: field(14)?.parse().ok()?,
         stime: field(15)?.parse().ok()?,
+        cutime: field(16)?.parse().ok()?,
+        cstime: field(17)?.parse().ok()?,
         starttime: field(22)?.parse().ok()?,
     })
 }
@@ -322,6 +339,65 @@ pub fn read_vmstat() -> Option<SwapCounters> {
 /// whichever thread asks.
 pub fn read_self_stat() -> Option<PidStat> {
     parse_pid_stat(&read("/proc/self/stat")?)
+}
+
+/// CPU ticks of this process and all its descendants: its own and its
+/// waited-for children's time, plus, for every live descendant, the same.
+/// A workload that forks (hackbench, a compiler, a shell) is still "this
+/// process" for the monitor, not "other processes".
+///
+/// Descendants are found through `/proc/[pid]/task/[tid]/children`, so a
+/// process without children costs one small read per thread; kernels
+/// without that file fall back to scanning `/proc`. `None` without `/proc`.
+pub fn read_tree_ticks() -> Option<u64> {
+    let own = read_self_stat()?;
+    let mut total = own.tree_ticks();
+    let mut stack = children_of(own.pid);
+    // A bound on the walk, in case pids are reused into a cycle mid-read.
+    let mut budget = 100_000usize;
+    while let Some(pid) = stack.pop() {
+        budget = budget.checked_sub(1)?;
+        if let Some(stat) = read_pid_stat(pid) {
+            total = total.saturating_add(stat.tree_ticks());
+            stack.extend(children_of(pid));
+        }
+    }
+    Some(total)
+}
+
+/// The live children of `pid`.
+fn children_of(pid: u32) -> Vec<u32> {
+    let tasks = format!("/proc/{pid}/task");
+    match std::fs::read_dir(&tasks) {
+        Ok(entries) => {
+            let mut children = Vec::new();
+            let mut supported = true;
+            for entry in entries.flatten() {
+                match std::fs::read_to_string(entry.path().join("children")) {
+                    Ok(text) => children.extend(
+                        text.split_ascii_whitespace()
+                            .filter_map(|p| p.parse::<u32>().ok()),
+                    ),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => supported = false,
+                    Err(_) => {}
+                }
+            }
+            if supported {
+                children
+            } else {
+                children_by_scan(pid)
+            }
+        }
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The live children of `pid`, by reading every process's parent.
+fn children_by_scan(pid: u32) -> Vec<u32> {
+    list_pids()
+        .into_iter()
+        .filter(|&p| read_pid_stat(p).is_some_and(|s| s.ppid == pid))
+        .collect()
 }
 
 /// Reads `/proc/[pid]/stat`; `None` if the process is gone or hidden.
@@ -463,15 +539,45 @@ softirq 122937 0 7989 4 9762 60085 0 329 24256 0 20512
     #[test]
     fn pid_stat_with_awkward_name() {
         let text = "7046 (my (odd) name) R 7040 7040 5871 0 -1 4194304 103 0 0 0 \
-                    25 13 0 0 20 0 1 0 17465 3133440 411 18446744073709551615 0\n";
+                    25 13 4 2 20 0 1 0 17465 3133440 411 18446744073709551615 0\n";
         let stat = parse_pid_stat(text).unwrap();
         assert_eq!(stat.pid, 7046);
+        assert_eq!(stat.ppid, 7040);
+        assert_eq!((stat.cutime, stat.cstime), (4, 2));
+        assert_eq!(stat.tree_ticks(), 44);
         assert_eq!(stat.comm, "my (odd) name");
         assert_eq!(stat.state, 'R');
         assert_eq!(stat.utime, 25);
         assert_eq!(stat.stime, 13);
         assert_eq!(stat.starttime, 17465);
         assert_eq!(stat.cpu_ticks(), 38);
+    }
+
+    #[test]
+    fn a_busy_child_counts_as_this_process() {
+        // A child shell spinning for up to 20 s: its CPU time must show in
+        // the tree's ticks and not in this process's own.
+        let mut child = std::process::Command::new("sh")
+            .args([
+                "-c",
+                "end=$(($(date +%s) + 20)); while [ $(date +%s) -lt $end ]; do :; done",
+            ])
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+        let mut seen = 0;
+        while std::time::Instant::now() < deadline {
+            let own = read_self_stat().unwrap().tree_ticks();
+            let tree = read_tree_ticks().unwrap();
+            seen = tree.saturating_sub(own);
+            if seen >= 5 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(seen >= 5, "the child's ticks never showed: {seen}");
     }
 
     #[test]

@@ -42,7 +42,8 @@ pub struct Snapshot {
     pub pswpin: Option<u64>,
     /// Pages swapped out since boot; `None` as for `pswpin`.
     pub pswpout: Option<u64>,
-    /// `utime + stime` of this whole process (all threads), in clock ticks.
+    /// CPU time of this whole process (all threads) and its descendants,
+    /// in clock ticks (see [`procfs::read_tree_ticks`]).
     pub self_jiffies: u64,
 }
 
@@ -52,7 +53,7 @@ impl Snapshot {
     pub fn take(origin: Instant) -> Option<Snapshot> {
         let at = origin.elapsed().as_secs_f64();
         let stat = procfs::read_stat()?;
-        let own = procfs::read_self_stat()?;
+        let own = procfs::read_tree_ticks()?;
         let swap = procfs::read_vmstat();
         Some(Snapshot {
             at,
@@ -61,7 +62,7 @@ impl Snapshot {
             procs_running: stat.procs_running.unwrap_or(0),
             pswpin: swap.map(|s| s.pswpin),
             pswpout: swap.map(|s| s.pswpout),
-            self_jiffies: own.cpu_ticks(),
+            self_jiffies: own,
         })
     }
 }

@@ -1,15 +1,55 @@
-//! Side-by-side comparison of two runs: cases matched by workload, version
-//! and parameters; per metric the ratio, its CI and a verdict.
+//! Comparing runs: each candidate against a baseline, cases matched by
+//! workload, version and parameters; per metric the ratio, its CI and a
+//! verdict, with the rule that decided it; per candidate a geometric mean
+//! and counts; the host differences that may explain it all.
+//!
+//! **What a verdict rests on** (`stats::compare_sides`): the round means of
+//! both sides (the hierarchical CI), widened to the host's run-to-run noise
+//! where earlier runs of the case measured it, and never narrower than a
+//! 2% change. A side with a single round has only trials to offer, and its
+//! verdicts are marked as weaker. **Disturbed data is not judged**: when a
+//! trial the statistics use was flagged (steal, swap, busy) on either side,
+//! the verdict is withheld unless the user trusts flagged trials.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
-use comfy_table::{Cell, CellAlignment, Color};
 use serde::Serialize;
 
-use super::format;
-use super::listing::new_table;
-use crate::results::{CaseRecord, RunRecord};
-use crate::stats::{self, Comparison, Direction, NOISE_THRESHOLD, SIGNIFICANCE_LEVEL, Verdict};
+use crate::results::{CaseRecord, MetricRecord, RunRecord};
+use crate::stats::{self, CiBasis, Comparison, Direction, RunNoise, Side, Verdict, VerdictBasis};
+
+/// Where the run-to-run noise of a case on a run's host comes from (the
+/// store's earlier runs, through the suite).
+pub trait NoiseHistory {
+    /// Per metric name, how much `case` of `run` moves between runs on
+    /// `run`'s host; metrics without enough history are absent.
+    fn noise(&self, run: &RunRecord, case: &CaseRecord) -> HashMap<String, RunNoise>;
+}
+
+/// No history at all: verdicts rest on the runs alone.
+pub struct NoNoiseHistory;
+
+impl NoiseHistory for NoNoiseHistory {
+    fn noise(&self, _run: &RunRecord, _case: &CaseRecord) -> HashMap<String, RunNoise> {
+        HashMap::new()
+    }
+}
+
+/// Choices about a comparison.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CompareOptions {
+    /// Judge cases even when trials they rest on were flagged.
+    pub trust_flagged: bool,
+}
+
+/// A baseline against one or more candidates.
+#[derive(Debug, Clone, Serialize)]
+pub struct MultiComparison {
+    /// The baseline run's id.
+    pub baseline: i64,
+    /// One comparison per candidate, in the order given.
+    pub candidates: Vec<RunComparison>,
+}
 
 /// The comparison of a candidate run against a baseline run.
 #[derive(Debug, Clone, Serialize)]
@@ -18,12 +58,26 @@ pub struct RunComparison {
     pub baseline: i64,
     /// The candidate run's id.
     pub candidate: i64,
-    /// Host facts that differ between the two runs (what, baseline, candidate).
-    pub host_differences: Vec<(String, String, String)>,
-    /// Cases present in both runs.
+    /// What differs between the two runs' hosts and software.
+    pub host_differences: Vec<HostDifference>,
+    /// Cases present in both runs, in the baseline's order.
     pub cases: Vec<CaseComparison>,
-    /// Cases present in only one run, or at different workload versions.
+    /// Cases present in only one run, failed, or at different workload
+    /// versions: why each was not compared.
     pub unmatched: Vec<String>,
+    /// The headline metrics over all matched cases.
+    pub summary: ComparisonSummary,
+}
+
+/// One fact about the hosts that differs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HostDifference {
+    /// What (`kernel`, `CPU`, `workload cpu.primes`...).
+    pub what: String,
+    /// The baseline's value.
+    pub baseline: String,
+    /// The candidate's value.
+    pub candidate: String,
 }
 
 /// One case present in both runs.
@@ -31,10 +85,23 @@ pub struct RunComparison {
 pub struct CaseComparison {
     /// Workload id.
     pub workload: String,
-    /// Parameters as `k=v k=v`.
+    /// Parameters as `k=v k=v` (per-CPU counts equal to the run's CPUs
+    /// read `all`).
     pub params: String,
-    /// One entry per metric present in both.
+    /// Disturbances in the trials the baseline's statistics use, as
+    /// `busy 2/6`; empty when clean.
+    pub baseline_disturbed: Vec<String>,
+    /// The same for the candidate.
+    pub candidate_disturbed: Vec<String>,
+    /// One entry per metric present in both, headline first.
     pub metrics: Vec<MetricComparison>,
+}
+
+impl CaseComparison {
+    /// The headline metric's comparison (the case's first metric).
+    pub fn headline(&self) -> Option<&MetricComparison> {
+        self.metrics.first()
+    }
 }
 
 /// One metric of a matched case.
@@ -46,18 +113,58 @@ pub struct MetricComparison {
     pub unit: String,
     /// Which way is better.
     pub direction: Direction,
-    /// Baseline mean.
+    /// Baseline value (mean of its round means).
     pub baseline_mean: f64,
-    /// Candidate mean.
+    /// Candidate value.
     pub candidate_mean: f64,
-    /// Ratio candidate / baseline with its CI, p-value and verdict; absent
-    /// when a side has no usable samples.
+    /// Ratio candidate / baseline with its CI, p-value, verdict and the
+    /// rule that decided; absent when a side has no usable samples.
     pub comparison: Option<Comparison>,
+    /// Whether the verdict stands: false when trials it rests on were
+    /// flagged and flagged trials are not trusted. The comparison is still
+    /// given, for information.
+    pub judged: bool,
+    /// Earlier runs the baseline side's noise history rests on (0: none).
+    pub baseline_history_runs: usize,
+    /// The same for the candidate side.
+    pub candidate_history_runs: usize,
+}
+
+impl MetricComparison {
+    /// The verdict that stands: `None` when not judged or not comparable.
+    pub fn verdict(&self) -> Option<Verdict> {
+        self.comparison
+            .as_ref()
+            .filter(|_| self.judged)
+            .map(|c| c.verdict)
+    }
+}
+
+/// The headline metrics of one candidate over all matched cases.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ComparisonSummary {
+    /// Geometric mean of the headline ratios over the judged cases, turned
+    /// so that above 1 means the candidate is better (for a lower-is-better
+    /// metric the ratio is inverted); `None` without judged cases.
+    pub geometric_mean: Option<f64>,
+    /// Its 95% CI from the cases' own intervals (cases taken as
+    /// independent measurements).
+    pub geometric_mean_ci: Option<(f64, f64)>,
+    /// Cases judged faster.
+    pub faster: usize,
+    /// Cases judged slower.
+    pub slower: usize,
+    /// Cases judged with no significant difference.
+    pub no_difference: usize,
+    /// Cases not judged (flagged trials, or nothing to compare).
+    pub not_judged: usize,
+    /// Verdicts that rest only on within-run trials (weaker).
+    pub weak: usize,
 }
 
 /// Parameters whose value `all` (one per CPU) is resolved to a number at
 /// run time; see [`match_key`].
-const PER_CPU_PARAMS: &[&str] = &["threads", "copies"];
+const PER_CPU_PARAMS: &[&str] = &["threads", "copies", "clients", "jobs"];
 
 /// The parameters a case is matched on: as stored, except that a per-CPU
 /// parameter equal to the run's CPU count reads `all`. So `threads=all` on
@@ -76,8 +183,29 @@ fn match_key(case: &CaseRecord, run: &RunRecord) -> (String, BTreeMap<String, St
     (case.workload.clone(), params)
 }
 
+/// Compares every candidate against `baseline`.
+pub fn compare_many(
+    baseline: &RunRecord,
+    candidates: &[RunRecord],
+    noise: &dyn NoiseHistory,
+    options: CompareOptions,
+) -> MultiComparison {
+    MultiComparison {
+        baseline: baseline.id,
+        candidates: candidates
+            .iter()
+            .map(|c| compare_runs(baseline, c, noise, options))
+            .collect(),
+    }
+}
+
 /// Compares `candidate` against `baseline`.
-pub fn compare_runs(baseline: &RunRecord, candidate: &RunRecord) -> RunComparison {
+pub fn compare_runs(
+    baseline: &RunRecord,
+    candidate: &RunRecord,
+    noise: &dyn NoiseHistory,
+    options: CompareOptions,
+) -> RunComparison {
     let mut cases = Vec::new();
     let mut unmatched = Vec::new();
     let candidate_keys: Vec<_> = candidate
@@ -113,7 +241,13 @@ pub fn compare_runs(baseline: &RunRecord, candidate: &RunRecord) -> RunCompariso
                     candidate.id
                 }
             )),
-            Some(b) => cases.push(compare_case(a, b, &key.1)),
+            Some(b) => cases.push(compare_case(
+                (baseline, a),
+                (candidate, b),
+                &key.1,
+                noise,
+                options,
+            )),
             None => unmatched.push(format!("{}: only in run {}", a.label(), baseline.id)),
         }
     }
@@ -122,28 +256,61 @@ pub fn compare_runs(baseline: &RunRecord, candidate: &RunRecord) -> RunCompariso
             unmatched.push(format!("{}: only in run {}", b.label(), candidate.id));
         }
     }
+    let summary = summarize(&cases);
     RunComparison {
         baseline: baseline.id,
         candidate: candidate.id,
         host_differences: host_differences(baseline, candidate),
         cases,
         unmatched,
+        summary,
     }
 }
 
-fn compare_case(a: &CaseRecord, b: &CaseRecord, key: &BTreeMap<String, String>) -> CaseComparison {
+fn compare_case(
+    (base_run, a): (&RunRecord, &CaseRecord),
+    (cand_run, b): (&RunRecord, &CaseRecord),
+    key: &BTreeMap<String, String>,
+    noise: &dyn NoiseHistory,
+    options: CompareOptions,
+) -> CaseComparison {
+    let base_noise = noise.noise(base_run, a);
+    let cand_noise = noise.noise(cand_run, b);
+    let baseline_disturbed = disturbed(a);
+    let candidate_disturbed = disturbed(b);
+    let clean = baseline_disturbed.is_empty() && candidate_disturbed.is_empty();
     let metrics = a
         .metrics
         .iter()
         .filter_map(|ma| {
             let mb = b.metrics.iter().find(|m| m.name == ma.name)?;
+            let (base_units, base_basis) = units(ma, a);
+            let (cand_units, cand_basis) = units(mb, b);
+            let base_history = base_noise.get(&ma.name);
+            let cand_history = cand_noise.get(&ma.name);
+            let comparison = stats::compare_sides(
+                Side {
+                    units: &base_units,
+                    basis: base_basis,
+                    history: base_history,
+                },
+                Side {
+                    units: &cand_units,
+                    basis: cand_basis,
+                    history: cand_history,
+                },
+                ma.direction,
+            );
             Some(MetricComparison {
                 name: ma.name.clone(),
                 unit: ma.unit.clone(),
                 direction: ma.direction,
                 baseline_mean: ma.summary.mean,
                 candidate_mean: mb.summary.mean,
-                comparison: stats::compare(&ma.samples, &mb.samples, ma.direction),
+                comparison,
+                judged: clean || options.trust_flagged,
+                baseline_history_runs: base_history.map_or(0, |h| h.runs),
+                candidate_history_runs: cand_history.map_or(0, |h| h.runs),
             })
         })
         .collect();
@@ -154,121 +321,243 @@ fn compare_case(a: &CaseRecord, b: &CaseRecord, key: &BTreeMap<String, String>) 
             .map(|(k, v)| format!("{k}={v}"))
             .collect::<Vec<_>>()
             .join(" "),
+        baseline_disturbed,
+        candidate_disturbed,
         metrics,
     }
 }
 
-fn host_differences(a: &RunRecord, b: &RunRecord) -> Vec<(String, String, String)> {
-    let facts = |r: &RunRecord| {
-        vec![
-            ("host".to_string(), r.host.hostname.clone()),
-            ("CPU".to_string(), r.host.cpu.model.clone()),
-            ("CPUs used".to_string(), r.cpus.len().to_string()),
-            ("kernel".to_string(), r.host.os.kernel.clone()),
-            ("sledge".to_string(), r.sledge_version.clone()),
-        ]
-    };
-    facts(a)
+/// A side's independent units: its round means when it has two rounds or
+/// more, else its trials (runs from before rounds, or `--rounds 1`).
+fn units(metric: &MetricRecord, case: &CaseRecord) -> (Vec<f64>, CiBasis) {
+    let rounds = metric.rounds(&case.trials);
+    let rounds: Vec<Vec<f64>> = rounds.into_iter().filter(|r| !r.is_empty()).collect();
+    if rounds.len() >= 2 {
+        let means = rounds
+            .iter()
+            .map(|r| r.iter().sum::<f64>() / r.len() as f64)
+            .collect();
+        (means, CiBasis::Rounds)
+    } else {
+        (rounds.into_iter().flatten().collect(), CiBasis::Trials)
+    }
+}
+
+/// `busy 2/6`-style notes for the flagged trials a case's statistics use.
+fn disturbed(case: &CaseRecord) -> Vec<String> {
+    let used = case.used_trials();
+    case.disturbances()
         .into_iter()
-        .zip(facts(b))
-        .filter(|((_, x), (_, y))| x != y)
-        .map(|((name, x), (_, y))| (name, x, y))
+        .map(|(kind, count)| format!("{kind} {count}/{used}"))
         .collect()
 }
 
-/// The comparison as a terminal table with a legend.
-pub fn render(c: &RunComparison) -> String {
-    let mut out = format!(
-        "baseline: run {} · candidate: run {} · ratio = candidate / baseline\n",
-        c.baseline, c.candidate
-    );
-    for (what, a, b) in &c.host_differences {
-        out.push_str(&format!("differs: {what}: {a} → {b}\n"));
-    }
-    let mut table = new_table(vec![
-        "workload",
-        "parameters",
-        "metric",
-        "baseline",
-        "candidate",
-        "ratio [95% CI]",
-        "p",
-        "verdict",
-    ]);
-    for case in &c.cases {
-        for (i, m) in case.metrics.iter().enumerate() {
-            let (ratio, p, verdict) = match &m.comparison {
-                Some(cmp) => (
-                    format!(
-                        "{:.3} [{:.3}, {:.3}]",
-                        cmp.ratio, cmp.ratio_ci_low, cmp.ratio_ci_high
-                    ),
-                    format!("{:.3}", cmp.p_value),
-                    verdict_cell(cmp.verdict, m.direction),
-                ),
-                None => ("-".into(), "-".into(), Cell::new("no samples")),
-            };
-            table.add_row(vec![
-                Cell::new(if i == 0 { case.workload.as_str() } else { "" }),
-                Cell::new(if i == 0 {
-                    case.params.clone()
-                } else {
-                    String::new()
-                }),
-                Cell::new(format!("{} ({})", m.name, m.unit)),
-                Cell::new(format::value(m.baseline_mean)).set_alignment(CellAlignment::Right),
-                Cell::new(format::value(m.candidate_mean)).set_alignment(CellAlignment::Right),
-                Cell::new(ratio).set_alignment(CellAlignment::Right),
-                Cell::new(p).set_alignment(CellAlignment::Right),
-                verdict,
-            ]);
+/// Counts and the geometric mean of the headline ratios.
+fn summarize(cases: &[CaseComparison]) -> ComparisonSummary {
+    let mut summary = ComparisonSummary::default();
+    let (mut log_sum, mut log_var, mut n) = (0.0, 0.0, 0usize);
+    for case in cases {
+        let Some(headline) = case.headline() else {
+            summary.not_judged += 1;
+            continue;
+        };
+        match headline.verdict() {
+            None => {
+                summary.not_judged += 1;
+                continue;
+            }
+            Some(Verdict::Faster) => summary.faster += 1,
+            Some(Verdict::Slower) => summary.slower += 1,
+            Some(Verdict::NoDifference) => summary.no_difference += 1,
         }
+        let c = headline
+            .comparison
+            .as_ref()
+            .expect("judged implies compared");
+        if c.basis == VerdictBasis::Trials {
+            summary.weak += 1;
+        }
+        if c.ratio.is_nan() || c.ratio <= 0.0 {
+            continue;
+        }
+        // Better-is-above-1 orientation; the CI's half-width on the log
+        // scale is about 1.96 standard errors.
+        let sign = match headline.direction {
+            Direction::Higher => 1.0,
+            Direction::Lower => -1.0,
+        };
+        let half = (c.ratio_ci_high / c.ratio).ln();
+        log_sum += sign * c.ratio.ln();
+        log_var += (half / 1.96).powi(2);
+        n += 1;
     }
-    out.push_str(&table.to_string());
-    out.push('\n');
-    for line in &c.unmatched {
-        out.push_str(&format!("unmatched: {line}\n"));
+    if n > 0 {
+        let mean = log_sum / n as f64;
+        let half = 1.96 * log_var.sqrt() / n as f64;
+        summary.geometric_mean = Some(mean.exp());
+        summary.geometric_mean_ci = Some(((mean - half).exp(), (mean + half).exp()));
     }
-    out.push_str(&format!(
-        "verdict: Welch's t-test at the {} level, and a difference above {} of the mean; otherwise \"no significant difference\".\n",
-        format::percent(SIGNIFICANCE_LEVEL),
-        format::percent(NOISE_THRESHOLD)
-    ));
-    out
+    summary
 }
 
-fn verdict_cell(verdict: Verdict, direction: Direction) -> Cell {
-    let better = match direction {
-        Direction::Higher => "higher",
-        Direction::Lower => "lower",
+/// The facts about two runs' hosts and software that differ.
+fn host_differences(a: &RunRecord, b: &RunRecord) -> Vec<HostDifference> {
+    let facts = |r: &RunRecord| {
+        let h = &r.host;
+        let gib = |bytes: u64| format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64);
+        let mut facts = vec![
+            ("host".to_string(), h.hostname.clone()),
+            ("CPU".to_string(), h.cpu.model.clone()),
+            ("CPUs used".to_string(), r.cpus.len().to_string()),
+            ("memory".to_string(), gib(h.memory.total_bytes)),
+            ("kernel".to_string(), h.os.kernel.clone()),
+            (
+                "virtualization".to_string(),
+                h.virtualization
+                    .hypervisor
+                    .clone()
+                    .or_else(|| h.virtualization.container.clone())
+                    .unwrap_or_else(|| "none".to_string()),
+            ),
+            (
+                "transparent huge pages".to_string(),
+                h.transparent_hugepages.clone().unwrap_or_default(),
+            ),
+            (
+                "governor".to_string(),
+                h.cpu.governor.clone().unwrap_or_default(),
+            ),
+            (
+                "filesystem".to_string(),
+                h.filesystem
+                    .as_ref()
+                    .map(|f| format!("{} on {}", f.fs_type, f.source))
+                    .unwrap_or_default(),
+            ),
+            ("sledge".to_string(), r.sledge_version.clone()),
+        ];
+        for (name, text) in &h.mitigations {
+            facts.push((format!("mitigation {name}"), text.clone()));
+        }
+        facts
     };
-    match verdict {
-        Verdict::Faster => Cell::new(format!("faster ({better} is better)")).fg(Color::Green),
-        Verdict::Slower => Cell::new(format!("slower ({better} is better)")).fg(Color::Red),
-        Verdict::NoDifference => Cell::new("no significant difference"),
+    let (fa, fb) = (facts(a), facts(b));
+    let lookup = |facts: &[(String, String)], what: &str| {
+        facts
+            .iter()
+            .find(|(w, _)| w == what)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    let mut whats: Vec<String> = fa.iter().map(|(w, _)| w.clone()).collect();
+    for (w, _) in &fb {
+        if !whats.contains(w) {
+            whats.push(w.clone());
+        }
     }
+    let mut differences: Vec<HostDifference> = whats
+        .into_iter()
+        .filter_map(|what| {
+            let (x, y) = (lookup(&fa, &what), lookup(&fb, &what));
+            (x != y).then_some(HostDifference {
+                what,
+                baseline: x,
+                candidate: y,
+            })
+        })
+        .collect();
+    // Workload versions: cases of one workload at different versions are
+    // not comparable at all, so the reader should see it up front.
+    let versions = |r: &RunRecord| {
+        r.cases
+            .iter()
+            .map(|c| (c.workload.clone(), c.workload_version))
+            .collect::<BTreeMap<_, _>>()
+    };
+    let (va, vb) = (versions(a), versions(b));
+    for (workload, version) in &va {
+        if let Some(other) = vb.get(workload).filter(|v| *v != version) {
+            differences.push(HostDifference {
+                what: format!("workload {workload}"),
+                baseline: format!("version {version}"),
+                candidate: format!("version {other}"),
+            });
+        }
+    }
+    differences
+}
+
+/// The headline verdicts that fail a `--fail-if-slower PCT` gate: judged
+/// slower with a loss above `pct` percent (ratio below `1 - pct/100` for a
+/// higher-is-better metric, above `1 + pct/100` for a lower-is-better one),
+/// as `(candidate id, case label, ratio)`.
+pub fn regressions(comparison: &MultiComparison, pct: f64) -> Vec<(i64, String, f64)> {
+    let mut found = Vec::new();
+    for run in &comparison.candidates {
+        for case in &run.cases {
+            let Some(headline) = case.headline() else {
+                continue;
+            };
+            if headline.verdict() != Some(Verdict::Slower) {
+                continue;
+            }
+            let ratio = headline.comparison.as_ref().map_or(1.0, |c| c.ratio);
+            let loss = match headline.direction {
+                Direction::Higher => 1.0 - ratio,
+                Direction::Lower => ratio - 1.0,
+            };
+            if loss * 100.0 > pct {
+                found.push((
+                    run.candidate,
+                    format!("{} {}", case.workload, case.params),
+                    ratio,
+                ));
+            }
+        }
+    }
+    found
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::{MetricRecord, RunStatus};
+    use crate::monitor::{Disturbance, TrialHealth};
+    use crate::results::{RunStatus, TrialRecord};
 
-    fn case(threads: &str, samples: &[f64]) -> CaseRecord {
+    /// A case whose rounds have these trial values.
+    fn case(threads: &str, rounds: &[&[f64]]) -> CaseRecord {
+        let mut trials = Vec::new();
+        let mut samples = Vec::new();
+        for (round, values) in rounds.iter().enumerate() {
+            for v in *values {
+                trials.push(TrialRecord {
+                    index: trials.len() as u32,
+                    round: round as u32,
+                    replaced: false,
+                    seconds: 0.5,
+                    health: TrialHealth::default(),
+                });
+                samples.push(*v);
+            }
+        }
+        let grouped: Vec<Vec<f64>> = rounds.iter().map(|r| r.to_vec()).collect();
+        let (summary, levels) = stats::summarize_rounds(&grouped).unwrap();
         CaseRecord {
             workload: "cpu.primes".into(),
             workload_version: 1,
             params: [("threads".to_string(), threads.to_string())].into(),
             warnings: vec![],
             error: None,
-            trials: vec![],
+            rounds: vec![],
+            trials,
             metrics: vec![MetricRecord {
                 name: "events_per_sec".into(),
                 unit: "events/s".into(),
                 direction: Direction::Higher,
-                summary: stats::summarize(samples).unwrap(),
-                samples: samples.to_vec(),
+                summary,
+                levels: Some(levels),
                 outliers: vec![false; samples.len()],
+                samples,
             }],
             latency_histogram: None,
         }
@@ -290,44 +579,160 @@ mod tests {
         }
     }
 
+    fn plain(a: &RunRecord, b: &RunRecord) -> RunComparison {
+        compare_runs(a, b, &NoNoiseHistory, CompareOptions::default())
+    }
+
     #[test]
     fn all_cpu_cases_match_across_hosts_with_different_cpu_counts() {
         let vm = run(
             1,
             2,
             vec![
-                case("1", &[100.0, 101.0, 99.0]),
-                case("2", &[200.0, 202.0, 198.0]),
+                case("1", &[&[100.0], &[101.0], &[99.0]]),
+                case("2", &[&[200.0], &[202.0], &[198.0]]),
             ],
         );
         let host = run(
             2,
             8,
             vec![
-                case("1", &[120.0, 121.0, 119.0]),
-                case("8", &[800.0, 808.0, 792.0]),
+                case("1", &[&[120.0], &[121.0], &[119.0]]),
+                case("8", &[&[800.0], &[808.0], &[792.0]]),
             ],
         );
-        let cmp = compare_runs(&vm, &host);
+        let cmp = plain(&vm, &host);
         assert!(cmp.unmatched.is_empty(), "{:?}", cmp.unmatched);
         assert_eq!(cmp.cases.len(), 2);
         assert_eq!(cmp.cases[1].params, "threads=all");
         let all_cores = cmp.cases[1].metrics[0].comparison.as_ref().unwrap();
         assert!((all_cores.ratio - 4.0).abs() < 1e-9);
         assert_eq!(all_cores.verdict, Verdict::Faster);
-        assert_eq!(cmp.host_differences[0].0, "CPUs used");
+        assert_eq!(all_cores.basis, VerdictBasis::Rounds);
+        assert_eq!(cmp.host_differences[0].what, "CPUs used");
+        assert_eq!(cmp.summary.faster, 2);
+        // Geometric mean of 1.2 and 4.
+        let g = cmp.summary.geometric_mean.unwrap();
+        assert!((g - (1.2f64 * 4.0).sqrt()).abs() < 1e-9, "{g}");
+        let (lo, hi) = cmp.summary.geometric_mean_ci.unwrap();
+        assert!(lo < g && g < hi);
     }
 
     #[test]
     fn failed_and_missing_cases_are_listed_not_compared() {
-        let mut failed = case("1", &[1.0, 1.0]);
+        let mut failed = case("1", &[&[1.0, 1.0]]);
         failed.error = Some("boom".into());
-        let a = run(1, 2, vec![failed, case("3", &[1.0, 1.0])]);
-        let b = run(2, 2, vec![case("1", &[1.0, 1.0])]);
-        let cmp = compare_runs(&a, &b);
+        let a = run(1, 2, vec![failed, case("3", &[&[1.0, 1.0]])]);
+        let b = run(2, 2, vec![case("1", &[&[1.0, 1.0]])]);
+        let cmp = plain(&a, &b);
         assert!(cmp.cases.is_empty());
         assert_eq!(cmp.unmatched.len(), 2);
         assert!(cmp.unmatched[0].contains("failed in run 1"));
         assert!(cmp.unmatched[1].contains("only in run 1"));
+    }
+
+    #[test]
+    fn one_round_runs_give_weaker_verdicts() {
+        let a = run(1, 1, vec![case("1", &[&[100.0, 101.0, 99.0]])]);
+        let b = run(2, 1, vec![case("1", &[&[120.0, 121.0, 119.0]])]);
+        let cmp = plain(&a, &b);
+        let c = cmp.cases[0].metrics[0].comparison.as_ref().unwrap();
+        assert_eq!(
+            (c.verdict, c.basis),
+            (Verdict::Faster, VerdictBasis::Trials)
+        );
+        assert_eq!(cmp.summary.weak, 1);
+    }
+
+    #[test]
+    fn flagged_trials_withhold_the_verdict_unless_trusted() {
+        let a = run(1, 1, vec![case("1", &[&[100.0], &[101.0], &[99.0]])]);
+        let mut busy_case = case("1", &[&[150.0], &[151.0], &[149.0]]);
+        busy_case.trials[1].health.flags = vec![Disturbance::BusyHost];
+        let b = run(2, 1, vec![busy_case]);
+        let cmp = plain(&a, &b);
+        let compared = &cmp.cases[0];
+        assert_eq!(compared.candidate_disturbed, vec!["busy 1/3".to_string()]);
+        assert!(compared.baseline_disturbed.is_empty());
+        assert!(!compared.metrics[0].judged);
+        assert_eq!(compared.metrics[0].verdict(), None);
+        // The comparison itself is still there, for information.
+        assert_eq!(
+            compared.metrics[0].comparison.as_ref().unwrap().verdict,
+            Verdict::Faster
+        );
+        assert_eq!((cmp.summary.faster, cmp.summary.not_judged), (0, 1));
+        assert_eq!(cmp.summary.geometric_mean, None);
+        let trusted = compare_runs(
+            &a,
+            &b,
+            &NoNoiseHistory,
+            CompareOptions {
+                trust_flagged: true,
+            },
+        );
+        assert_eq!(trusted.cases[0].metrics[0].verdict(), Some(Verdict::Faster));
+        // A flagged trial that was replaced is not in the data used.
+        let mut replaced = case("1", &[&[100.0, 100.0], &[101.0], &[99.0]]);
+        replaced.trials[0].health.flags = vec![Disturbance::Steal];
+        assert_eq!(disturbed(&replaced), vec!["steal 1/4".to_string()]);
+        replaced.trials[0].replaced = true;
+        assert!(disturbed(&replaced).is_empty());
+    }
+
+    struct FixedNoise(RunNoise);
+
+    impl NoiseHistory for FixedNoise {
+        fn noise(&self, _run: &RunRecord, case: &CaseRecord) -> HashMap<String, RunNoise> {
+            case.metrics
+                .iter()
+                .map(|m| (m.name.clone(), self.0.clone()))
+                .collect()
+        }
+    }
+
+    #[test]
+    fn the_host_history_widens_the_band_and_is_named() {
+        // Rounds alone call 5% faster; a 4% run-to-run noise from 10 runs
+        // makes it no difference, on the history's basis.
+        let a = run(1, 1, vec![case("1", &[&[100.0], &[100.5], &[99.5]])]);
+        let b = run(2, 1, vec![case("1", &[&[105.0], &[105.5], &[104.5]])]);
+        assert_eq!(plain(&a, &b).summary.faster, 1);
+        let noise = FixedNoise(RunNoise {
+            runs: 10,
+            sd_log: 0.04,
+            df: 6.2,
+            shifts: 0,
+        });
+        let cmp = compare_runs(&a, &b, &noise, CompareOptions::default());
+        let m = &cmp.cases[0].metrics[0];
+        let c = m.comparison.as_ref().unwrap();
+        assert_eq!(
+            (c.verdict, c.basis),
+            (Verdict::NoDifference, VerdictBasis::History)
+        );
+        assert_eq!(
+            (m.baseline_history_runs, m.candidate_history_runs),
+            (10, 10)
+        );
+        assert_eq!(cmp.summary.no_difference, 1);
+    }
+
+    #[test]
+    fn the_gate_finds_judged_losses_beyond_the_threshold() {
+        let base = run(1, 1, vec![case("1", &[&[100.0], &[101.0], &[99.0]])]);
+        let slower = run(2, 1, vec![case("1", &[&[90.0], &[91.0], &[89.0]])]);
+        let cmp = compare_many(
+            &base,
+            &[slower.clone(), base.clone()],
+            &NoNoiseHistory,
+            CompareOptions::default(),
+        );
+        let found = regressions(&cmp, 5.0);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].0, 2);
+        assert!((found[0].2 - 0.9).abs() < 1e-9);
+        // A 10% loss does not fail a 15% gate.
+        assert!(regressions(&cmp, 15.0).is_empty());
     }
 }

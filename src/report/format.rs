@@ -43,6 +43,36 @@ pub fn with_uncertainty(mean: f64, half_width: f64) -> String {
     )
 }
 
+/// The widest line the text reports print, piped or not: fits a default
+/// 100-column terminal and a code review's side-by-side view.
+pub const REPORT_WIDTH: usize = 100;
+
+/// Wraps `text` at spaces so that no line is longer than `width`
+/// characters (a single longer word stays whole); continuation lines are
+/// indented by two spaces.
+pub fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    for paragraph in text.lines() {
+        let mut line = String::new();
+        for word in paragraph.split(' ') {
+            let len = line.chars().count();
+            if len > 0 && len + 1 + word.chars().count() > width {
+                out.push_str(&line);
+                out.push('\n');
+                line = format!("  {word}");
+            } else {
+                if len > 0 {
+                    line.push(' ');
+                }
+                line.push_str(word);
+            }
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
 /// A share as a percentage with one decimal: `0.0123` -> `1.2%`.
 pub fn percent(share: f64) -> String {
     format!("{:.1}%", share * 100.0)
@@ -68,5 +98,16 @@ mod tests {
             "0.000080 ± 0.000019"
         );
         assert_eq!(with_uncertainty(5.0, 0.0), "5");
+    }
+
+    #[test]
+    fn wrap_breaks_at_spaces_within_the_width() {
+        assert_eq!(wrap("aaa bbb ccc", 7), "aaa bbb\n  ccc\n");
+        assert_eq!(wrap("short", 80), "short\n");
+        assert_eq!(
+            wrap("averyveryverylongword x", 5),
+            "averyveryverylongword\n  x\n"
+        );
+        assert_eq!(wrap("a\nb", 80), "a\nb\n");
     }
 }

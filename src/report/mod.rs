@@ -2,6 +2,7 @@
 //! comparisons of runs, and the listing tables.
 
 pub mod compare;
+pub mod compare_table;
 pub mod export;
 pub mod format;
 pub mod listing;

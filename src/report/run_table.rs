@@ -52,7 +52,7 @@ pub fn table(run: &RunRecord) -> Table {
         "parameters",
         "metric",
         "value ± 95% CI",
-        "n",
+        "rounds×n",
         "unit",
         "flags",
     ]);
@@ -80,13 +80,27 @@ pub fn table(run: &RunRecord) -> Table {
                 }),
                 Cell::new(&metric.name),
                 Cell::new(value_with_ci(metric)).set_alignment(CellAlignment::Right),
-                Cell::new(metric.summary.n).set_alignment(CellAlignment::Right),
+                Cell::new(trials_text(case, metric)).set_alignment(CellAlignment::Right),
                 Cell::new(&metric.unit),
                 Cell::new(flags(case, metric, first)),
             ]);
         }
     }
     table
+}
+
+/// The trials behind a value: `6` for one round, `3×2` for three rounds
+/// of two trials (`6 in 3` when the rounds hold different numbers).
+pub fn trials_text(case: &CaseRecord, metric: &MetricRecord) -> String {
+    let rounds = metric.rounds(&case.trials);
+    let rounds: Vec<usize> = rounds.iter().map(Vec::len).filter(|&n| n > 0).collect();
+    match rounds.as_slice() {
+        [] | [_] => metric.summary.n.to_string(),
+        [first, rest @ ..] if rest.iter().all(|n| n == first) => {
+            format!("{}×{first}", rounds.len())
+        }
+        _ => format!("{} in {}", metric.summary.n, rounds.len()),
+    }
 }
 
 /// `807.3 ± 3.1`; just the value when there is a single sample.
@@ -112,7 +126,11 @@ pub fn flags(case: &CaseRecord, metric: &MetricRecord, first_row: bool) -> Strin
     }
     if first_row {
         for (kind, count) in case.disturbances() {
-            flags.push(format!("{kind} {count}/{}", case.trials.len()));
+            flags.push(format!("{kind} {count}/{}", case.used_trials()));
+        }
+        let replaced = case.replaced_trials();
+        if replaced > 0 {
+            flags.push(format!("{replaced} disturbed replaced"));
         }
         if case.error.is_some() {
             flags.push("failed".to_string());

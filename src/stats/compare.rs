@@ -38,6 +38,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::hierarchical::CiBasis;
+use super::run_noise::RunNoise;
 use super::student_t::{t_cdf, t_quantile_95};
 use super::summary::{Summary, summarize};
 
@@ -75,6 +77,35 @@ pub enum Verdict {
     NoDifference,
 }
 
+/// What a comparison's interval and verdict rest on, strongest first.
+/// Serialized as `"history"`, `"rounds"`, `"trials"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictBasis {
+    /// The host's run-to-run noise, measured over earlier runs of the same
+    /// case, was wider than the rounds' interval and set the band.
+    History,
+    /// The means of independent rounds on both sides.
+    Rounds,
+    /// Trials inside one round on at least one side: covers only
+    /// trial-to-trial noise, so the verdict is weaker than it looks.
+    #[default]
+    Trials,
+}
+
+/// One side of a comparison of two runs' cases.
+#[derive(Debug, Clone, Copy)]
+pub struct Side<'a> {
+    /// The independent units of the side: its round means when it has two
+    /// rounds or more ([`CiBasis::Rounds`]), else its trials.
+    pub units: &'a [f64],
+    /// What `units` are.
+    pub basis: CiBasis,
+    /// How much this case moves between runs on this side's host, from
+    /// earlier runs, when there are enough of them.
+    pub history: Option<&'a RunNoise>,
+}
+
 /// Result of [`compare`]: how the candidate's mean relates to the
 /// baseline's, and whether that is a change.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -89,6 +120,126 @@ pub struct Comparison {
     pub p_value: f64,
     /// Whether the candidate is better, worse, or not distinguishable.
     pub verdict: Verdict,
+    /// What the interval and the verdict rest on.
+    #[serde(default)]
+    pub basis: VerdictBasis,
+}
+
+/// Compares two runs' measurements of one case, each side given as its
+/// independent units (round means, or trials for a one-round run) and,
+/// where known, its host's run-to-run noise.
+///
+/// First the units are compared as by [`compare`] (Welch's test, the
+/// delta-method interval of the ratio). Then, when either side has a noise
+/// history, the interval is widened to the band that run-to-run noise
+/// alone would produce, if that band is wider: per side the larger of the
+/// history's variance of a run mean and the side's own (both on the log
+/// scale), added, with Welch–Satterthwaite degrees of freedom from the
+/// history's and the units' degrees of freedom. A difference is then
+/// called a change only when it lies outside that band **and** exceeds
+/// [`NOISE_THRESHOLD`], so no difference smaller than the measured
+/// run-to-run noise is ever called significant. `p_value` stays that of
+/// the units' test.
+///
+/// The basis says which rule decided: [`VerdictBasis::History`] when the
+/// history band was the wider, [`VerdictBasis::Rounds`] when both sides
+/// have round means, [`VerdictBasis::Trials`] otherwise (a weaker verdict:
+/// within-run trials understate the run-to-run variance).
+pub fn compare_sides(base: Side, cand: Side, direction: Direction) -> Option<Comparison> {
+    let mut c = compare(base.units, cand.units, direction)?;
+    c.basis = if base.basis == CiBasis::Rounds && cand.basis == CiBasis::Rounds {
+        VerdictBasis::Rounds
+    } else {
+        VerdictBasis::Trials
+    };
+    if (base.history.is_none() && cand.history.is_none()) || c.ratio <= 0.0 {
+        return Some(c);
+    }
+    let base_var = side_log_variance(&base)?;
+    let cand_var = side_log_variance(&cand)?;
+    if !base_var.from_history && !cand_var.from_history {
+        return Some(c);
+    }
+    let total = base_var.var + cand_var.var;
+    // Two sides on one host share one history: its estimate counts once
+    // in the degrees of freedom, not twice.
+    let df = if base_var.from_history && cand_var.from_history && base.history == cand.history {
+        base_var.df
+    } else {
+        satterthwaite(base_var.var, base_var.df, cand_var.var, cand_var.df)
+    };
+    let band = t_quantile_95(df) * total.sqrt();
+    let own_band = (c.ratio_ci_high / c.ratio).ln();
+    if !band.is_finite() || band <= own_band {
+        return Some(c);
+    }
+    c.basis = VerdictBasis::History;
+    c.ratio_ci_low = saturate(c.ratio * (-band).exp());
+    c.ratio_ci_high = saturate(c.ratio * band.exp());
+    let significant = c.ratio.ln().abs() > band && (c.ratio - 1.0).abs() > NOISE_THRESHOLD;
+    c.verdict = if significant {
+        verdict_for(base.units, cand.units, direction)
+    } else {
+        Verdict::NoDifference
+    };
+    Some(c)
+}
+
+/// The variance of a side's ln(mean), its degrees of freedom, and whether
+/// they come from the history.
+struct LogVariance {
+    var: f64,
+    df: f64,
+    from_history: bool,
+}
+
+/// The larger of the side's history's variance of a run mean and its own
+/// units' (`s² / (n · mean²)`), both on the log scale.
+fn side_log_variance(side: &Side) -> Option<LogVariance> {
+    let s = summarize(side.units)?;
+    let own = if s.n >= 2 && s.mean != 0.0 {
+        squared_standard_error(&s) / (s.mean * s.mean)
+    } else {
+        0.0
+    };
+    Some(match side.history {
+        Some(h) if h.sd_log * h.sd_log > own => LogVariance {
+            var: h.sd_log * h.sd_log,
+            df: h.df,
+            from_history: true,
+        },
+        _ => LogVariance {
+            var: own,
+            df: s.n.saturating_sub(1) as f64,
+            from_history: false,
+        },
+    })
+}
+
+/// Welch–Satterthwaite degrees of freedom of a sum of two variance
+/// estimates with their own degrees of freedom; a term with no degree of
+/// freedom contributes nothing.
+fn satterthwaite(var_a: f64, df_a: f64, var_b: f64, df_b: f64) -> f64 {
+    let total = var_a + var_b;
+    let term = |var: f64, df: f64| {
+        if df > 0.0 {
+            let weight = var / total;
+            weight * weight / df
+        } else {
+            0.0
+        }
+    };
+    1.0 / (term(var_a, df_a) + term(var_b, df_b))
+}
+
+/// Faster or slower, from the sign of the difference of the means.
+fn verdict_for(baseline: &[f64], candidate: &[f64], direction: Direction) -> Verdict {
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let candidate_bigger = mean(candidate) > mean(baseline);
+    match (direction, candidate_bigger) {
+        (Direction::Higher, true) | (Direction::Lower, false) => Verdict::Faster,
+        (Direction::Higher, false) | (Direction::Lower, true) => Verdict::Slower,
+    }
 }
 
 /// Compares `candidate` against `baseline` for a metric where `direction`
@@ -159,14 +310,10 @@ pub fn compare(baseline: &[f64], candidate: &[f64], direction: Direction) -> Opt
         saturate(ratio * log_half_width.exp()),
     );
     let significant = p_value < SIGNIFICANCE_LEVEL && (ratio - 1.0).abs() > NOISE_THRESHOLD;
-    let verdict = if !significant {
-        Verdict::NoDifference
+    let verdict = if significant {
+        verdict_for(baseline, candidate, direction)
     } else {
-        let candidate_bigger = cand.mean > base.mean;
-        match (direction, candidate_bigger) {
-            (Direction::Higher, true) | (Direction::Lower, false) => Verdict::Faster,
-            (Direction::Higher, false) | (Direction::Lower, true) => Verdict::Slower,
-        }
+        Verdict::NoDifference
     };
 
     Some(Comparison {
@@ -175,6 +322,7 @@ pub fn compare(baseline: &[f64], candidate: &[f64], direction: Direction) -> Opt
         ratio_ci_high: end_a.max(end_b),
         p_value,
         verdict,
+        basis: VerdictBasis::Trials,
     })
 }
 
@@ -468,5 +616,179 @@ mod tests {
         assert!(json.contains("\"ratio_ci_low\"") && json.contains("\"p_value\""));
         assert!(json.contains("\"verdict\":\"no_difference\""), "{json}");
         assert_json_round_trip(&c);
+    }
+
+    fn rounds<'a>(units: &'a [f64], history: Option<&'a RunNoise>) -> Side<'a> {
+        Side {
+            units,
+            basis: CiBasis::Rounds,
+            history,
+        }
+    }
+
+    #[test]
+    fn sides_without_history_are_the_plain_comparison_on_round_means() {
+        let base = [100.0, 101.0, 99.0];
+        let cand = [120.0, 121.0, 119.0];
+        let plain = compare(&base, &cand, Direction::Higher).unwrap();
+        let c = compare_sides(rounds(&base, None), rounds(&cand, None), Direction::Higher).unwrap();
+        assert_eq!(c.basis, VerdictBasis::Rounds);
+        assert_eq!(
+            (c.ratio, c.ratio_ci_low, c.ratio_ci_high),
+            (plain.ratio, plain.ratio_ci_low, plain.ratio_ci_high)
+        );
+        assert_eq!(c.verdict, Verdict::Faster);
+        // A side with only trials makes the verdict a weaker one.
+        let trials = Side {
+            basis: CiBasis::Trials,
+            ..rounds(&cand, None)
+        };
+        let weak = compare_sides(rounds(&base, None), trials, Direction::Higher).unwrap();
+        assert_eq!(weak.basis, VerdictBasis::Trials);
+    }
+
+    #[test]
+    fn a_difference_inside_the_run_to_run_noise_is_not_a_change() {
+        // Tight rounds say 5% faster (CI [1.03, 1.07]), but this case moves
+        // 4% between runs on this host (sd_log 0.04 from 10 runs, df 6.2):
+        // the band is t(6.2)·√(2·0.0016) ≈ 0.137, so 5% is inside it.
+        let noise = RunNoise {
+            runs: 10,
+            sd_log: 0.04,
+            df: 2.0 * 81.0 / 26.0,
+            shifts: 0,
+        };
+        let base = [100.0, 100.5, 99.5];
+        let cand = [105.0, 105.5, 104.5];
+        let without =
+            compare_sides(rounds(&base, None), rounds(&cand, None), Direction::Higher).unwrap();
+        assert_eq!(without.verdict, Verdict::Faster);
+        let c = compare_sides(
+            rounds(&base, Some(&noise)),
+            rounds(&cand, Some(&noise)),
+            Direction::Higher,
+        )
+        .unwrap();
+        assert_eq!(c.basis, VerdictBasis::History);
+        assert_eq!(c.verdict, Verdict::NoDifference);
+        // One host, one history: its degrees of freedom count once.
+        let band = t_quantile_95(noise.df) * (2.0f64 * 0.0016).sqrt();
+        assert!((c.ratio_ci_high / c.ratio - band.exp()).abs() < 1e-12);
+        assert!(c.ratio_ci_low < 1.0 && c.ratio_ci_high > 1.05);
+        // A 30% difference clears the same band.
+        let far = [130.0, 130.5, 129.5];
+        let d = compare_sides(
+            rounds(&base, Some(&noise)),
+            rounds(&far, Some(&noise)),
+            Direction::Higher,
+        )
+        .unwrap();
+        assert_eq!(
+            (d.basis, d.verdict),
+            (VerdictBasis::History, Verdict::Faster)
+        );
+    }
+
+    #[test]
+    fn quiet_history_does_not_narrow_a_noisy_comparison() {
+        // The rounds are noisier than the history says runs are: the
+        // rounds' own interval stands.
+        let noise = RunNoise {
+            runs: 10,
+            sd_log: 0.001,
+            df: 6.0,
+            shifts: 0,
+        };
+        let base = [100.0, 110.0, 90.0];
+        let cand = [104.0, 114.0, 94.0];
+        let plain = compare(&base, &cand, Direction::Higher).unwrap();
+        let c = compare_sides(
+            rounds(&base, Some(&noise)),
+            rounds(&cand, Some(&noise)),
+            Direction::Higher,
+        )
+        .unwrap();
+        assert_eq!(c.basis, VerdictBasis::Rounds);
+        assert_eq!(c.ratio_ci_high, plain.ratio_ci_high);
+        assert_eq!(c.verdict, Verdict::NoDifference);
+    }
+
+    /// One simulated run: `rounds` round means of a case whose true value
+    /// is `level`, with a run-level effect (sd `run_sd`, on the log scale)
+    /// that all its rounds share, round effects and trial noise folded
+    /// into `round_sd`.
+    fn simulated_run(
+        normal: &mut crate::stats::hierarchical::TestNormal,
+        level: f64,
+        run_sd: f64,
+        round_sd: f64,
+        rounds: usize,
+    ) -> Vec<f64> {
+        let run = run_sd * normal.next();
+        (0..rounds)
+            .map(|_| level * (run + round_sd * normal.next()).exp())
+            .collect()
+    }
+
+    /// Share of A/A pairs called faster or slower, and share of pairs with
+    /// a true ratio of `effect` called slower, with or without a history of
+    /// `history_runs` earlier runs of the baseline's kind.
+    fn alarm_and_power(seed: u64, history_runs: usize, effect: f64) -> (f64, f64) {
+        let mut normal = crate::stats::hierarchical::TestNormal::new(seed);
+        let (run_sd, round_sd, rounds_per_run) = (0.03, 0.015, 3);
+        let (mut alarms, mut found, pairs) = (0, 0, 2000);
+        for _ in 0..pairs {
+            let history: Vec<f64> = (0..history_runs)
+                .map(|_| {
+                    let r = simulated_run(&mut normal, 100.0, run_sd, round_sd, rounds_per_run);
+                    r.iter().sum::<f64>() / r.len() as f64
+                })
+                .collect();
+            let noise = crate::stats::run_noise(&history);
+            let a = simulated_run(&mut normal, 100.0, run_sd, round_sd, rounds_per_run);
+            let b = simulated_run(&mut normal, 100.0, run_sd, round_sd, rounds_per_run);
+            let slow = simulated_run(
+                &mut normal,
+                100.0 * effect,
+                run_sd,
+                round_sd,
+                rounds_per_run,
+            );
+            let same = compare_sides(
+                rounds(&a, noise.as_ref()),
+                rounds(&b, noise.as_ref()),
+                Direction::Higher,
+            )
+            .unwrap();
+            if same.verdict != Verdict::NoDifference {
+                alarms += 1;
+            }
+            let diff = compare_sides(
+                rounds(&a, noise.as_ref()),
+                rounds(&slow, noise.as_ref()),
+                Direction::Higher,
+            )
+            .unwrap();
+            if diff.verdict == Verdict::Slower {
+                found += 1;
+            }
+        }
+        (alarms as f64 / pairs as f64, found as f64 / pairs as f64)
+    }
+
+    #[test]
+    fn run_level_noise_makes_rounds_alone_cry_wolf_and_history_fixes_it() {
+        // Each run has its own offset (3%) that its rounds share (1.5%
+        // apart): what two runs back to back on a shared host look like.
+        // Rounds alone cannot see the offset and call many A/A pairs a
+        // change; with ten earlier runs the band covers it.
+        let (alarms_without, _) = alarm_and_power(21, 0, 0.7);
+        assert!(alarms_without > 0.15, "{alarms_without}");
+        let (alarms, power) = alarm_and_power(22, 10, 0.7);
+        // The band is a 95% one, so about 5% of A/A pairs fall outside it;
+        // 2,000 pairs measure that to ±1.5% (three standard errors).
+        assert!(alarms <= 0.065, "false alarms {alarms}");
+        // A 30% loss is still found nearly always.
+        assert!(power >= 0.9, "power {power}");
     }
 }

@@ -16,17 +16,32 @@
 //!   combined with a **noise threshold**, as criterion.rs does, so that tiny
 //!   but "significant" shifts are not reported as changes; the ratio of
 //!   means gets a delta-method confidence interval on the log scale.
+//! * [`summarize_rounds`] (`hierarchical.rs`): the two-level summary of a
+//!   case measured in several rounds of trials (Kalibera and Jones): the
+//!   mean of the round means, a CI from the round means, and the variance
+//!   components that decide how the next run spends its time.
+//! * [`run_noise`] (`run_noise.rs`): how much a case moves between runs on
+//!   one host, from earlier runs (successive differences, level shifts
+//!   left out); [`compare_sides`] never calls a difference inside that
+//!   band a change.
 //! * `student_t.rs`: a thin wrapper around `statrs` for the t quantile and
 //!   CDF, so the constants have names.
 //!
 //! Each submodule's documentation gives the detailed reasoning.
 
 mod compare;
+mod hierarchical;
 mod outliers;
+mod run_noise;
 mod student_t;
 mod summary;
 
-pub use compare::{Comparison, Direction, NOISE_THRESHOLD, SIGNIFICANCE_LEVEL, Verdict, compare};
+pub use compare::{
+    Comparison, Direction, NOISE_THRESHOLD, SIGNIFICANCE_LEVEL, Side, Verdict, VerdictBasis,
+    compare, compare_sides,
+};
+pub use hierarchical::{CiBasis, Levels, summarize_rounds};
 pub use outliers::{TUKEY_FENCE, tukey_outliers};
+pub use run_noise::{MIN_HISTORY_RUNS, RunNoise, SHIFT_FENCE, run_noise};
 pub use student_t::{CONFIDENCE_LEVEL, TWO_SIDED_QUANTILE_PROBABILITY, t_cdf, t_quantile_95};
 pub use summary::{Summary, summarize};

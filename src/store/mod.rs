@@ -19,6 +19,7 @@
 //! ([`Store::open_existing`]) never create a store at all.
 
 mod error;
+mod history;
 mod read;
 mod schema;
 mod write;
@@ -35,6 +36,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 
 pub use error::StoreError;
+pub use history::{CaseHistoryEntry, HistoryMetric};
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 
 use crate::results::RunStatus;

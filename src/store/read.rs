@@ -18,6 +18,7 @@ struct CaseRow {
     params: String,
     warnings: String,
     error: Option<String>,
+    rounds: String,
 }
 
 /// A metric row before its columns are decoded.
@@ -28,6 +29,7 @@ struct MetricRow {
     direction: String,
     n: i64,
     floats: [Option<f64>; 7],
+    levels: Option<String>,
 }
 
 impl Store {
@@ -86,8 +88,9 @@ impl Store {
         let case_rows = {
             let mut stmt = tx
                 .prepare_cached(
-                    "SELECT id, workload, workload_version, params, warnings, error
-                     FROM run_case WHERE run_id = ?1 ORDER BY id",
+                    "SELECT id, workload, workload_version, params, warnings, error, rounds
+                     FROM run_case WHERE run_id = ?1
+                     ORDER BY position IS NULL, position, id",
                 )
                 .map_err(sql_err(path, doing))?;
             stmt.query_map([run_id], |row| {
@@ -98,6 +101,7 @@ impl Store {
                     params: row.get(3)?,
                     warnings: row.get(4)?,
                     error: row.get(5)?,
+                    rounds: row.get(6)?,
                 })
             })
             .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
@@ -255,7 +259,8 @@ fn load_case(
     let trial_rows = {
         let mut stmt = conn
             .prepare_cached(
-                "SELECT idx, seconds, health FROM trial WHERE case_id = ?1 ORDER BY idx",
+                "SELECT idx, seconds, health, round, replaced FROM trial WHERE case_id = ?1
+                 ORDER BY idx",
             )
             .map_err(sql_err(path, doing))?;
         stmt.query_map([case_id], |row| {
@@ -263,15 +268,19 @@ fn load_case(
                 row.get::<_, i64>(0)?,
                 row.get::<_, Option<f64>>(1)?,
                 row.get::<_, String>(2)?,
+                row.get::<_, i64>(3)?,
+                row.get::<_, bool>(4)?,
             ))
         })
         .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
         .map_err(sql_err(path, doing))?
     };
     let mut trials = Vec::with_capacity(trial_rows.len());
-    for (index, seconds, health) in trial_rows {
+    for (index, seconds, health, round, replaced) in trial_rows {
         trials.push(TrialRecord {
             index: u32::try_from(index).map_err(|_| corrupt(&format!("trial index {index}")))?,
+            round: u32::try_from(round).map_err(|_| corrupt(&format!("trial round {round}")))?,
+            replaced,
             seconds: seconds.unwrap_or(f64::NAN),
             health: from_json(path, &health, || what(&format!("trial {index} health")))?,
         });
@@ -281,7 +290,7 @@ fn load_case(
         let mut stmt = conn
             .prepare_cached(
                 "SELECT id, name, unit, direction, n, mean, median, stddev, ci_low, ci_high,
-                        min, max
+                        min, max, levels
                  FROM metric WHERE case_id = ?1 ORDER BY id",
             )
             .map_err(sql_err(path, doing))?;
@@ -301,6 +310,7 @@ fn load_case(
                     row.get(10)?,
                     row.get(11)?,
                 ],
+                levels: row.get(12)?,
             })
         })
         .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
@@ -328,7 +338,14 @@ fn load_case(
                 .map_err(|_| corrupt(&format!("metric {} direction `{}`", m.name, m.direction)))?;
         let [mean, median, stddev, ci_low, ci_high, min, max] =
             m.floats.map(|f| f.unwrap_or(f64::NAN));
+        let levels = match &m.levels {
+            Some(text) => Some(from_json(path, text, || {
+                what(&format!("metric {} levels", m.name))
+            })?),
+            None => None,
+        };
         metrics.push(MetricRecord {
+            levels,
             summary: Summary {
                 n: usize::try_from(m.n).map_err(|_| corrupt(&format!("metric {} n", m.name)))?,
                 mean,
@@ -365,6 +382,7 @@ fn load_case(
         params: from_json::<BTreeMap<String, String>>(path, &row.params, || what("parameters"))?,
         warnings: from_json(path, &row.warnings, || what("warnings"))?,
         error: row.error,
+        rounds: from_json(path, &row.rounds, || what("rounds"))?,
         trials,
         metrics,
         latency_histogram,

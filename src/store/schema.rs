@@ -83,6 +83,22 @@ CREATE TABLE histogram (
     data     BLOB NOT NULL
 );
 "#,
+    // Rounds: each case is measured in rounds of trials; a disturbed trial
+    // may be replaced; a run's host identity is kept for noise histories.
+    r#"
+ALTER TABLE trial ADD COLUMN round INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE trial ADD COLUMN replaced INTEGER NOT NULL DEFAULT 0 CHECK (replaced IN (0, 1));
+ALTER TABLE run_case ADD COLUMN position INTEGER;              -- in the plan; NULL before rounds
+ALTER TABLE run_case ADD COLUMN rounds TEXT NOT NULL DEFAULT '[]'; -- JSON array of RoundRecord
+ALTER TABLE metric ADD COLUMN levels TEXT;                     -- JSON Levels; NULL before rounds
+ALTER TABLE run ADD COLUMN host_key TEXT NOT NULL DEFAULT '';  -- RunRecord::host_key()
+UPDATE run SET host_key = hostname
+    || '|' || coalesce(CASE WHEN json_valid(host) THEN json_extract(host, '$.cpu.model') END, '')
+    || '|' || coalesce(CASE WHEN json_valid(cpus) THEN json_array_length(cpus) END, 0)
+    || '|' || coalesce(CASE WHEN json_valid(host) THEN json_extract(host, '$.os.kernel') END, '');
+CREATE INDEX run_host_key ON run (host_key);
+CREATE INDEX run_case_lookup ON run_case (workload, workload_version, params);
+"#,
 ];
 
 /// The schema version this build creates and understands.

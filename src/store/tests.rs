@@ -12,8 +12,8 @@ use serde_json::json;
 use super::*;
 use crate::monitor::TrialHealth;
 use crate::probe::HostInfo;
-use crate::results::{CaseRecord, MetricRecord, RunRecord, RunStatus, TrialRecord};
-use crate::stats::{Direction, Summary};
+use crate::results::{CaseRecord, MetricRecord, RoundRecord, RunRecord, RunStatus, TrialRecord};
+use crate::stats::{CiBasis, Direction, Levels, Summary};
 
 /// A host inventory named `name`, if `HostInfo` has a `hostname` field.
 fn host(name: &str) -> HostInfo {
@@ -90,21 +90,39 @@ fn full_case() -> CaseRecord {
         ]),
         warnings: vec!["trial 2 was disturbed (steal)".to_string()],
         error: None,
+        rounds: vec![
+            RoundRecord {
+                round: 0,
+                order: 3,
+                seconds: 4.5,
+            },
+            RoundRecord {
+                round: 1,
+                order: 0,
+                seconds: 2.5,
+            },
+        ],
         trials: vec![
             TrialRecord {
                 index: 0,
+                round: 0,
+                replaced: false,
                 seconds: 2.0,
                 health: TrialHealth::default(),
             },
             TrialRecord {
                 index: 1,
+                round: 0,
+                replaced: true,
                 seconds: 2.125,
-                health: TrialHealth::default(),
+                health: disturbed_health(),
             },
             TrialRecord {
                 index: 2,
+                round: 1,
+                replaced: false,
                 seconds: 1.75,
-                health: disturbed_health(),
+                health: TrialHealth::default(),
             },
         ],
         metrics: vec![
@@ -113,6 +131,12 @@ fn full_case() -> CaseRecord {
                 unit: "ops/s".to_string(),
                 direction: Direction::Higher,
                 summary: summary(&ops),
+                levels: Some(Levels {
+                    ci_basis: CiBasis::Rounds,
+                    round_means: vec![100.0, 250.0],
+                    between_round_sd: Some(106.066),
+                    within_round_sd: None,
+                }),
                 samples: ops,
                 outliers: vec![false, false, true],
             },
@@ -121,6 +145,7 @@ fn full_case() -> CaseRecord {
                 unit: "us".to_string(),
                 direction: Direction::Lower,
                 summary: summary(&latency),
+                levels: None,
                 samples: latency,
                 outliers: vec![false, false, false],
             },
@@ -138,8 +163,11 @@ fn small_case(workload: &str) -> CaseRecord {
         params: BTreeMap::new(),
         warnings: Vec::new(),
         error: Some("cannot allocate 64 GiB".to_string()),
+        rounds: Vec::new(),
         trials: vec![TrialRecord {
             index: 0,
+            round: 0,
+            replaced: false,
             seconds: 0.5,
             health: TrialHealth::default(),
         }],
@@ -148,6 +176,7 @@ fn small_case(workload: &str) -> CaseRecord {
             unit: "events/s".to_string(),
             direction: Direction::Higher,
             summary: summary(&[42.0]),
+            levels: None,
             samples: vec![42.0],
             outliers: vec![false],
         }],
@@ -956,4 +985,163 @@ fn the_hostname_is_found_in_the_inventory() {
     );
     assert_eq!(find(json!({ "hostname": 3 })), None);
     assert_eq!(find(json!(null)), None);
+}
+
+/// A host named `name` with a CPU model and kernel, for host keys.
+fn keyed_host(name: &str, kernel: &str) -> HostInfo {
+    serde_json::from_value(json!({
+        "hostname": name,
+        "cpu": { "model": "Test CPU 9000" },
+        "os": { "kernel": kernel },
+    }))
+    .unwrap()
+}
+
+#[test]
+fn a_store_from_before_rounds_is_migrated_and_keyed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    {
+        // The schema of version 1 with one run and one case, as an older
+        // sledge wrote it.
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(schema::MIGRATIONS[0]).unwrap();
+        conn.pragma_update(None, "application_id", APPLICATION_ID as i32)
+            .unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        let host = serde_json::to_string(&keyed_host("db1", "6.1.0")).unwrap();
+        conn.execute(
+            "INSERT INTO run (started, sledge_version, profile, command_line, status, cpus,
+                              hostname, host)
+             VALUES ('2026-01-01T00:00:00Z', '0.1.0', 'quick', 'sledge run', 'complete',
+                     '[0,1]', 'db1', ?1)",
+            [host],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO run_case (run_id, workload, workload_version, params)
+             VALUES (1, 'cpu.primes', 1, '{}')",
+            [],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO trial (case_id, idx, seconds, health) VALUES (1, 0, 0.5, '{}')",
+            [],
+        )
+        .unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    let run = store.load_run(1).unwrap();
+    assert_eq!(run.cases[0].trials[0].round, 0);
+    assert!(!run.cases[0].trials[0].replaced);
+    assert!(run.cases[0].rounds.is_empty());
+    let key: String = store
+        .conn
+        .query_row("SELECT host_key FROM run WHERE id = 1", [], |row| {
+            row.get(0)
+        })
+        .unwrap();
+    assert_eq!(key, run.host_key());
+    assert_eq!(key, "db1|Test CPU 9000|2|6.1.0");
+}
+
+#[test]
+fn a_case_saved_again_replaces_its_trials_and_keeps_its_place() {
+    let (_dir, mut store) = new_store();
+    let run_id = store
+        .begin_run(&run("quick", "2026-01-01T00:00:00Z", "h"))
+        .unwrap();
+    let mut first = small_case("b.second");
+    first.error = None;
+    // Saved in the order the shuffled first round ran them: position 1
+    // before position 0.
+    let id_b = store.save_case(run_id, Some(1), None, &first).unwrap();
+    let id_a = store
+        .save_case(run_id, Some(0), None, &small_case("a.first"))
+        .unwrap();
+    let mut grown = full_case();
+    grown.workload = "b.second".to_string();
+    assert_eq!(
+        store
+            .save_case(run_id, Some(1), Some(id_b), &grown)
+            .unwrap(),
+        id_b
+    );
+    let loaded = store.load_run(run_id).unwrap();
+    assert_eq!(loaded.cases.len(), 2);
+    assert_eq!(loaded.cases[0].workload, "a.first");
+    assert_eq!(loaded.cases[1], grown);
+    // Updating a case of another run is refused and changes nothing.
+    let other = store
+        .begin_run(&run("quick", "2026-01-02T00:00:00Z", "h"))
+        .unwrap();
+    assert!(store.save_case(other, Some(0), Some(id_a), &grown).is_err());
+    assert_eq!(store.load_run(run_id).unwrap().cases[0].workload, "a.first");
+}
+
+#[test]
+fn a_case_history_is_this_hosts_runs_of_the_same_case_oldest_first() {
+    let (_dir, mut store) = new_store();
+    let mut ids = Vec::new();
+    // Runs 1, 2 and 4 on host a, run 3 on host b, run 5 on host a with
+    // another kernel; the case fails in run 2.
+    for (i, (name, kernel, fails)) in [
+        ("a", "6.1", false),
+        ("a", "6.1", true),
+        ("b", "6.1", false),
+        ("a", "6.1", false),
+        ("a", "6.2", false),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut r = run("quick", &format!("2026-01-0{}T00:00:00Z", i + 1), name);
+        r.host = keyed_host(name, kernel);
+        let id = store.begin_run(&r).unwrap();
+        let mut case = full_case();
+        case.metrics[0].summary.mean = 100.0 + i as f64;
+        if fails {
+            case.error = Some("boom".into());
+        }
+        store.add_case(id, &case).unwrap();
+        ids.push((id, r));
+    }
+    let (_, a) = &ids[0];
+    let case = full_case();
+    let history = store
+        .case_history(
+            &a.host_key(),
+            &case.workload,
+            case.workload_version,
+            &case.params,
+            &[],
+        )
+        .unwrap();
+    let runs: Vec<i64> = history.iter().map(|h| h.run_id).collect();
+    assert_eq!(runs, vec![ids[0].0, ids[3].0]);
+    assert_eq!(history[1].metrics[0].name, "ops_per_sec");
+    assert_eq!(history[1].metrics[0].mean, 103.0);
+    assert_eq!(history[0].metrics[0].levels, case.metrics[0].levels);
+    assert_eq!(history[0].rounds, case.rounds);
+    assert_eq!(history[0].used_trials, 2);
+    assert!((history[0].mean_trial_seconds - 1.875).abs() < 1e-12);
+    // Excluded runs and other parameters are left out.
+    let without = store
+        .case_history(
+            &a.host_key(),
+            &case.workload,
+            case.workload_version,
+            &case.params,
+            &[ids[0].0],
+        )
+        .unwrap();
+    assert_eq!(without.len(), 1);
+    let mut other_params = case.params.clone();
+    other_params.insert("size".into(), "1".into());
+    assert!(
+        store
+            .case_history(&a.host_key(), &case.workload, 3, &other_params, &[])
+            .unwrap()
+            .is_empty()
+    );
 }

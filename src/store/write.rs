@@ -21,8 +21,8 @@ impl Store {
         self.conn
             .execute(
                 "INSERT INTO run (started, finished, sledge_version, profile, command_line,
-                                  status, cpus, warnings, hostname, host)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                                  status, cpus, warnings, hostname, host, host_key)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                 params![
                     run.started,
                     run.finished,
@@ -34,6 +34,7 @@ impl Store {
                     warnings,
                     hostname,
                     host.to_string(),
+                    run.host_key(),
                 ],
             )
             .map_err(sql_err(&self.path, "storing a new run"))?;
@@ -42,8 +43,24 @@ impl Store {
 
     /// Stores one case of run `run_id` with its trials (health as JSON),
     /// metric summaries, samples and latency histogram, all in one
-    /// transaction; returns the case's id.
+    /// transaction, after the run's other cases; returns the case's id.
     pub fn add_case(&mut self, run_id: i64, case: &CaseRecord) -> Result<i64, StoreError> {
+        self.save_case(run_id, None, None, case)
+    }
+
+    /// Stores a case of run `run_id` in one transaction: a new one
+    /// (`case_id` `None`), or the new state of case `case_id`, whose
+    /// trials, metrics and histogram are replaced (a case is saved again
+    /// after each of its rounds). `position` is its place in the run's
+    /// plan (cases load in that order); `None` puts it after the others.
+    /// Returns the case's id.
+    pub fn save_case(
+        &mut self,
+        run_id: i64,
+        position: Option<usize>,
+        case_id: Option<i64>,
+        case: &CaseRecord,
+    ) -> Result<i64, StoreError> {
         let Store { conn, path } = self;
         let path: &Path = path;
         let what = || format!("case `{}`", case.label());
@@ -65,8 +82,15 @@ impl Store {
                 ));
             }
             let health = to_json(path, what, "trial health", &trial.health)?;
-            trials.push((trial.index, trial.seconds, health));
+            trials.push((
+                trial.index,
+                trial.round,
+                trial.replaced,
+                trial.seconds,
+                health,
+            ));
         }
+        let rounds = to_json(path, what, "rounds", &case.rounds)?;
         let mut metrics = Vec::with_capacity(case.metrics.len());
         for metric in &case.metrics {
             if metric.outliers.len() > metric.samples.len() {
@@ -105,7 +129,12 @@ impl Store {
                     format!("metric {}: n is too large", metric.name),
                 )
             })?;
-            metrics.push((metric, direction, n));
+            let levels = metric
+                .levels
+                .as_ref()
+                .map(|l| to_json(path, what, "levels", l))
+                .transpose()?;
+            metrics.push((metric, direction, n, levels));
         }
 
         let doing = "storing a case";
@@ -124,38 +153,94 @@ impl Store {
             });
         }
 
-        tx.execute(
-            "INSERT INTO run_case (run_id, workload, workload_version, params, warnings, error)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![
-                run_id,
-                case.workload,
-                case.workload_version,
-                params_json,
-                warnings,
-                case.error,
-            ],
-        )
-        .map_err(sql_err(path, doing))?;
-        let case_id = tx.last_insert_rowid();
+        let position = match position {
+            Some(p) => i64::try_from(p).ok(),
+            None => tx
+                .query_row(
+                    "SELECT coalesce(max(coalesce(position, 0)) + 1, 0) FROM run_case
+                     WHERE run_id = ?1",
+                    [run_id],
+                    |row| row.get::<_, i64>(0),
+                )
+                .map(Some)
+                .map_err(sql_err(path, doing))?,
+        };
+        let case_id = match case_id {
+            None => {
+                tx.execute(
+                    "INSERT INTO run_case (run_id, workload, workload_version, params, warnings,
+                                           error, position, rounds)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    params![
+                        run_id,
+                        case.workload,
+                        case.workload_version,
+                        params_json,
+                        warnings,
+                        case.error,
+                        position,
+                        rounds,
+                    ],
+                )
+                .map_err(sql_err(path, doing))?;
+                tx.last_insert_rowid()
+            }
+            Some(case_id) => {
+                let changed = tx
+                    .execute(
+                        "UPDATE run_case SET workload = ?1, workload_version = ?2, params = ?3,
+                                warnings = ?4, error = ?5, position = ?6, rounds = ?7
+                         WHERE id = ?8 AND run_id = ?9",
+                        params![
+                            case.workload,
+                            case.workload_version,
+                            params_json,
+                            warnings,
+                            case.error,
+                            position,
+                            rounds,
+                            case_id,
+                            run_id,
+                        ],
+                    )
+                    .map_err(sql_err(path, doing))?;
+                if changed == 0 {
+                    return Err(invalid(
+                        path,
+                        what(),
+                        format!("run {run_id} has no case {case_id} to update"),
+                    ));
+                }
+                // Samples go with their metrics (ON DELETE CASCADE).
+                for table in ["trial", "metric", "histogram"] {
+                    tx.execute(
+                        &format!("DELETE FROM {table} WHERE case_id = ?1"),
+                        [case_id],
+                    )
+                    .map_err(sql_err(path, doing))?;
+                }
+                case_id
+            }
+        };
 
         {
             let mut insert_trial = tx
                 .prepare_cached(
-                    "INSERT INTO trial (case_id, idx, seconds, health) VALUES (?1, ?2, ?3, ?4)",
+                    "INSERT INTO trial (case_id, idx, round, replaced, seconds, health)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 )
                 .map_err(sql_err(path, doing))?;
-            for (index, seconds, health) in &trials {
+            for (index, round, replaced, seconds, health) in &trials {
                 insert_trial
-                    .execute(params![case_id, index, seconds, health])
+                    .execute(params![case_id, index, round, replaced, seconds, health])
                     .map_err(sql_err(path, doing))?;
             }
 
             let mut insert_metric = tx
                 .prepare_cached(
                     "INSERT INTO metric (case_id, name, unit, direction, n, mean, median, stddev,
-                                         ci_low, ci_high, min, max)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                                         ci_low, ci_high, min, max, levels)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                 )
                 .map_err(sql_err(path, doing))?;
             let mut insert_sample = tx
@@ -164,7 +249,7 @@ impl Store {
                      VALUES (?1, ?2, ?3, ?4)",
                 )
                 .map_err(sql_err(path, doing))?;
-            for (metric, direction, n) in &metrics {
+            for (metric, direction, n, levels) in &metrics {
                 let s = &metric.summary;
                 insert_metric
                     .execute(params![
@@ -180,6 +265,7 @@ impl Store {
                         s.ci_high,
                         s.min,
                         s.max,
+                        levels,
                     ])
                     .map_err(sql_err(path, doing))?;
                 let metric_id = tx.last_insert_rowid();

@@ -4,11 +4,23 @@
 
 use std::time::Duration;
 
+use super::history::StoreHistory;
 use super::plan::Plan;
-use crate::engine::{self, CancelToken, CaseEnv, Methodology, Progress, TrialContext};
+use crate::engine::{
+    self, CancelToken, CaseEnv, Methodology, Progress, RoundExecutor, RunSetup, TrialContext,
+};
 use crate::results::{RunRecord, RunStatus};
 use crate::store::Store;
 use crate::{monitor, probe};
+
+/// A run that stopped because its store failed midway (a full disk, a
+/// lost file): the cases stored before are in the store under `run_id`.
+#[derive(Debug, thiserror::Error)]
+#[error("run {run_id} stopped: its store failed")]
+pub struct StoreFailedMidRun {
+    /// The run's id in the store.
+    pub run_id: i64,
+}
 
 /// How long the idle check before a run samples the host.
 pub const IDLE_CHECK_WINDOW: Duration = Duration::from_secs(1);
@@ -26,15 +38,18 @@ pub struct RunOptions {
 }
 
 /// Runs `plan` and stores it in `store`; returns the stored run as loaded
-/// back. A case that cannot even be built here stops the run before
-/// anything is measured or stored ([`super::CaseCannotRun`]). A case that
-/// fails while running does not stop the run (its status becomes
-/// `failed`); a cancellation stops it (status `partial`). Every finished
-/// case is in the store before the next one starts.
+/// back. Each round of each case runs through `executor` (a fresh process
+/// per round from the command line). A case that cannot even be built
+/// here stops the run before anything is measured or stored
+/// ([`super::CaseCannotRun`]). A case that fails while running does not
+/// stop the run (its status becomes `failed`); a cancellation stops it
+/// (status `partial`). Every case is saved after each of its rounds, so a crash
+/// loses at most the round in flight.
 pub fn execute(
     plan: &Plan,
     options: RunOptions,
     store: &mut Store,
+    executor: &dyn RoundExecutor,
     cancel: &CancelToken,
     progress: &dyn Progress,
 ) -> anyhow::Result<RunRecord> {
@@ -55,10 +70,7 @@ pub fn execute(
         warnings.push(warning);
     }
 
-    let ctx = TrialContext {
-        cpus: options.cpus.clone(),
-        cancel: cancel.clone(),
-    };
+    let ctx = TrialContext::new(options.cpus.clone(), cancel.clone());
     let run = RunRecord {
         id: 0,
         started: now(),
@@ -72,26 +84,43 @@ pub fn execute(
         host,
         cases: Vec::new(),
     };
+    let history = StoreHistory::load(store, &run.host_key(), &plan.cases);
     let run_id = store.begin_run(&run)?;
 
-    let outcome = engine::run_plan(
-        &plan.cases,
-        &env,
-        &options.methodology,
-        &ctx,
+    let setup = RunSetup {
+        env: &env,
+        method: &options.methodology,
+        ctx: &ctx,
+        executor,
+        history: &history,
         progress,
-        &mut |case| Ok(store.add_case(run_id, case).map(|_| ())?),
-    );
+        seed: shuffle_seed(),
+    };
+    let mut case_ids: Vec<Option<i64>> = vec![None; plan.cases.len()];
+    let outcome = engine::run_plan(&plan.cases, &setup, &mut |position, case| {
+        let id = store.save_case(run_id, Some(position), case_ids[position], case)?;
+        case_ids[position] = Some(id);
+        Ok(())
+    });
     let status = match outcome {
         Ok(outcome) => outcome.status,
         Err(err) => {
-            // The store failed midway: mark the run failed if it still can.
+            // The store failed midway: mark the run failed if it still can,
+            // and say which run holds what was stored.
             let _ = store.finish_run(run_id, RunStatus::Failed, &now(), &run.warnings);
-            return Err(err);
+            return Err(err.context(StoreFailedMidRun { run_id }));
         }
     };
     store.finish_run(run_id, status, &now(), &run.warnings)?;
     Ok(store.load_run(run_id)?)
+}
+
+/// A seed for the order shuffles that differs from run to run.
+fn shuffle_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    nanos ^ (u64::from(std::process::id()) << 32)
 }
 
 /// The current time, RFC 3339 in UTC with seconds.
@@ -102,13 +131,15 @@ fn now() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::Silent;
+    use crate::engine::{InProcess, ScriptedMonitor, Silent};
 
     fn options() -> RunOptions {
         RunOptions {
             cpus: vec![0],
             methodology: Methodology {
                 warmup_trials: 0,
+                min_rounds: 2,
+                max_rounds: 2,
                 min_trials: 2,
                 max_trials: 2,
                 ..Methodology::default()
@@ -132,11 +163,25 @@ mod tests {
             2,
         )
         .unwrap();
-        let run = execute(&plan, options(), &mut store, &CancelToken::new(), &Silent).unwrap();
+        let monitor = ScriptedMonitor::quiet();
+        let executor = InProcess { monitor: &monitor };
+        let run = execute(
+            &plan,
+            options(),
+            &mut store,
+            &executor,
+            &CancelToken::new(),
+            &Silent,
+        )
+        .unwrap();
         assert_eq!(run.status, RunStatus::Complete);
         assert_eq!(run.cases.len(), 2);
         assert!(run.finished.is_some());
-        assert_eq!(run.cases[0].metrics[0].summary.n, 2);
+        // Two rounds of two trials, in plan order whatever the shuffle did.
+        assert_eq!(run.cases[0].metrics[0].summary.n, 4);
+        assert_eq!(run.cases[0].rounds.len(), 2);
+        assert_eq!(run.cases[0].params["threads"], "1");
+        assert_eq!(run.cases[1].params["threads"], "2");
         assert_eq!(store.list_runs().unwrap().len(), 1);
     }
 
@@ -148,7 +193,9 @@ mod tests {
             super::super::plan(&["cpu.primes".to_string()], &["time=0.02".to_string()], 1).unwrap();
         let cancel = CancelToken::new();
         cancel.cancel();
-        let run = execute(&plan, options(), &mut store, &cancel, &Silent).unwrap();
+        let monitor = ScriptedMonitor::quiet();
+        let executor = InProcess { monitor: &monitor };
+        let run = execute(&plan, options(), &mut store, &executor, &cancel, &Silent).unwrap();
         assert_eq!(run.status, RunStatus::Partial);
         assert!(run.cases.is_empty());
     }

@@ -1,11 +1,13 @@
 //! Profiles (named lists of cases) and the planning of a run.
 
 pub mod execute;
+pub mod history;
 pub mod plan;
 pub mod preflight;
 pub mod profiles;
+pub mod subprocess;
 
-pub use execute::{RunOptions, execute};
+pub use execute::{RunOptions, StoreFailedMidRun, execute};
 pub use plan::{DEFAULT_PROFILE, Plan, PlanError, plan};
 pub use preflight::CaseCannotRun;
 pub use profiles::{Profile, find as find_profile};

@@ -158,7 +158,10 @@ mod tests {
         assert_eq!(plan.profile, "quick");
         // Every quick entry runs at 1 thread and at 2 (all) threads.
         assert!(plan.cases.len() >= 8);
-        assert_eq!(plan.methodology.max_trials, 5);
+        assert_eq!(
+            (plan.methodology.min_rounds, plan.methodology.max_trials),
+            (3, 2)
+        );
     }
 
     #[test]

@@ -32,21 +32,24 @@ const fn entry(workload: &'static str, params: &'static [&'static str]) -> Entry
 }
 
 /// `quick`: every workload at one thread and at all CPUs, short trials.
-/// Meant to finish within about 90 seconds on a small machine.
+/// Meant to finish within about three minutes on a small machine: every
+/// case gets three rounds (a fresh process each) of one or two short
+/// trials after a warm-up, and the time left goes to extra rounds for the
+/// cases whose interval is still wide.
 fn quick() -> Profile {
     Profile {
         name: "quick",
-        summary: "every workload at 1 thread and at all CPUs, short trials (about a minute)",
+        summary: "every workload at 1 thread and at all CPUs, short trials in 3 rounds (about 3 minutes)",
         entries: vec![
-            entry("cpu.primes", &["threads=1,all", "time=0.5"]),
-            entry("cpu.threads", &["threads=1,all", "time=0.5"]),
+            entry("cpu.primes", &["threads=1,all", "time=0.3"]),
+            entry("cpu.threads", &["threads=1,all", "time=0.3"]),
             entry("cpu.mutex", &["threads=1,all", "locks=20000"]),
             entry(
                 "memory.block",
-                &["oper=write,read", "threads=1,all", "time=0.5"],
+                &["oper=write,read", "threads=1,all", "time=0.3"],
             ),
-            entry("memory.stream", &["threads=1,all"]),
-            entry("memory.latency", &["size=16K,256K,8M,256M", "time=0.2"]),
+            entry("memory.stream", &["threads=1,all", "ntimes=5"]),
+            entry("memory.latency", &["size=16K,256K,8M,64M", "time=0.2"]),
             entry(
                 "crypto.speed",
                 &[
@@ -56,40 +59,43 @@ fn quick() -> Profile {
                     "time=0.1",
                 ],
             ),
-            // About 20 s together: 1 B and the dynamic page at 1, 10, 100.
+            // 1 B and the dynamic page at 1, 10, 100.
             entry(
                 "http.static",
-                &["size=1", "concurrency=1,10,100", "requests=0", "time=0.5"],
+                &["size=1", "concurrency=1,10,100", "requests=0", "time=0.3"],
             ),
             entry(
                 "http.dynamic",
-                &["concurrency=1,10,100", "requests=0", "time=0.5"],
+                &["concurrency=1,10,100", "requests=0", "time=0.3"],
             ),
             // Storage: small files with direct I/O so the disk, not the
-            // page cache, is measured; about 30 s in all.
+            // page cache, is measured; every round writes its own files.
             entry(
                 "fileio",
                 &[
                     "mode=seqwr,seqrd,rndrw",
                     "file_num=16",
-                    "total_size=64M",
+                    "total_size=32M",
                     "direct=true",
-                    "time=0.5",
+                    "time=0.3",
                 ],
             ),
             entry(
                 "disk",
-                &["size=32M", "direct=true", "seeks=1000", "files=1024"],
+                &["size=16M", "direct=true", "seeks=500", "files=256"],
             ),
-            entry("fileserver", &["clients=1,all", "time=0.5", "warmup=0.25"]),
+            entry("fileserver", &["clients=1,all", "time=0.3", "warmup=0.1"]),
             entry(
                 "fileserver.net",
-                &["clients=1,all", "time=0.5", "warmup=0.25"],
+                &["clients=1,all", "time=0.3", "warmup=0.1"],
             ),
         ],
         methodology: Methodology {
-            max_trials: 5,
+            min_rounds: 3,
+            max_rounds: 5,
+            max_trials: 2,
             case_budget: Duration::from_secs(8),
+            run_budget: Some(Duration::from_secs(150)),
             ..Methodology::default()
         },
     }

@@ -6,12 +6,23 @@ pub mod cpu;
 pub mod crypto;
 pub mod http;
 pub mod memory;
+pub mod scripted;
 pub mod storage;
 
 use crate::engine::Workload;
 
-/// Every workload, in the order `sledge workloads` lists them.
+/// Every workload, in the order `sledge workloads` lists them (with the
+/// scripted test workload when `SLEDGE_TEST_WORKLOADS=1`).
 pub fn all() -> Vec<&'static dyn Workload> {
+    let mut all = measuring();
+    if scripted::enabled() {
+        all.push(&scripted::Scripted);
+    }
+    all
+}
+
+/// The workloads that measure something.
+fn measuring() -> Vec<&'static dyn Workload> {
     vec![
         &cpu::primes::Primes,
         &cpu::threads::Threads,

@@ -227,10 +227,7 @@ mod tests {
         };
         // Copy 0 can be pinned; copy 1's CPU does not exist here, as when
         // a CPU goes offline or the cpuset shrinks during a run.
-        let ctx = TrialContext {
-            cpus: vec![allowed_cpus().unwrap()[0], 1023],
-            cancel: CancelToken::new(),
-        };
+        let ctx = TrialContext::new(vec![allowed_cpus().unwrap()[0], 1023], CancelToken::new());
         let started = Instant::now();
         let err = format!("{:#}", case.trial(&ctx).err().unwrap());
         assert!(

@@ -307,10 +307,7 @@ mod tests {
 
     fn run_once(workload: &dyn Workload, assignments: &[(&str, &str)]) -> TrialOutput {
         let env = env();
-        let ctx = TrialContext {
-            cpus: env.cpus.clone(),
-            cancel: CancelToken::new(),
-        };
+        let ctx = TrialContext::new(env.cpus.clone(), CancelToken::new());
         let mut case = workload
             .build(&resolve(workload, assignments), &env)
             .unwrap();
@@ -350,10 +347,7 @@ mod tests {
         let workload = crate::workloads::http::dynamic_page::DynamicPage;
         let p = resolve(&workload, &[("concurrency", "2"), ("requests", "20")]);
         let env = env();
-        let ctx = TrialContext {
-            cpus: env.cpus.clone(),
-            cancel: CancelToken::new(),
-        };
+        let ctx = TrialContext::new(env.cpus.clone(), CancelToken::new());
         let mut case = HttpCase::build(
             &p,
             &env,

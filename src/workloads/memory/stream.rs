@@ -473,17 +473,14 @@ mod tests {
             warnings: Vec::new(),
             corrupt: None,
         };
-        let unpinned = TrialContext {
-            cpus: Vec::new(),
-            cancel: crate::engine::CancelToken::new(),
-        };
+        let unpinned = TrialContext::new(Vec::new(), crate::engine::CancelToken::new());
         case.prepare(&unpinned).unwrap();
         // Thread 0 can be pinned; thread 1's CPU does not exist here, as
         // when a CPU goes offline or the cpuset shrinks during a run.
-        let ctx = TrialContext {
-            cpus: vec![crate::engine::affinity::allowed_cpus().unwrap()[0], 1023],
-            cancel: crate::engine::CancelToken::new(),
-        };
+        let ctx = TrialContext::new(
+            vec![crate::engine::affinity::allowed_cpus().unwrap()[0], 1023],
+            crate::engine::CancelToken::new(),
+        );
         let err = format!("{:#}", case.trial(&ctx).err().unwrap());
         assert!(
             err.contains("copy 0, thread 1") && err.contains("sched_setaffinity"),
@@ -545,10 +542,7 @@ mod tests {
             total_cache_bytes: 0,
             memory_bytes: 0,
         };
-        let ctx = TrialContext {
-            cpus: Vec::new(),
-            cancel: CancelToken::new(),
-        };
+        let ctx = TrialContext::new(Vec::new(), CancelToken::new());
         let method = Methodology {
             warmup_trials: 0,
             ..Methodology::default()

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Do sledge's verdicts hold up? Two checks on this machine:
+#
+#   bench/verdicts.sh aa [PAIRS]      # A/A: PAIRS pairs of identical quick
+#                                     # runs back to back; share of headline
+#                                     # verdicts called faster or slower
+#   bench/verdicts.sh power [RUNS]    # RUNS quick runs under a CPU quota of
+#                                     # 90% of one CPU against an unthrottled
+#                                     # run: share of the one-thread CPU-bound
+#                                     # cases found slower, and whether each
+#                                     # ratio's CI covers 0.90
+#   bench/verdicts.sh before [PAIRS]  # A/A as sledge judged before rounds:
+#                                     # one round (--rounds 1), no history
+#
+# Targets (issue "verdicts that hold up"): A/A at most 5% of headline
+# verdicts faster or slower over at least 5 pairs; power at least 90% of
+# the cases slower, with the CI covering 0.90.
+#
+# STORE=path keeps the runs (default: a temporary store, removed at the
+# end); run `aa` before `power` on the same STORE so that the power check
+# has the unthrottled runs as this host's history, as a user who
+# calibrated first would. The power check needs root and a cgroup cpu
+# controller (v1 cpu.cfs_quota_us or v2 cpu.max).
+set -euo pipefail
+
+mode=${1:-aa}
+count=${2:-5}
+here=$(cd "$(dirname "$0")/.." && pwd)
+SLEDGE=${SLEDGE:-$here/target/release/sledge}
+command -v python3 >/dev/null || { echo "python3 is missing (used to read JSON)" >&2; exit 1; }
+if [ ! -x "$SLEDGE" ]; then
+  (cd "$here" && cargo build --release --locked) >&2
+fi
+
+work=$(mktemp -d)
+cgroup=""
+cleanup() {
+  if [ -n "$cgroup" ] && [ -d "$cgroup" ]; then
+    # Move ourselves out, then remove the group.
+    echo $$ > "$(dirname "$cgroup")/cgroup.procs" 2>/dev/null || true
+    rmdir "$cgroup" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+store=${STORE:-$work/verdicts.db}
+cd "$work"
+
+run_quick() { # extra sledge run args...
+  "$SLEDGE" run quick --store "$store" --json "$@" 2>>"$work/stderr" >"$work/last.json" || true
+  python3 -c "import json; print(json.load(open('$work/last.json'))['id'])"
+}
+
+# Prints a tally of the headline verdicts of `sledge compare BASE CAND`.
+tally() { # base cand [compare args...]
+  "$SLEDGE" compare "$@" --store "$store" --json 2>/dev/null | python3 -c '
+import json, sys
+c = json.load(sys.stdin)["candidates"][0]
+counts = {"faster": 0, "slower": 0, "no_difference": 0, "not_judged": 0}
+bases = {}
+for case in c["cases"]:
+    m = case["metrics"][0]
+    cmp = m["comparison"]
+    if cmp is None or not m["judged"]:
+        counts["not_judged"] += 1
+        continue
+    counts[cmp["verdict"]] += 1
+    bases[cmp["basis"]] = bases.get(cmp["basis"], 0) + 1
+    if cmp["verdict"] != "no_difference":
+        print("  called %s: %s %s ratio %.3f [%.3f, %.3f] (%s)" % (cmp["verdict"],
+              case["workload"], case["params"], cmp["ratio"], cmp["ratio_ci_low"],
+              cmp["ratio_ci_high"], cmp["basis"]), file=sys.stderr)
+print(counts["faster"], counts["slower"], counts["no_difference"], counts["not_judged"],
+      " ".join("%s=%d" % kv for kv in sorted(bases.items())))
+'
+}
+
+aa() { # pairs [run args...] -- [compare args...]
+  local pairs=$1; shift
+  local run_args=() compare_args=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do run_args+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  compare_args=("$@")
+  local total_called=0 total_judged=0 total_cases=0
+  printf '%-6s %-9s %7s %7s %7s %10s  %s\n' pair runs faster slower "no diff" "not judged" basis
+  for i in $(seq 1 "$pairs"); do
+    local a b
+    a=$(run_quick "${run_args[@]}")
+    b=$(run_quick "${run_args[@]}")
+    read -r faster slower same unjudged bases < <(tally "$a" "$b" "${compare_args[@]}")
+    printf '%-6s %-9s %7s %7s %7s %10s  %s\n' "$i" "$a/$b" "$faster" "$slower" "$same" "$unjudged" "$bases"
+    total_called=$((total_called + faster + slower))
+    total_judged=$((total_judged + faster + slower + same))
+    total_cases=$((total_cases + faster + slower + same + unjudged))
+  done
+  python3 -c "print('A/A: %d of %d judged headline verdicts faster or slower (%.1f%%); %d of %d matched cases (%.1f%%)' % ($total_called, $total_judged, 100.0*$total_called/max($total_judged,1), $total_called, $total_cases, 100.0*$total_called/max($total_cases,1)))"
+}
+
+power() { # runs
+  local runs=$1
+  local root
+  if [ -f /sys/fs/cgroup/cpu/cgroup.procs ]; then
+    root=/sys/fs/cgroup/cpu
+    cgroup=$root/sledge-verdicts-$$
+    mkdir "$cgroup"
+    echo 100000 > "$cgroup/cpu.cfs_period_us"
+    echo 90000 > "$cgroup/cpu.cfs_quota_us"
+  elif [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+    root=/sys/fs/cgroup
+    cgroup=$root/sledge-verdicts-$$
+    mkdir "$cgroup"
+    echo "90000 100000" > "$cgroup/cpu.max"
+  else
+    echo "no cgroup cpu controller found: the power check needs one" >&2
+    exit 1
+  fi
+  local base
+  base=$(run_quick)
+  echo "baseline: run $base (unthrottled)"
+  local found=0 covered=0 total=0
+  for i in $(seq 1 "$runs"); do
+    local cand
+    cand=$(bash -c "echo \$\$ > '$cgroup/cgroup.procs' && exec \"\$0\" run quick --store '$store' --json" \
+      "$SLEDGE" 2>>"$work/stderr" >"$work/last.json"; python3 -c "import json; print(json.load(open('$work/last.json'))['id'])")
+    "$SLEDGE" compare "$base" "$cand" --store "$store" --json 2>/dev/null | python3 -c '
+import json, sys
+c = json.load(sys.stdin)["candidates"][0]
+rows = []
+for case in c["cases"]:
+    w, p = case["workload"], case["params"]
+    one = (w == "cpu.primes" and "threads=1" in p.split()) or \
+          (w == "memory.block" and "threads=1" in p.split()) or \
+          (w == "crypto.speed" and "copies=1" in p.split())
+    if not one:
+        continue
+    m = case["metrics"][0]
+    cmp = m["comparison"]
+    verdict = cmp["verdict"] if m["judged"] else "not judged"
+    covers = cmp["ratio_ci_low"] <= 0.90 <= cmp["ratio_ci_high"]
+    rows.append((verdict == "slower", covers))
+    print("  %-14s %-44s %.3f [%.3f, %.3f] %-13s %s %s" % (w, p[:44], cmp["ratio"],
+          cmp["ratio_ci_low"], cmp["ratio_ci_high"], verdict, cmp["basis"],
+          "" if covers else "(CI misses 0.90)"))
+print("TALLY", sum(r[0] for r in rows), sum(r[1] for r in rows), len(rows))
+' > "$work/power.txt"
+    grep -v '^TALLY' "$work/power.txt"
+    read -r _ f c t < <(grep '^TALLY' "$work/power.txt")
+    echo "run $cand (90% quota): $f of $t slower, $c of $t CIs cover 0.90"
+    found=$((found + f)); covered=$((covered + c)); total=$((total + t))
+  done
+  python3 -c "print('power: %d of %d cases slower (%.1f%%); %d of %d CIs cover 0.90 (%.1f%%)' % ($found, $total, 100.0*$found/max($total,1), $covered, $total, 100.0*$covered/max($total,1)))"
+}
+
+case $mode in
+  aa) aa "$count" ;;
+  before) aa "$count" --rounds 1 --max-trials 5 -- --no-history ;;
+  power) power "$count" ;;
+  *) echo "usage: $0 aa|before|power [COUNT]" >&2; exit 2 ;;
+esac

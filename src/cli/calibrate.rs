@@ -1,0 +1,104 @@
+//! `sledge calibrate [PROFILE|WORKLOAD...]`: measure how much each case
+//! moves between runs on this host, on purpose.
+//!
+//! A comparison never calls a difference smaller than the host's measured
+//! run-to-run noise a change, and that noise is measured from earlier runs
+//! of the same case on the same host. Ordinary runs build it up over time;
+//! calibrating runs the selection several times back to back so that the
+//! next comparison has it at once.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use comfy_table::{Cell, CellAlignment};
+
+use super::output::{ExitStatus, UsageError, open_store, print};
+use super::run::{RunArgs, exit_status, install_interrupt_handler, prepare, run_once};
+use crate::engine;
+use crate::report::format;
+use crate::report::listing::new_table;
+use crate::stats::MIN_HISTORY_RUNS;
+use crate::suite::history::case_noise;
+
+/// The most runs one calibration makes.
+const MAX_RUNS: u32 = 100;
+
+/// Options of `sledge calibrate`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Cost: RUNS times the selection's run time (the quick profile takes about 3 \
+minutes here, so the default 3 runs take about 9). The runs are stored like \
+any other and count as history for later comparisons on this host (same \
+host name, CPU model, CPU count and kernel). At least 3 runs of a case are \
+needed before its noise is known; more runs give a tighter estimate.")]
+pub struct CalibrateArgs {
+    /// How many runs to make.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    runs: u32,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+/// Runs the selection `--runs` times and prints each case's run-to-run
+/// noise on this host.
+pub fn execute(args: CalibrateArgs, store_path: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+    if args.runs == 0 || args.runs > MAX_RUNS {
+        return Err(UsageError(format!(
+            "--runs {}: give a number of runs from 1 to {MAX_RUNS}",
+            args.runs
+        ))
+        .into());
+    }
+    if args.run.json() {
+        return Err(UsageError(
+            "calibrate prints a noise table, not a run: leave out --json (`sledge show RUN --json` prints each stored run)".to_string(),
+        )
+        .into());
+    }
+    let (plan, methodology, cpus) = prepare(&args.run)?;
+    let mut store = open_store(store_path)?;
+    store.check_integrity()?;
+    let cancel = engine::CancelToken::new();
+    install_interrupt_handler(&cancel);
+    let mut last = None;
+    for i in 1..=args.runs {
+        eprintln!("calibration run {i} of {}", args.runs);
+        let run = run_once(&args.run, &plan, &methodology, &cpus, &mut store, &cancel)?;
+        eprintln!("stored as run {} in {}", run.id, store.path().display());
+        let status = exit_status(&run);
+        last = Some(run);
+        if status != ExitStatus::Success {
+            return Ok(status);
+        }
+    }
+    let run = last.expect("at least one run");
+
+    let mut table = new_table(vec!["case", "metric", "runs", "run-to-run noise"]);
+    table.set_width(format::REPORT_WIDTH as u16);
+    for case in &run.cases {
+        let Some(headline) = case.metrics.first() else {
+            continue;
+        };
+        let noise = case_noise(&store, &run, case, &[]);
+        let (runs, text) = match noise.get(&headline.name) {
+            Some(n) => (
+                n.runs.to_string(),
+                format!("±{}", format::percent(n.sd_log.exp_m1())),
+            ),
+            None => (
+                "-".to_string(),
+                format!("unknown (fewer than {MIN_HISTORY_RUNS} runs)"),
+            ),
+        };
+        table.add_row(vec![
+            Cell::new(case.label()),
+            Cell::new(&headline.name),
+            Cell::new(runs).set_alignment(CellAlignment::Right),
+            Cell::new(text).set_alignment(CellAlignment::Right),
+        ]);
+    }
+    print(&format!(
+        "run-to-run noise of each case on this host (one standard deviation of a run's value):\n{table}\n"
+    ))?;
+    Ok(ExitStatus::Success)
+}

@@ -1,0 +1,413 @@
+//! Comparisons as text: one block per candidate (what differs between the
+//! hosts, one line per case, a summary line), on a terminal or in
+//! Markdown.
+
+use std::collections::BTreeMap;
+
+use comfy_table::{Cell, CellAlignment, Color};
+
+use super::compare::{CaseComparison, MetricComparison, MultiComparison, RunComparison};
+use super::format;
+use super::listing::new_table;
+use crate::stats::{NOISE_THRESHOLD, Verdict, VerdictBasis};
+
+/// Which metrics a table shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MetricSelection {
+    /// The headline metric of each case.
+    #[default]
+    Headline,
+    /// Every metric.
+    All,
+}
+
+/// The comparison as terminal tables with a legend.
+pub fn render(c: &MultiComparison, metrics: MetricSelection) -> String {
+    let mut out = String::new();
+    for run in &c.candidates {
+        out.push_str(&header(run));
+        let mut table = new_table(COLUMNS.to_vec());
+        table.set_width(format::REPORT_WIDTH as u16);
+        for row in rows(run, metrics) {
+            table.add_row(
+                row.cells
+                    .iter()
+                    .enumerate()
+                    .map(|(i, text)| {
+                        let cell = Cell::new(text);
+                        let cell = if (1..=3).contains(&i) {
+                            cell.set_alignment(CellAlignment::Right)
+                        } else {
+                            cell
+                        };
+                        match (i, row.verdict) {
+                            (4, Some(Verdict::Faster)) => cell.fg(Color::Green),
+                            (4, Some(Verdict::Slower)) => cell.fg(Color::Red),
+                            _ => cell,
+                        }
+                    })
+                    .collect::<Vec<_>>(),
+            );
+        }
+        out.push_str(&table.to_string());
+        out.push('\n');
+        out.push_str(&format::wrap(&footer(run), format::REPORT_WIDTH));
+        out.push('\n');
+    }
+    out.push_str(&format::wrap(&legend(), format::REPORT_WIDTH));
+    out
+}
+
+/// The comparison as GitHub-flavoured Markdown.
+pub fn markdown(c: &MultiComparison, metrics: MetricSelection) -> String {
+    let mut out = String::new();
+    for run in &c.candidates {
+        out.push_str(&format!(
+            "## Run {} against run {}\n\n",
+            run.candidate, run.baseline
+        ));
+        for d in &run.host_differences {
+            out.push_str(&format!(
+                "- differs: {}: {} → {}\n",
+                md(&d.what),
+                md(&d.baseline),
+                md(&d.candidate)
+            ));
+        }
+        if !run.host_differences.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&format!("| {} |\n", COLUMNS.join(" | ")));
+        out.push_str(&format!("|{}\n", "---|".repeat(COLUMNS.len())));
+        for row in rows(run, metrics) {
+            let cells: Vec<String> = row.cells.iter().map(|c| md(c)).collect();
+            out.push_str(&format!("| {} |\n", cells.join(" | ")));
+        }
+        out.push('\n');
+        out.push_str(&footer(run).replace('\n', "\n\n"));
+    }
+    out.push_str(&legend());
+    out
+}
+
+/// Escapes the characters that would break a Markdown table cell.
+fn md(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+const COLUMNS: [&str; 5] = [
+    "case",
+    "baseline",
+    "candidate",
+    "ratio [95% CI]",
+    "verdict (basis)",
+];
+
+struct Row {
+    cells: Vec<String>,
+    verdict: Option<Verdict>,
+}
+
+fn header(run: &RunComparison) -> String {
+    let mut out = format!(
+        "baseline: run {} · candidate: run {} · ratio = candidate / baseline\n",
+        run.baseline, run.candidate
+    );
+    for d in &run.host_differences {
+        out.push_str(&format!(
+            "differs: {}: {} → {}\n",
+            d.what, d.baseline, d.candidate
+        ));
+    }
+    out
+}
+
+fn rows(run: &RunComparison, metrics: MetricSelection) -> Vec<Row> {
+    let varying = varying_params(&run.cases);
+    let mut rows = Vec::new();
+    for case in &run.cases {
+        let shown: Vec<&MetricComparison> = match metrics {
+            MetricSelection::Headline => case.headline().into_iter().collect(),
+            MetricSelection::All => case.metrics.iter().collect(),
+        };
+        for (i, m) in shown.into_iter().enumerate() {
+            let first = i == 0;
+            let name = if metrics == MetricSelection::All {
+                format!(" · {}", m.name)
+            } else {
+                String::new()
+            };
+            let name = if first || name.is_empty() {
+                name
+            } else {
+                format!("  {}", name.trim_start_matches(" · "))
+            };
+            let case_cell = if first {
+                let params = shown_params(case, &varying);
+                if params.is_empty() {
+                    case.workload.clone()
+                } else {
+                    format!("{} {params}", case.workload)
+                }
+            } else {
+                String::new()
+            };
+            rows.push(Row {
+                cells: vec![
+                    case_cell + &name,
+                    format!("{} {}", format::value(m.baseline_mean), m.unit),
+                    format::value(m.candidate_mean),
+                    ratio_text(m),
+                    if m.judged && m.comparison.is_some() {
+                        format!("{} ({})", verdict_text(case, m), basis_text(m))
+                    } else {
+                        verdict_text(case, m)
+                    },
+                ],
+                verdict: m.verdict(),
+            });
+        }
+    }
+    rows
+}
+
+/// Per workload, the parameters whose value differs between its matched
+/// cases: the only ones worth a column.
+fn varying_params(cases: &[CaseComparison]) -> BTreeMap<String, Vec<String>> {
+    let mut values: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    for case in cases {
+        for pair in case.params.split(' ').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            let seen = values
+                .entry((case.workload.clone(), k.to_string()))
+                .or_default();
+            if !seen.iter().any(|s| s == v) {
+                seen.push(v.to_string());
+            }
+        }
+    }
+    let mut varying: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for ((workload, name), seen) in values {
+        if seen.len() > 1 {
+            varying.entry(workload).or_default().push(name);
+        }
+    }
+    varying
+}
+
+fn shown_params(case: &CaseComparison, varying: &BTreeMap<String, Vec<String>>) -> String {
+    let Some(names) = varying.get(&case.workload) else {
+        return String::new();
+    };
+    case.params
+        .split(' ')
+        .filter(|p| {
+            let name = p.split_once('=').map_or(*p, |(k, _)| k);
+            names.iter().any(|n| n == name)
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn ratio_text(m: &MetricComparison) -> String {
+    match &m.comparison {
+        Some(c) => format!(
+            "{:.3} [{:.3}, {:.3}]",
+            c.ratio, c.ratio_ci_low, c.ratio_ci_high
+        ),
+        None => "-".to_string(),
+    }
+}
+
+fn verdict_text(case: &CaseComparison, m: &MetricComparison) -> String {
+    let Some(c) = &m.comparison else {
+        return "no samples".to_string();
+    };
+    if !m.judged {
+        let mut sides = Vec::new();
+        if !case.baseline_disturbed.is_empty() {
+            sides.push(format!("base {}", case.baseline_disturbed.join(", ")));
+        }
+        if !case.candidate_disturbed.is_empty() {
+            sides.push(format!("cand {}", case.candidate_disturbed.join(", ")));
+        }
+        return format!("not judged: {}", sides.join("; "));
+    }
+    // Flagged data the user chose to trust is judged, and says so.
+    let flagged = if case.baseline_disturbed.is_empty() && case.candidate_disturbed.is_empty() {
+        ""
+    } else {
+        " (flagged)"
+    };
+    let word = match c.verdict {
+        Verdict::Faster => "faster",
+        Verdict::Slower => "slower",
+        Verdict::NoDifference => "no difference",
+    };
+    format!("{word}{flagged}")
+}
+
+fn basis_text(m: &MetricComparison) -> String {
+    match m.comparison.as_ref().map(|c| c.basis) {
+        Some(VerdictBasis::History) => format!(
+            "history ×{}",
+            m.baseline_history_runs.max(m.candidate_history_runs)
+        ),
+        Some(VerdictBasis::Rounds) => {
+            if m.baseline_history_runs == 0 && m.candidate_history_runs == 0 {
+                "rounds, no history".to_string()
+            } else {
+                "rounds".to_string()
+            }
+        }
+        Some(VerdictBasis::Trials) => "trials, weak".to_string(),
+        None => String::new(),
+    }
+}
+
+fn footer(run: &RunComparison) -> String {
+    let s = &run.summary;
+    let mut out = String::new();
+    for line in &run.unmatched {
+        out.push_str(&format!("unmatched: {line}\n"));
+    }
+    let geo = match (s.geometric_mean, s.geometric_mean_ci) {
+        (Some(g), Some((lo, hi))) => format!(
+            "geometric mean of the headline ratios (above 1 = candidate better): {g:.3} [{lo:.3}, {hi:.3}]"
+        ),
+        _ => "no judged case for a geometric mean".to_string(),
+    };
+    out.push_str(&format!(
+        "summary, run {}: {geo}; {} faster, {} slower, {} no difference, {} not judged{}\n",
+        run.candidate,
+        s.faster,
+        s.slower,
+        s.no_difference,
+        s.not_judged,
+        if s.weak > 0 {
+            format!("; {} verdicts on within-run trials only (weak)", s.weak)
+        } else {
+            String::new()
+        }
+    ));
+    out
+}
+
+fn legend() -> String {
+    format!(
+        "verdict: faster or slower when the ratio's 95% CI excludes 1 and the change exceeds {}; \
+         basis: `rounds` = the round means of both runs (each round a fresh process); `history ×N` \
+         = the host's run-to-run noise over N earlier runs of the case was wider than the rounds' \
+         CI, so it decided; `trials, weak` = a run of one round, whose CI misses the variance \
+         between processes. `not judged`: trials the statistics use were flagged (busy, steal, \
+         swap); --trust-flagged judges them anyway.\n",
+        format::percent(NOISE_THRESHOLD)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::compare::{ComparisonSummary, HostDifference};
+    use crate::stats::{Comparison, Direction};
+
+    fn metric(verdict: Verdict, basis: VerdictBasis, judged: bool) -> MetricComparison {
+        MetricComparison {
+            name: "events_per_sec".into(),
+            unit: "events/s".into(),
+            direction: Direction::Higher,
+            baseline_mean: 100.0,
+            candidate_mean: 89.0,
+            comparison: Some(Comparison {
+                ratio: 0.89,
+                ratio_ci_low: 0.85,
+                ratio_ci_high: 0.93,
+                p_value: 0.001,
+                verdict,
+                basis,
+            }),
+            judged,
+            baseline_history_runs: if basis == VerdictBasis::History { 8 } else { 0 },
+            candidate_history_runs: 0,
+        }
+    }
+
+    fn comparison() -> MultiComparison {
+        let case = |threads: &str, m: MetricComparison, disturbed: Vec<String>| CaseComparison {
+            workload: "cpu.primes".into(),
+            params: format!("max_prime=10000 threads={threads}"),
+            baseline_disturbed: vec![],
+            candidate_disturbed: disturbed,
+            metrics: vec![m],
+        };
+        MultiComparison {
+            baseline: 1,
+            candidates: vec![RunComparison {
+                baseline: 1,
+                candidate: 2,
+                host_differences: vec![HostDifference {
+                    what: "kernel".into(),
+                    baseline: "6.1".into(),
+                    candidate: "6.2".into(),
+                }],
+                cases: vec![
+                    case(
+                        "1",
+                        metric(Verdict::Slower, VerdictBasis::History, true),
+                        vec![],
+                    ),
+                    case(
+                        "all",
+                        metric(Verdict::Slower, VerdictBasis::Rounds, false),
+                        vec!["busy 2/6".into()],
+                    ),
+                ],
+                unmatched: vec!["memory.block: only in run 1".into()],
+                summary: ComparisonSummary {
+                    geometric_mean: Some(0.89),
+                    geometric_mean_ci: Some((0.85, 0.93)),
+                    slower: 1,
+                    not_judged: 1,
+                    ..ComparisonSummary::default()
+                },
+            }],
+        }
+    }
+
+    #[test]
+    fn the_table_names_the_rule_and_the_disturbed_side() {
+        let text = render(&comparison(), MetricSelection::Headline);
+        assert!(text.contains("differs: kernel: 6.1 → 6.2"), "{text}");
+        assert!(text.contains("history ×8"), "{text}");
+        assert!(text.contains("not judged"), "{text}");
+        let md = markdown(&comparison(), MetricSelection::Headline);
+        assert!(md.contains("| not judged: cand busy 2/6 |"), "{md}");
+        assert!(text.contains("0.890 [0.850, 0.930]"), "{text}");
+        // Only the varying parameter is shown.
+        assert!(
+            text.contains("threads=all") && !text.contains("max_prime"),
+            "{text}"
+        );
+        assert!(text.contains("summary, run 2: geometric mean"), "{text}");
+        assert!(
+            text.contains("1 slower, 0 no difference, 1 not judged"),
+            "{text}"
+        );
+        assert!(
+            text.contains("unmatched: memory.block: only in run 1"),
+            "{text}"
+        );
+        assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    }
+
+    #[test]
+    fn markdown_is_a_table_per_candidate() {
+        let text = markdown(&comparison(), MetricSelection::All);
+        assert!(text.contains("## Run 2 against run 1"), "{text}");
+        assert!(text.contains("| case | baseline | candidate |"), "{text}");
+        assert!(
+            text.contains("| cpu.primes threads=1 · events_per_sec |"),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,140 @@
+//! Earlier measurements of one case on one host: the evidence for the
+//! run-to-run noise a comparison must clear, and for how the next run
+//! spends its time.
+
+use std::collections::BTreeMap;
+
+use rusqlite::params;
+
+use super::read::from_json;
+use super::{Store, StoreError, sql_err};
+use crate::results::RoundRecord;
+use crate::stats::Levels;
+
+/// One earlier run's result for a case.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseHistoryEntry {
+    /// The run's id.
+    pub run_id: i64,
+    /// When the run started.
+    pub started: String,
+    /// Each metric's mean and variance components, in the case's order
+    /// (primary first).
+    pub metrics: Vec<HistoryMetric>,
+    /// The case's rounds in that run.
+    pub rounds: Vec<RoundRecord>,
+    /// Mean wall time of the counted trials the statistics used, seconds.
+    pub mean_trial_seconds: f64,
+    /// How many trials the statistics used.
+    pub used_trials: usize,
+}
+
+/// One metric of a [`CaseHistoryEntry`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryMetric {
+    /// Metric name.
+    pub name: String,
+    /// The run's value (mean of its round means).
+    pub mean: f64,
+    /// Its variance components, when the run had rounds.
+    pub levels: Option<Levels>,
+}
+
+impl Store {
+    /// Every stored result of the case `workload` (at `version`, with
+    /// exactly `params`) from runs on the host with `host_key` (see
+    /// [`RunRecord::host_key`](crate::results::RunRecord::host_key)), oldest
+    /// first, leaving out runs in `exclude` and cases that failed.
+    pub fn case_history(
+        &self,
+        host_key: &str,
+        workload: &str,
+        version: u32,
+        params: &BTreeMap<String, String>,
+        exclude: &[i64],
+    ) -> Result<Vec<CaseHistoryEntry>, StoreError> {
+        let path = self.path.as_path();
+        let doing = "reading a case's history";
+        let params_json = serde_json::to_string(params).map_err(|e| StoreError::InvalidRecord {
+            path: path.to_path_buf(),
+            what: format!("case `{workload}`"),
+            reason: format!("parameters: {e}"),
+        })?;
+        let rows = self
+            .conn
+            .prepare_cached(
+                "SELECT c.id, r.id, r.started, c.rounds
+                 FROM run_case c JOIN run r ON r.id = c.run_id
+                 WHERE r.host_key = ?1 AND c.workload = ?2 AND c.workload_version = ?3
+                   AND c.params = ?4 AND c.error IS NULL
+                 ORDER BY r.started, r.id",
+            )
+            .and_then(|mut stmt| {
+                stmt.query_map(params![host_key, workload, version, params_json], |row| {
+                    Ok((
+                        row.get::<_, i64>(0)?,
+                        row.get::<_, i64>(1)?,
+                        row.get::<_, String>(2)?,
+                        row.get::<_, String>(3)?,
+                    ))
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .map_err(sql_err(path, doing))?;
+        let mut entries = Vec::with_capacity(rows.len());
+        for (case_id, run_id, started, rounds) in rows {
+            if exclude.contains(&run_id) {
+                continue;
+            }
+            let what = |field: &str| format!("run {run_id}, case {case_id}: {field}");
+            let metric_rows = self
+                .conn
+                .prepare_cached(
+                    "SELECT name, mean, levels FROM metric WHERE case_id = ?1 ORDER BY id",
+                )
+                .and_then(|mut stmt| {
+                    stmt.query_map([case_id], |row| {
+                        Ok((
+                            row.get::<_, String>(0)?,
+                            row.get::<_, Option<f64>>(1)?,
+                            row.get::<_, Option<String>>(2)?,
+                        ))
+                    })?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+                })
+                .map_err(sql_err(path, doing))?;
+            let mut metrics = Vec::with_capacity(metric_rows.len());
+            for (name, mean, levels) in metric_rows {
+                let levels = match levels {
+                    Some(text) => Some(from_json(path, &text, || what("levels"))?),
+                    None => None,
+                };
+                metrics.push(HistoryMetric {
+                    name,
+                    mean: mean.unwrap_or(f64::NAN),
+                    levels,
+                });
+            }
+            let (mean_trial_seconds, used_trials) = self
+                .conn
+                .prepare_cached(
+                    "SELECT avg(seconds), count(*) FROM trial WHERE case_id = ?1 AND replaced = 0",
+                )
+                .and_then(|mut stmt| {
+                    stmt.query_row([case_id], |row| {
+                        Ok((row.get::<_, Option<f64>>(0)?, row.get::<_, i64>(1)?))
+                    })
+                })
+                .map_err(sql_err(path, doing))?;
+            entries.push(CaseHistoryEntry {
+                run_id,
+                started,
+                metrics,
+                rounds: from_json(path, &rounds, || what("rounds"))?,
+                mean_trial_seconds: mean_trial_seconds.unwrap_or(f64::NAN),
+                used_trials: used_trials.max(0) as usize,
+            });
+        }
+        Ok(entries)
+    }
+}

@@ -1,0 +1,205 @@
+//! What the store knows about earlier runs of a case on the same host:
+//! variance components and costs for planning a run, and the run-to-run
+//! noise for judging a comparison.
+
+use std::collections::HashMap;
+
+use crate::engine::{History, PlannedCase, VarianceHint};
+use crate::report::compare::NoiseHistory;
+use crate::results::{CaseRecord, RunRecord};
+use crate::stats::{self, RunNoise};
+use crate::store::{CaseHistoryEntry, Store};
+
+/// How many of the latest earlier runs a plan learns from: enough to
+/// average the variance components, few enough to follow a host that
+/// changed.
+const PLANNING_RUNS: usize = 10;
+
+/// Planning hints for the cases of one plan, read from the store before
+/// the run starts (the engine must not wait on the store between rounds).
+pub struct StoreHistory {
+    hints: HashMap<String, VarianceHint>,
+}
+
+impl StoreHistory {
+    /// Reads the history of every case of `plan` on the host `host_key`.
+    /// A store error leaves the case without a hint: planning is an
+    /// optimisation, never a reason to refuse a run.
+    pub fn load(store: &Store, host_key: &str, plan: &[PlannedCase]) -> Self {
+        let mut hints = HashMap::new();
+        for planned in plan {
+            let entries = store
+                .case_history(
+                    host_key,
+                    planned.workload.id(),
+                    planned.workload.version(),
+                    &planned.params.to_strings(),
+                    &[],
+                )
+                .unwrap_or_default();
+            if let Some(hint) = hint_from(&entries) {
+                hints.insert(planned.label(), hint);
+            }
+        }
+        StoreHistory { hints }
+    }
+}
+
+impl History for StoreHistory {
+    fn hint(&self, case: &PlannedCase) -> Option<VarianceHint> {
+        self.hints.get(&case.label()).cloned()
+    }
+}
+
+/// Pools the latest runs' variance components of the primary metric
+/// (relative to each run's mean, so runs at different levels pool) and
+/// their costs. `None` until some run measured the within-round variance.
+fn hint_from(entries: &[CaseHistoryEntry]) -> Option<VarianceHint> {
+    let recent = &entries[entries.len().saturating_sub(PLANNING_RUNS)..];
+    let (mut between, mut within, mut n_between, mut n_within) = (0.0, 0.0, 0usize, 0usize);
+    let (mut trial_seconds, mut overhead, mut n_cost) = (0.0, 0.0, 0usize);
+    for entry in recent {
+        let Some(primary) = entry.metrics.first() else {
+            continue;
+        };
+        let (Some(levels), mean) = (&primary.levels, primary.mean) else {
+            continue;
+        };
+        if !(mean.is_finite() && mean != 0.0) {
+            continue;
+        }
+        if let Some(sd) = levels.between_round_sd {
+            between += (sd / mean).powi(2);
+            n_between += 1;
+        }
+        if let Some(sd) = levels.within_round_sd {
+            within += (sd / mean).powi(2);
+            n_within += 1;
+        }
+        let rounds = entry.rounds.len();
+        if rounds > 0 && entry.mean_trial_seconds.is_finite() {
+            let round_seconds: f64 =
+                entry.rounds.iter().map(|r| r.seconds).sum::<f64>() / rounds as f64;
+            let trials_per_round = entry.used_trials as f64 / rounds as f64;
+            trial_seconds += entry.mean_trial_seconds;
+            overhead += (round_seconds - trials_per_round * entry.mean_trial_seconds).max(0.0);
+            n_cost += 1;
+        }
+    }
+    if n_between == 0 || n_within == 0 || n_cost == 0 {
+        return None;
+    }
+    Some(VarianceHint {
+        between_round_sd: (between / n_between as f64).sqrt(),
+        within_round_sd: (within / n_within as f64).sqrt(),
+        trial_seconds: trial_seconds / n_cost as f64,
+        round_overhead_seconds: overhead / n_cost as f64,
+    })
+}
+
+/// Run-to-run noise from the store, leaving out the runs being compared.
+pub struct StoreNoise<'a> {
+    store: &'a Store,
+    exclude: Vec<i64>,
+}
+
+impl<'a> StoreNoise<'a> {
+    /// Noise histories from `store`, never counting the runs in `exclude`.
+    pub fn new(store: &'a Store, exclude: Vec<i64>) -> Self {
+        StoreNoise { store, exclude }
+    }
+}
+
+impl NoiseHistory for StoreNoise<'_> {
+    fn noise(&self, run: &RunRecord, case: &CaseRecord) -> HashMap<String, RunNoise> {
+        case_noise(self.store, run, case, &self.exclude)
+    }
+}
+
+/// The run-to-run noise of every metric of `case` (of `run`) on its host,
+/// from the store's other runs of it, leaving out the runs in `exclude`
+/// (the runs being compared). Metrics without enough history are absent.
+pub fn case_noise(
+    store: &Store,
+    run: &RunRecord,
+    case: &CaseRecord,
+    exclude: &[i64],
+) -> HashMap<String, RunNoise> {
+    let entries = store
+        .case_history(
+            &run.host_key(),
+            &case.workload,
+            case.workload_version,
+            &case.params,
+            exclude,
+        )
+        .unwrap_or_default();
+    let mut noise = HashMap::new();
+    for metric in &case.metrics {
+        let means: Vec<f64> = entries
+            .iter()
+            .filter_map(|e| e.metrics.iter().find(|m| m.name == metric.name))
+            .map(|m| m.mean.abs())
+            .collect();
+        if let Some(n) = stats::run_noise(&means) {
+            noise.insert(metric.name.clone(), n);
+        }
+    }
+    noise
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::RoundRecord;
+    use crate::stats::{CiBasis, Levels};
+    use crate::store::HistoryMetric;
+
+    fn entry(mean: f64, between: Option<f64>, within: Option<f64>) -> CaseHistoryEntry {
+        CaseHistoryEntry {
+            run_id: 1,
+            started: String::new(),
+            metrics: vec![HistoryMetric {
+                name: "m".into(),
+                mean,
+                levels: Some(Levels {
+                    ci_basis: CiBasis::Rounds,
+                    round_means: vec![],
+                    between_round_sd: between,
+                    within_round_sd: within,
+                }),
+            }],
+            // Three rounds of 1.5 s with two trials of 0.5 s each: 0.5 s
+            // of overhead per round.
+            rounds: (0..3)
+                .map(|round| RoundRecord {
+                    round,
+                    order: 0,
+                    seconds: 1.5,
+                })
+                .collect(),
+            mean_trial_seconds: 0.5,
+            used_trials: 6,
+        }
+    }
+
+    #[test]
+    fn hints_pool_relative_components_and_costs() {
+        // Relative between sds 2% and 4% pool to √((4 + 16)/2)% = 3.162%.
+        let entries = vec![
+            entry(100.0, Some(2.0), Some(1.0)),
+            entry(200.0, Some(8.0), Some(2.0)),
+        ];
+        let hint = hint_from(&entries).unwrap();
+        assert!((hint.between_round_sd - 0.031_623).abs() < 1e-5, "{hint:?}");
+        assert!((hint.within_round_sd - 0.01).abs() < 1e-12);
+        assert!((hint.trial_seconds - 0.5).abs() < 1e-12);
+        assert!((hint.round_overhead_seconds - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn no_hint_without_a_within_round_estimate() {
+        assert!(hint_from(&[entry(100.0, Some(2.0), None)]).is_none());
+        assert!(hint_from(&[]).is_none());
+    }
+}

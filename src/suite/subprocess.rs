@@ -1,0 +1,417 @@
+//! Every round in a fresh process: the executor the command line uses.
+//!
+//! A round must start from nothing for its measurement to be independent
+//! of the others: its own memory placement (page colouring, huge pages,
+//! NUMA first touch), its own threads' placement, its own heap, its own
+//! file descriptors. A fresh process gives all of that at the price of an
+//! exec (a few milliseconds), so the parent runs each round as
+//! `sledge __round` with the job on its stdin, and the child runs it with
+//! the engine's in-process executor and reports on its stdout, one JSON
+//! line per event.
+//!
+//! Lifetime: the child asks the kernel for SIGTERM when its parent dies
+//! (`PR_SET_PDEATHSIG`), so a killed sledge leaves no round running; a
+//! Ctrl-C reaches both (the terminal signals the whole process group), and
+//! the parent also forwards its own cancellation as SIGTERM, which the
+//! child treats like Ctrl-C: stop, clean up, report.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use serde::{Deserialize, Serialize};
+
+use crate::engine::{
+    CancelToken, CaseEnv, InProcess, Metric, PlannedCase, ProcMonitor, Progress, RoundExecutor,
+    RoundOutcome, RoundRequest, ScriptedMonitor, TrialContext, TrialMonitor, TrialResult,
+};
+use crate::monitor::TrialHealth;
+
+/// The hidden subcommand a round runs as.
+pub const ROUND_SUBCOMMAND: &str = "__round";
+
+/// With the test workloads enabled, makes every round see a quiet host.
+pub const QUIET_HOST_VAR: &str = "SLEDGE_TEST_QUIET_HOST";
+
+/// How often the parent checks for a cancellation to forward.
+const CANCEL_POLL: Duration = Duration::from_millis(50);
+
+/// What the parent sends the child.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct RoundJob {
+    /// Workload id.
+    pub workload: String,
+    /// Every parameter in text form, unredacted (a pipe, never stored).
+    pub params: BTreeMap<String, String>,
+    /// What the workload may know about the run.
+    pub env: CaseEnv,
+    /// The CPUs the run may use.
+    pub cpus: Vec<usize>,
+    /// What the round is to do.
+    pub request: RoundRequest,
+}
+
+/// One line the child writes.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum RoundEvent {
+    /// A trial ended (see [`Progress::trial_finished`]).
+    Trial {
+        counted: u32,
+        warmup: bool,
+        value: f64,
+        unit: String,
+    },
+    /// The round ended.
+    Done(WireOutcome),
+}
+
+/// [`RoundOutcome`] on the wire.
+#[derive(Debug, Serialize, Deserialize)]
+struct WireOutcome {
+    trials: Vec<WireTrial>,
+    warnings: Vec<String>,
+    error: Option<String>,
+    cancelled: bool,
+    seconds: f64,
+}
+
+/// [`TrialResult`] on the wire: the histogram in its V2 + deflate form,
+/// hex-encoded.
+#[derive(Debug, Serialize, Deserialize)]
+struct WireTrial {
+    metrics: Vec<Metric>,
+    histogram: Option<String>,
+    seconds: f64,
+    health: TrialHealth,
+    replaced: bool,
+}
+
+/// Runs each round as `PROGRAM __round` (the running sledge binary unless
+/// told otherwise).
+pub struct Subprocess {
+    program: std::path::PathBuf,
+}
+
+impl Subprocess {
+    /// An executor that re-runs the current executable.
+    pub fn current() -> anyhow::Result<Self> {
+        Ok(Subprocess {
+            program: std::env::current_exe()
+                .map_err(|e| anyhow::anyhow!("cannot find sledge's own executable: {e}"))?,
+        })
+    }
+}
+
+impl RoundExecutor for Subprocess {
+    fn run_round(
+        &self,
+        planned: &PlannedCase,
+        request: &RoundRequest,
+        env: &CaseEnv,
+        ctx: &TrialContext,
+        progress: &dyn Progress,
+    ) -> RoundOutcome {
+        let started = std::time::Instant::now();
+        let job = RoundJob {
+            workload: planned.workload.id().to_string(),
+            params: planned.params.to_raw_strings(),
+            env: env.clone(),
+            cpus: ctx.cpus.clone(),
+            request: request.clone(),
+        };
+        match run_child(&self.program, &job, &ctx.cancel, progress) {
+            Ok(outcome) => outcome,
+            Err(err) => RoundOutcome {
+                cancelled: ctx.cancel.is_cancelled(),
+                error: Some(format!("{err:#}")),
+                seconds: started.elapsed().as_secs_f64(),
+                ..RoundOutcome::default()
+            },
+        }
+    }
+}
+
+fn run_child(
+    program: &std::path::Path,
+    job: &RoundJob,
+    cancel: &CancelToken,
+    progress: &dyn Progress,
+) -> anyhow::Result<RoundOutcome> {
+    let mut child = Command::new(program)
+        .arg(ROUND_SUBCOMMAND)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "cannot start a round's process ({}): {e}",
+                program.display()
+            )
+        })?;
+    let pid = child.id() as libc::pid_t;
+
+    // Forward a cancellation as SIGTERM until the child is done.
+    let done = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let (done, cancel) = (done.clone(), cancel.clone());
+        std::thread::spawn(move || {
+            while !done.load(Ordering::SeqCst) {
+                if cancel.is_cancelled() {
+                    // SAFETY: kill with a pid we spawned and have not yet
+                    // waited for, so it cannot have been reused.
+                    unsafe { libc::kill(pid, libc::SIGTERM) };
+                    return;
+                }
+                std::thread::sleep(CANCEL_POLL);
+            }
+        })
+    };
+
+    let result = (|| {
+        {
+            let mut stdin = child.stdin.take().expect("stdin is piped");
+            serde_json::to_writer(&mut stdin, job)?;
+            stdin.write_all(b"\n")?;
+        }
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let mut outcome = None;
+        for line in BufReader::new(stdout).lines() {
+            let line = line?;
+            match serde_json::from_str::<RoundEvent>(&line) {
+                Ok(RoundEvent::Trial {
+                    counted,
+                    warmup,
+                    value,
+                    unit,
+                }) => progress.trial_finished(counted, warmup, value, &unit),
+                Ok(RoundEvent::Done(wire)) => outcome = Some(from_wire(wire)?),
+                // Anything else a workload printed is passed on.
+                Err(_) => eprintln!("{line}"),
+            }
+        }
+        Ok::<_, anyhow::Error>(outcome)
+    })();
+    // Reap the child even if reading failed, so none is left behind.
+    let status = child.wait();
+    done.store(true, Ordering::SeqCst);
+    let _ = watcher.join();
+
+    match result? {
+        Some(outcome) => Ok(outcome),
+        None => {
+            let status = status?;
+            if cancel.is_cancelled() {
+                Ok(RoundOutcome {
+                    cancelled: true,
+                    ..RoundOutcome::default()
+                })
+            } else {
+                anyhow::bail!("the round's process ended without a result ({status})")
+            }
+        }
+    }
+}
+
+fn from_wire(wire: WireOutcome) -> anyhow::Result<RoundOutcome> {
+    let mut trials = Vec::with_capacity(wire.trials.len());
+    for t in wire.trials {
+        let histogram = match t.histogram {
+            Some(hex) => {
+                let bytes = hex_decode(&hex)?;
+                Some(
+                    Deserializer::new()
+                        .deserialize(&mut bytes.as_slice())
+                        .map_err(|e| anyhow::anyhow!("a round sent a bad histogram: {e:?}"))?,
+                )
+            }
+            None => None,
+        };
+        trials.push(TrialResult {
+            metrics: t.metrics,
+            histogram,
+            seconds: t.seconds,
+            health: t.health,
+            replaced: t.replaced,
+        });
+    }
+    Ok(RoundOutcome {
+        trials,
+        warnings: wire.warnings,
+        error: wire.error,
+        cancelled: wire.cancelled,
+        seconds: wire.seconds,
+    })
+}
+
+fn to_wire(outcome: RoundOutcome) -> anyhow::Result<WireOutcome> {
+    let mut trials = Vec::with_capacity(outcome.trials.len());
+    for t in outcome.trials {
+        let histogram = match &t.histogram {
+            Some(h) => {
+                let mut bytes = Vec::new();
+                V2DeflateSerializer::new()
+                    .serialize(h, &mut bytes)
+                    .map_err(|e| anyhow::anyhow!("cannot serialize a histogram: {e:?}"))?;
+                Some(hex_encode(&bytes))
+            }
+            None => None,
+        };
+        trials.push(WireTrial {
+            metrics: t.metrics,
+            histogram,
+            seconds: t.seconds,
+            health: t.health,
+            replaced: t.replaced,
+        });
+    }
+    Ok(WireOutcome {
+        trials,
+        warnings: outcome.warnings,
+        error: outcome.error,
+        cancelled: outcome.cancelled,
+        seconds: outcome.seconds,
+    })
+}
+
+fn hex_encode(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn hex_decode(text: &str) -> anyhow::Result<Vec<u8>> {
+    if !text.len().is_multiple_of(2) {
+        anyhow::bail!("a round sent hex of odd length");
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| {
+            u8::from_str_radix(&text[i..i + 2], 16)
+                .map_err(|_| anyhow::anyhow!("a round sent bad hex"))
+        })
+        .collect()
+}
+
+/// Progress of the child: each trial as one line on stdout.
+struct LineProgress;
+
+impl Progress for LineProgress {
+    fn trial_finished(&self, counted: u32, warmup: bool, primary: f64, unit: &str) {
+        emit(&RoundEvent::Trial {
+            counted,
+            warmup,
+            value: primary,
+            unit: unit.to_string(),
+        });
+    }
+}
+
+fn emit(event: &RoundEvent) {
+    let mut out = std::io::stdout().lock();
+    // A parent that went away gets SIGTERM'd children; nothing to report to.
+    if serde_json::to_writer(&mut out, event).is_ok() {
+        let _ = out.write_all(b"\n");
+        let _ = out.flush();
+    }
+}
+
+/// The child's side: reads a [`RoundJob`] from stdin, runs it in this
+/// process and writes its events to stdout. `cancel` is set by the
+/// caller's signal handler.
+pub fn serve_round(cancel: &CancelToken) -> anyhow::Result<()> {
+    // SAFETY: prctl with PR_SET_PDEATHSIG and a signal number has no
+    // memory effects.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) };
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line)?;
+    let job: RoundJob = serde_json::from_str(&line)
+        .map_err(|e| anyhow::anyhow!("{ROUND_SUBCOMMAND} expects a round job on stdin: {e}"))?;
+    let workload = crate::workloads::find(&job.workload)
+        .ok_or_else(|| anyhow::anyhow!("unknown workload `{}`", job.workload))?;
+    let assignments = job
+        .params
+        .iter()
+        .map(|(k, v)| (k.clone(), vec![v.clone()]))
+        .collect();
+    let params = crate::engine::params::resolve_cases(
+        workload.id(),
+        &workload.params(),
+        &assignments,
+        job.env.cpus.len(),
+    )?
+    .into_iter()
+    .next()
+    .ok_or_else(|| anyhow::anyhow!("the round's parameters resolve to no case"))?;
+    let planned = PlannedCase { workload, params };
+    let ctx = TrialContext {
+        cpus: job.cpus,
+        cancel: cancel.clone(),
+        round: job.request.round,
+    };
+    // Tests of the whole command line may ask for a host that is always
+    // quiet, so that their verdicts do not depend on this machine's load;
+    // only together with the test workloads, never in a user's run.
+    let quiet = ScriptedMonitor::quiet();
+    let monitor: &dyn TrialMonitor =
+        if crate::workloads::scripted::enabled() && std::env::var_os(QUIET_HOST_VAR).is_some() {
+            &quiet
+        } else {
+            &ProcMonitor
+        };
+    let executor = InProcess { monitor };
+    let outcome = executor.run_round(&planned, &job.request, &job.env, &ctx, &LineProgress);
+    emit(&RoundEvent::Done(to_wire(outcome)?));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_round_trips() {
+        let bytes: Vec<u8> = (0..=255).collect();
+        assert_eq!(hex_decode(&hex_encode(&bytes)).unwrap(), bytes);
+        assert!(hex_decode("abc").is_err());
+        assert!(hex_decode("zz").is_err());
+    }
+
+    #[test]
+    fn an_outcome_survives_the_wire() {
+        let mut histogram = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+        histogram.record(1234).unwrap();
+        histogram.record(99_999).unwrap();
+        let outcome = RoundOutcome {
+            trials: vec![TrialResult {
+                metrics: vec![Metric::higher("events_per_sec", "events/s", 1234.5678)],
+                histogram: Some(histogram.clone()),
+                seconds: 0.5,
+                health: TrialHealth {
+                    steal_pct: 3.5,
+                    ..TrialHealth::default()
+                },
+                replaced: true,
+            }],
+            warnings: vec!["w".into()],
+            error: Some("e".into()),
+            cancelled: false,
+            seconds: 1.25,
+        };
+        let line = serde_json::to_string(&RoundEvent::Done(to_wire(outcome).unwrap())).unwrap();
+        let RoundEvent::Done(wire) = serde_json::from_str(&line).unwrap() else {
+            panic!("not a done event: {line}");
+        };
+        let back = from_wire(wire).unwrap();
+        let trial = &back.trials[0];
+        assert_eq!(trial.metrics[0].value, 1234.5678);
+        assert_eq!(trial.metrics[0].unit, "events/s");
+        assert_eq!(trial.histogram.as_ref().unwrap(), &histogram);
+        assert_eq!(trial.health.steal_pct, 3.5);
+        assert!(trial.replaced);
+        assert_eq!((back.error.as_deref(), back.seconds), (Some("e"), 1.25));
+    }
+}

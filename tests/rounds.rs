@@ -1,0 +1,292 @@
+//! Rounds from the command line: each in its own process, judged from the
+//! round means and the host's history, and nothing left behind when the
+//! run is stopped. The scripted test workload makes every value known.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::{Sandbox, wait_bounded};
+
+/// `sledge run test.scripted` with the given values, three rounds of two
+/// counted trials and no warm-up; returns the run as JSON.
+fn scripted_run(sandbox: &Sandbox, values: &str) -> Value {
+    let out = sandbox
+        .sledge()
+        .env("SLEDGE_TEST_WORKLOADS", "1")
+        .env("SLEDGE_TEST_QUIET_HOST", "1")
+        .env("SLEDGE_SCRIPTED_VALUES", values)
+        .args(["run", "test.scripted"])
+        .args(["--rounds", "3", "--warmup", "0", "--min-trials", "2"])
+        .args(["--max-trials", "2", "--no-idle-check", "--json"])
+        .assert()
+        .success();
+    serde_json::from_slice(&out.get_output().stdout).unwrap()
+}
+
+fn compare_json(sandbox: &Sandbox, args: &[&str]) -> (Value, Option<i32>) {
+    let out = sandbox
+        .sledge()
+        .args(["compare", "--json"])
+        .args(args)
+        .output()
+        .unwrap();
+    let json = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    (json, out.status.code())
+}
+
+#[test]
+fn each_round_runs_in_its_own_process_and_the_ci_comes_from_round_means() {
+    let sandbox = Sandbox::new();
+    let run = scripted_run(&sandbox, "100:100/110:110/90:90");
+    let case = &run["cases"][0];
+    assert_eq!(case["rounds"].as_array().unwrap().len(), 3);
+    let metric = &case["metrics"][0];
+    assert_eq!(metric["name"], "value");
+    assert_eq!(metric["levels"]["ci_basis"], "rounds");
+    assert_eq!(
+        metric["levels"]["round_means"],
+        serde_json::json!([100.0, 110.0, 90.0])
+    );
+    assert_eq!(metric["summary"]["mean"], 100.0);
+    // Round means sd 10, t(0.975, 2) = 4.302653: half width 24.84.
+    let high = metric["summary"]["ci_high"].as_f64().unwrap();
+    assert!((high - 124.841).abs() < 0.01, "{high}");
+    // The pid metric says which process ran each trial: one per round.
+    let pids = case["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "pid")
+        .unwrap()["samples"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let trials = case["trials"].as_array().unwrap();
+    let mut per_round: Vec<(u64, f64)> = trials
+        .iter()
+        .zip(&pids)
+        .filter(|(t, _)| t["replaced"] == false)
+        .map(|(t, p)| (t["round"].as_u64().unwrap(), p.as_f64().unwrap()))
+        .collect();
+    per_round.dedup();
+    assert_eq!(per_round.len(), 3, "one process per round: {per_round:?}");
+    let mut distinct: Vec<f64> = per_round.iter().map(|(_, p)| *p).collect();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 3, "{per_round:?}");
+}
+
+#[test]
+fn compare_judges_round_means_and_the_gate_fails_on_a_regression() {
+    let sandbox = Sandbox::new();
+    scripted_run(&sandbox, "100:100.2/101:100.8/99:99.2");
+    scripted_run(&sandbox, "80:80.2/81:80.8/79:79.2");
+    let (cmp, code) = compare_json(&sandbox, &["1", "2", "--no-history"]);
+    assert_eq!(code, Some(0));
+    let headline = &cmp["candidates"][0]["cases"][0]["metrics"][0];
+    assert_eq!(headline["comparison"]["verdict"], "slower");
+    assert_eq!(headline["comparison"]["basis"], "rounds");
+    assert!((headline["comparison"]["ratio"].as_f64().unwrap() - 0.8).abs() < 1e-3);
+    assert_eq!(cmp["candidates"][0]["summary"]["slower"], 1);
+
+    // A 20% loss fails a 10% gate (exit 3) and passes a 30% one.
+    let gate = |pct: &str| {
+        sandbox
+            .sledge()
+            .args(["compare", "1", "2", &format!("--fail-if-slower={pct}")])
+            .output()
+            .unwrap()
+    };
+    let failed = gate("10");
+    assert_eq!(failed.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert!(
+        stderr.contains("regression: run 2: test.scripted"),
+        "{stderr}"
+    );
+    assert_eq!(gate("30").status.code(), Some(0));
+    for bad in ["-5", "abc", "101"] {
+        let out = gate(bad);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("not a percentage"));
+    }
+}
+
+#[test]
+fn the_hosts_run_to_run_noise_keeps_a_difference_inside_it_from_being_a_change() {
+    // Five runs whose rounds agree tightly but whose levels scatter by
+    // about 4% from run to run, as on a shared host.
+    let sandbox = Sandbox::new();
+    for level in [100.0, 105.0, 95.0, 103.0, 98.0] {
+        let values = format!("{}/{}/{}", level, level * 1.001, level * 0.999);
+        scripted_run(&sandbox, &values);
+    }
+    // Runs 4 and 5 differ by 5%: the rounds alone call it a change...
+    let (alone, _) = compare_json(&sandbox, &["4", "5", "--no-history"]);
+    let c = &alone["candidates"][0]["cases"][0]["metrics"][0];
+    assert_eq!(c["comparison"]["verdict"], "slower");
+    // ...but runs 1-3 show this case moves more than that between runs.
+    let (judged, _) = compare_json(&sandbox, &["4", "5"]);
+    let m = &judged["candidates"][0]["cases"][0]["metrics"][0];
+    assert_eq!(m["comparison"]["verdict"], "no_difference");
+    assert_eq!(m["comparison"]["basis"], "history");
+    assert_eq!(m["baseline_history_runs"], 3);
+    let text = sandbox
+        .sledge()
+        .args(["compare", "4", "5"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("no difference (history ×3)"), "{text}");
+}
+
+/// The pids of the live children of `parent`.
+fn children(parent: u32) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                let after = &stat[stat.rfind(')').unwrap_or(0) + 1..];
+                after.split_whitespace().nth(1) == Some(&parent.to_string())
+            })
+        })
+        .collect()
+}
+
+/// Starts a run whose round sleeps, waits until its round's process is
+/// up, and returns both (the caller waits for the run).
+#[allow(clippy::zombie_processes)]
+fn run_with_a_round_in_flight(sandbox: &Sandbox) -> (std::process::Child, u32) {
+    let bin = assert_cmd::cargo::cargo_bin("sledge");
+    let mut parent = std::process::Command::new(bin)
+        .current_dir(sandbox.path())
+        .env("SLEDGE_STORE", sandbox.store())
+        .env("SLEDGE_TEST_WORKLOADS", "1")
+        .args(["run", "test.scripted", "-p", "sleep=20", "--no-idle-check"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(&child) = children(parent.id()).first() {
+            return (parent, child);
+        }
+        if Instant::now() > deadline {
+            let _ = parent.kill();
+            let _ = parent.wait();
+            panic!("the round's process never started");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn wait_gone(pid: u32, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat"));
+        // Gone, or a zombie waiting for its new parent to reap it.
+        match state {
+            Err(_) => return true,
+            Ok(stat)
+                if stat[stat.rfind(')').unwrap_or(0) + 1..]
+                    .trim_start()
+                    .starts_with('Z') =>
+            {
+                return true;
+            }
+            Ok(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+    false
+}
+
+#[test]
+fn an_interrupt_stops_the_rounds_process_too() {
+    let sandbox = Sandbox::new();
+    let (mut parent, child) = run_with_a_round_in_flight(&sandbox);
+    // SAFETY: plain kill(2) on our own child.
+    unsafe { libc::kill(parent.id() as i32, libc::SIGINT) };
+    let status = wait_bounded(&mut parent, Duration::from_secs(30));
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        wait_gone(child, Duration::from_secs(10)),
+        "round process {child} left behind"
+    );
+}
+
+#[test]
+fn a_killed_sledge_takes_its_rounds_process_with_it() {
+    let sandbox = Sandbox::new();
+    let (mut parent, child) = run_with_a_round_in_flight(&sandbox);
+    parent.kill().unwrap();
+    parent.wait().unwrap();
+    assert!(
+        wait_gone(child, Duration::from_secs(10)),
+        "round process {child} left behind"
+    );
+}
+
+#[test]
+fn a_store_that_fills_up_midway_shows_what_it_stored_and_the_error() {
+    use std::os::unix::process::CommandExt;
+    let sandbox = Sandbox::new();
+    // A first run creates the store; the second may then grow it by 24 KiB
+    // only, which forty cases exceed.
+    scripted_run(&sandbox, "100");
+    let size = std::fs::metadata(sandbox.store()).unwrap().len();
+    let limit = size + 24 * 1024;
+    let labels: Vec<String> = (0..40).map(|i| format!("case{i}")).collect();
+    let bin = assert_cmd::cargo::cargo_bin("sledge");
+    let mut cmd = std::process::Command::new(bin);
+    cmd.current_dir(sandbox.path())
+        .env("SLEDGE_STORE", sandbox.store())
+        .env("SLEDGE_TEST_WORKLOADS", "1")
+        .env("SLEDGE_TEST_QUIET_HOST", "1")
+        .args([
+            "run",
+            "test.scripted",
+            "-p",
+            &format!("label={}", labels.join(",")),
+        ])
+        .args(["--rounds", "1", "--warmup", "0", "--min-trials", "1"])
+        .args(["--max-trials", "1", "--no-idle-check"]);
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let rlim = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &rlim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("run 2 stopped: its store failed"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the cases above are stored as run 2"),
+        "{stderr}"
+    );
+    // The table shows the cases that made it in, and `show` agrees.
+    let shown = stdout.matches("test.scripted").count();
+    assert!(shown >= 1, "{stdout}");
+    let out = sandbox
+        .sledge()
+        .args(["show", "2", "--json"])
+        .output()
+        .unwrap();
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let stored = run["cases"].as_array().unwrap().len();
+    assert!((1..40).contains(&stored), "{stored} cases stored");
+}
