@@ -88,12 +88,7 @@ fn reading_commands_on_a_missing_store_say_no_runs_yet_and_create_nothing() {
         .assert()
         .success()
         .stdout(predicate::str::starts_with("no runs stored yet"));
-    sandbox
-        .sledge()
-        .args(["list", "--json"])
-        .assert()
-        .success()
-        .stdout("[]\n");
+    sandbox.assert_no_runs();
     let no_runs = format!(
         "error: no runs yet: there is no store at {}; `sledge run` makes one\n",
         sandbox.store().display()

@@ -41,6 +41,15 @@ impl Sandbox {
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
+
+    /// Asserts that `sledge list --json` lists no run.
+    pub fn assert_no_runs(&self) {
+        self.sledge()
+            .args(["list", "--json"])
+            .assert()
+            .success()
+            .stdout("[]\n");
+    }
 }
 
 /// Flags that make a run as short as possible: no idle check, one round
