@@ -122,6 +122,7 @@ fn a_file_that_is_not_a_sledge_store_is_left_untouched() {
 #[test]
 fn showing_a_missing_run_says_how_to_find_runs() {
     let sandbox = Sandbox::new();
+    sledge::store::Store::open(&sandbox.store()).unwrap();
     sandbox
         .sledge()
         .args(["show", "42"])
@@ -173,4 +174,109 @@ fn the_served_page_database_must_be_one_sledge_knows() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--serve"));
+}
+
+#[test]
+fn a_case_error_is_also_said_on_stderr_with_json() {
+    // Nothing listens on port 1: the case fails in prepare, after it was
+    // built, the way a full disk or a vanished directory fails a case.
+    let sandbox = Sandbox::new();
+    let out = sandbox
+        .sledge()
+        .args(["run", "http.dynamic", "--json"])
+        .args([
+            "-p",
+            "db=postgres://sledge@127.0.0.1:1/none?connect_timeout=5",
+        ])
+        .args(["-p", "time=0.1", "-p", "concurrency=1"])
+        .args(FAST)
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .code(1);
+    let run: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let case = &run["cases"][0];
+    let error = case["error"].as_str().expect("the case failed");
+    let label = format!(
+        "http.dynamic {}",
+        case["params"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.as_str().unwrap()))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l == format!("error: {label}: {error}")),
+        "stderr lacks the case error `{error}`:\n{stderr}"
+    );
+}
+
+#[test]
+fn a_trailing_comma_is_refused_before_anything_runs() {
+    let sandbox = Sandbox::new();
+    sandbox
+        .sledge()
+        .args(["run", "http.dynamic", "-p", "db=sqlite,"])
+        .args(FAST)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(
+            "error: --param db: value 2 is empty (a trailing or doubled comma?); separate values with commas, and put a value that holds a comma in double quotes (dir=\"/mnt/a,b\")\n",
+        );
+    assert!(!sandbox.store().exists());
+}
+
+#[test]
+fn a_sweep_value_that_cannot_run_is_refused_before_the_first_case() {
+    // 16 and 64 are whole AES blocks; 100 is not, which only the whole
+    // case (the algorithm with the size) can tell.
+    let sandbox = Sandbox::new();
+    sandbox
+        .sledge()
+        .args(["run", "crypto.speed", "-p", "algorithm=aes-256-cbc"])
+        .args(["-p", "block_size=16,64,100", "-p", "time=0.05"])
+        .args(FAST)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::starts_with(
+            "error: case 3 of 3 (crypto.speed algorithm=aes-256-cbc block_size=100 ",
+        ))
+        .stderr(predicate::str::contains("must be a multiple of 16"))
+        .stderr(predicate::str::ends_with("; nothing was measured\n"));
+    sandbox.assert_no_runs();
+}
+
+#[test]
+fn a_directory_with_a_comma_in_its_name_can_be_given_in_quotes() {
+    let sandbox = Sandbox::new();
+    let data = sandbox.path().join("a,b");
+    std::fs::create_dir(&data).unwrap();
+    let out = sandbox
+        .sledge()
+        .args(["run", "fileio", "--json"])
+        .arg("-p")
+        .arg(format!("dir=\"{}\"", data.display()))
+        .args([
+            "-p",
+            "mode=seqwr",
+            "-p",
+            "file_num=1",
+            "-p",
+            "total_size=64K",
+        ])
+        .args(["-p", "events=4", "-p", "time=1"])
+        .args(FAST)
+        .assert()
+        .success();
+    let run: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(run["cases"].as_array().unwrap().len(), 1);
+    assert_eq!(run["cases"][0]["params"]["dir"], data.display().to_string());
+    // The scratch directory was made there, and removed.
+    assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0);
 }

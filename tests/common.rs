@@ -41,6 +41,15 @@ impl Sandbox {
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
+
+    /// Asserts that `sledge list --json` lists no run.
+    pub fn assert_no_runs(&self) {
+        self.sledge()
+            .args(["list", "--json"])
+            .assert()
+            .success()
+            .stdout("[]\n");
+    }
 }
 
 /// Flags that make a run as short as possible: no idle check, one round
@@ -71,4 +80,77 @@ pub fn wait_bounded(child: &mut std::process::Child, limit: Duration) -> std::pr
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Writes a run through the store API, as `sledge run` would have stored
+/// it, so that a test controls its state: one `cpu.primes` case
+/// (`max_prime=10000 threads=1`) of one round whose headline metric
+/// `events_per_sec` has `samples` (none: the run stored no case). A
+/// `running` run is left unfinished, as by a sledge that is still running
+/// or was killed. Returns the run's id.
+#[allow(dead_code)]
+pub fn store_fixture_run(store: &Path, status: sledge::results::RunStatus, samples: &[f64]) -> i64 {
+    use sledge::results::{
+        CaseRecord, MetricRecord, RoundRecord, RunRecord, RunStatus, TrialRecord,
+    };
+    let mut store = sledge::store::Store::open(store).expect("fixture store");
+    let run = RunRecord {
+        id: 0,
+        uuid: String::new(),
+        started: "2026-01-01T00:00:00Z".to_string(),
+        finished: None,
+        sledge_version: env!("CARGO_PKG_VERSION").to_string(),
+        profile: "custom".to_string(),
+        command_line: "sledge run cpu.primes".to_string(),
+        status: RunStatus::Running,
+        cpus: vec![0],
+        warnings: Vec::new(),
+        host: Default::default(),
+        cases: Vec::new(),
+    };
+    let id = store.begin_run(&run).expect("fixture run");
+    if !samples.is_empty() {
+        let case = CaseRecord {
+            workload: "cpu.primes".to_string(),
+            workload_version: sledge::workloads::find("cpu.primes")
+                .expect("cpu.primes")
+                .version(),
+            params: [("max_prime", "10000"), ("threads", "1")]
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .into(),
+            warnings: Vec::new(),
+            error: None,
+            rounds: vec![RoundRecord {
+                round: 0,
+                order: 0,
+                seconds: samples.len() as f64,
+            }],
+            trials: (0..samples.len() as u32)
+                .map(|index| TrialRecord {
+                    index,
+                    round: 0,
+                    replaced: false,
+                    seconds: 1.0,
+                    health: Default::default(),
+                })
+                .collect(),
+            metrics: vec![MetricRecord {
+                name: "events_per_sec".to_string(),
+                unit: "events/s".to_string(),
+                direction: sledge::stats::Direction::Higher,
+                summary: sledge::stats::summarize(samples).expect("samples"),
+                levels: None,
+                samples: samples.to_vec(),
+                outliers: sledge::stats::tukey_outliers(samples),
+            }],
+            latency_histogram: None,
+        };
+        store.add_case(id, &case).expect("fixture case");
+    }
+    if status != RunStatus::Running {
+        store
+            .finish_run(id, status, "2026-01-01T00:01:00Z", &[])
+            .expect("fixture finish");
+    }
+    id
 }

@@ -76,7 +76,8 @@ fn bad_compute_parameters_name_the_allowed_values() {
             .code(2)
             .stderr(predicate::str::contains(allowed));
     }
-    // Checks that need the whole case fail the case with the reason.
+    // Checks that need the whole case refuse the run before anything is
+    // measured, with the reason.
     let case_errors = [
         (
             "crypto.speed",
@@ -97,10 +98,14 @@ fn bad_compute_parameters_name_the_allowed_values() {
             .args(FAST)
             .output()
             .unwrap();
-        assert!(!out.status.success(), "{workload} {params:?} succeeded");
-        let text = String::from_utf8_lossy(&out.stdout).to_string()
-            + &String::from_utf8_lossy(&out.stderr);
-        assert!(text.contains(reason), "{workload} {params:?}: {text}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{workload} {params:?}: {stderr}"
+        );
+        assert!(out.stdout.is_empty(), "{workload} {params:?} printed a run");
+        assert!(stderr.contains(reason), "{workload} {params:?}: {stderr}");
     }
 }
 

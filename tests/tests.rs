@@ -5,6 +5,7 @@ mod common;
 
 mod cli_errors;
 mod cli_run;
+mod cli_store;
 mod compute;
 mod http;
 mod http_db;

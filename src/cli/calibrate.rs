@@ -57,6 +57,7 @@ pub fn execute(args: CalibrateArgs, store_path: Option<PathBuf>) -> anyhow::Resu
     }
     let (plan, methodology, cpus) = prepare(&args.run)?;
     let mut store = open_store(store_path)?;
+    store.check_integrity()?;
     let cancel = engine::CancelToken::new();
     install_interrupt_handler(&cancel);
     let mut last = None;

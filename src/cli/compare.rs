@@ -4,10 +4,11 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::output::{ExitStatus, UsageError, open_store, print};
+use super::output::{ExitStatus, UsageError, open_existing_store, print};
 use crate::report;
 use crate::report::compare::{CompareOptions, NoNoiseHistory, NoiseHistory};
 use crate::report::compare_table::MetricSelection;
+use crate::results::{RunRecord, RunStatus};
 
 /// Options of `sledge compare`.
 #[derive(Debug, Args)]
@@ -72,21 +73,14 @@ fn percentage(text: &str) -> Result<f64, String> {
 
 /// Prints the comparison of stored runs.
 pub fn execute(args: CompareArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
-    let store = open_store(store)?;
+    let store = open_existing_store(store)?;
     let baseline = store.load_run(store.resolve_run(&args.baseline)?)?;
     let mut candidates = Vec::with_capacity(args.candidates.len());
     for reference in &args.candidates {
         candidates.push(store.load_run(store.resolve_run(reference)?)?);
     }
     for run in std::iter::once(&baseline).chain(&candidates) {
-        if run.cases.is_empty() {
-            return Err(UsageError(format!(
-                "run {} has no stored case to compare (its status is {})",
-                run.id,
-                run.status.as_str()
-            ))
-            .into());
-        }
+        comparable(run)?;
     }
     let exclude: Vec<i64> = std::iter::once(baseline.id)
         .chain(candidates.iter().map(|c| c.id))
@@ -124,4 +118,30 @@ pub fn execute(args: CompareArgs, store: Option<PathBuf>) -> anyhow::Result<Exit
         }
     }
     Ok(ExitStatus::Success)
+}
+
+/// Refuses a run that cannot be compared yet, saying why: one still
+/// `running` (its cases are not all there, or its sledge died without
+/// saying so), or one without a single stored case.
+fn comparable(run: &RunRecord) -> Result<(), UsageError> {
+    // Every status is named, so that a new one must be decided on here.
+    match run.status {
+        RunStatus::Running => {
+            return Err(UsageError(format!(
+                "run {} has not finished: it is still `running` (started {}, {} case(s) stored so far), or the sledge that ran it was killed; compare it once it is complete, partial or failed",
+                run.id,
+                run.started,
+                run.cases.len()
+            )));
+        }
+        RunStatus::Complete | RunStatus::Partial | RunStatus::Failed => {}
+    }
+    if run.cases.is_empty() {
+        return Err(UsageError(format!(
+            "run {} has no stored case to compare (its status is {})",
+            run.id,
+            run.status.as_str()
+        )));
+    }
+    Ok(())
 }

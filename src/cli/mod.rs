@@ -14,6 +14,7 @@ mod progress_bar;
 mod report;
 mod round;
 mod run;
+mod run_progress;
 mod show;
 mod workloads;
 
@@ -33,7 +34,9 @@ pub use output::{Cancelled, ExitStatus, UsageError};
 #[command(name = "sledge", version, propagate_version = true)]
 pub struct Cli {
     /// Results database [default: $XDG_DATA_HOME/sledge/results.db, else
-    /// ~/.local/share/sledge/results.db]
+    /// ~/.local/share/sledge/results.db]. Only the default location's
+    /// directory is created; a path given here must be in an existing
+    /// directory.
     #[arg(long, global = true, value_name = "PATH", env = "SLEDGE_STORE")]
     pub store: Option<PathBuf>,
 

@@ -48,10 +48,24 @@ pub fn print(text: &str) -> anyhow::Result<()> {
     }
 }
 
-/// Opens the store at `path`, or at the default location.
+/// Opens (or creates) the store at `path`, or at the default location,
+/// whose directory is created if missing.
 pub fn open_store(path: Option<std::path::PathBuf>) -> anyhow::Result<crate::store::Store> {
+    Ok(match path {
+        Some(path) => crate::store::Store::open(&path)?,
+        None => crate::store::Store::open_default()?,
+    })
+}
+
+/// Opens the existing store at `path`, or at the default location, for a
+/// command that only reads it. A missing store is
+/// [`StoreError::NoStore`](crate::store::StoreError::NoStore) and nothing
+/// is created.
+pub fn open_existing_store(
+    path: Option<std::path::PathBuf>,
+) -> anyhow::Result<crate::store::Store> {
     let path = path.unwrap_or_else(crate::store::Store::default_path);
-    Ok(crate::store::Store::open(&path)?)
+    Ok(crate::store::Store::open_existing(&path)?)
 }
 
 /// Resolves run references (ids, `last`, `last~N`, UUIDs) to distinct run

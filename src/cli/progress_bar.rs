@@ -31,6 +31,12 @@ impl ProgressBars {
             round: std::cell::Cell::new(0),
         }
     }
+
+    /// Runs `write` (which prints to stderr) with the bar cleared, then
+    /// draws the bar again below what was printed.
+    pub fn suspend(&self, write: impl FnOnce()) {
+        self.bar.suspend(write);
+    }
 }
 
 impl Progress for ProgressBars {

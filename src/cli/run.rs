@@ -7,9 +7,9 @@ use std::time::Duration;
 use clap::Args;
 
 use super::output::{ExitStatus, MetricsShown, UsageError, open_store, print, run_text};
-use super::progress_bar::ProgressBars;
+use super::run_progress::RunProgress;
 use crate::engine::methodology::{SINGLE_ROUND_MAX_TRIALS, SINGLE_ROUND_MIN_TRIALS};
-use crate::engine::{self, Methodology, Progress, Silent};
+use crate::engine::{self, Methodology};
 use crate::results::RunStatus;
 use crate::suite::RunOptions;
 use crate::{report, suite};
@@ -24,7 +24,10 @@ pub struct RunArgs {
     #[arg(value_name = "PROFILE|WORKLOAD")]
     targets: Vec<String>,
     /// Set a parameter: `name=value`, or `name=v1,v2,...` to sweep it.
-    /// Applies to every selected workload that has the parameter.
+    /// Applies to every selected workload that has the parameter. A value
+    /// that holds a comma goes in double quotes (`""` for a quote inside
+    /// them): -p 'dir="/mnt/a,b",/mnt/c' is two directories. Every value of
+    /// every case is checked before the first case runs.
     #[arg(short, long = "param", value_name = "NAME=VALUE")]
     params: Vec<String>,
     /// Restrict the run to the first N CPUs this process may use (pins the
@@ -125,6 +128,9 @@ impl RunArgs {
 pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
     let (plan, methodology, cpus) = prepare(&args)?;
     let mut store = open_store(store_path)?;
+    // A damaged store would fail when the first case is stored, after
+    // that case had run: find it before anything is measured.
+    store.check_integrity()?;
     let cancel = engine::CancelToken::new();
     install_interrupt_handler(&cancel);
     let run = match run_once(&args, &plan, &methodology, &cpus, &mut store, &cancel) {
@@ -175,13 +181,10 @@ pub(super) fn run_once(
     store: &mut crate::store::Store,
     cancel: &engine::CancelToken,
 ) -> anyhow::Result<crate::results::RunRecord> {
-    let bars = std::io::stderr()
-        .is_terminal()
-        .then(|| ProgressBars::new(plan.cases.len() * methodology.min_rounds as usize));
-    let progress: &dyn Progress = match &bars {
-        Some(bars) => bars,
-        None => &Silent,
-    };
+    let progress = RunProgress::new(
+        plan.cases.len() * methodology.min_rounds as usize,
+        std::io::stderr().is_terminal(),
+    );
     let options = RunOptions {
         cpus: cpus.to_vec(),
         methodology: methodology.clone(),
@@ -189,7 +192,14 @@ pub(super) fn run_once(
         command_line: crate::secrets::redact_words(&std::env::args().collect::<Vec<_>>().join(" ")),
     };
     let executor = suite::subprocess::Subprocess::current()?;
-    suite::execute(plan, options, store, &executor, cancel, progress)
+    suite::execute(plan, options, store, &executor, cancel, &progress).map_err(|err| {
+        // A case that cannot run is the command line's mistake (or asks
+        // for more than this host has): exit status 2, like a bad value.
+        match err.downcast_ref::<suite::CaseCannotRun>() {
+            Some(cannot) => UsageError(cannot.to_string()).into(),
+            None => err,
+        }
+    })
 }
 
 /// The exit status a run ended with, saying so on stderr when interrupted.

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::output::{ExitStatus, MetricsShown, open_store, print, run_text};
+use super::output::{ExitStatus, MetricsShown, open_existing_store, print, run_text};
 use crate::report;
 
 /// Options of `sledge show`.
@@ -30,7 +30,7 @@ pub struct ShowArgs {
 
 /// Prints one stored run.
 pub fn execute(args: ShowArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
-    let store = open_store(store)?;
+    let store = open_existing_store(store)?;
     let id = store.resolve_run(&args.run)?;
     let run = store.load_run(id)?;
     let text = if args.json {

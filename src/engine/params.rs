@@ -132,6 +132,18 @@ pub enum ParamError {
     },
     #[error("`{0}` is not of the form name=value (for example threads=2)")]
     Malformed(String),
+    #[error(
+        "--param {name}: value {position} is empty (a trailing or doubled comma?); separate values with commas, and put a value that holds a comma in double quotes (dir=\"/mnt/a,b\")"
+    )]
+    EmptyValue { name: String, position: usize },
+    #[error(
+        "--param {name}: value {position} {problem}; a value in double quotes runs to the next lone `\"` (write `\"\"` for a quote inside it), as in dir=\"/mnt/a,b\",/mnt/c"
+    )]
+    BadQuote {
+        name: String,
+        position: usize,
+        problem: &'static str,
+    },
 }
 
 /// Parses `text` as a value of `spec`, checking its range. `cpus` is the
@@ -197,7 +209,9 @@ pub fn parse_value(
                 .then_some(ParamValue::Int(v))
                 .ok_or_else(invalid)
         }
-        ParamKind::Text => Ok(ParamValue::Text(t.to_string())),
+        // Text is taken as given: the splitter already trimmed an unquoted
+        // value, and a quoted one keeps its spaces.
+        ParamKind::Text => Ok(ParamValue::Text(text.to_string())),
     }
 }
 
@@ -336,18 +350,79 @@ impl ParamSet {
 }
 
 /// Splits `name=v1,v2,...` into the name and its values.
+///
+/// Values are separated by commas and trimmed. A value that holds a comma
+/// (a directory path, say) is put in double quotes, as in CSV and in
+/// Docker's `--mount`: `dir="/mnt/a,b",/mnt/c` is two values, and `""`
+/// inside quotes is one `"`. Quotes were chosen over backslash escapes
+/// because database parameters (libpq's `password='a\'b'`) already use
+/// backslashes, and a quote only means something at the start of a
+/// value. An empty value (`db=postgres://h/x,`, a trailing comma) is an
+/// error: every value of a sweep must be one the user meant.
 pub fn split_assignment(text: &str) -> Result<(String, Vec<String>), ParamError> {
     let (name, values) = text
         .split_once('=')
-        .ok_or_else(|| ParamError::Malformed(text.to_string()))?;
+        .ok_or_else(|| ParamError::Malformed(crate::secrets::redact_words(text)))?;
     let name = name.trim();
     if name.is_empty() || values.trim().is_empty() {
-        return Err(ParamError::Malformed(text.to_string()));
+        return Err(ParamError::Malformed(crate::secrets::redact_words(text)));
     }
-    Ok((
-        name.to_string(),
-        values.split(',').map(|v| v.trim().to_string()).collect(),
-    ))
+    let values = split_values(name, values)?;
+    Ok((name.to_string(), values))
+}
+
+/// Splits the values of `name=...` at commas outside double quotes; see
+/// [`split_assignment`].
+fn split_values(name: &str, text: &str) -> Result<Vec<String>, ParamError> {
+    let mut values = Vec::new();
+    let mut chars = text.chars().peekable();
+    loop {
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        let position = values.len() + 1;
+        let bad_quote = |problem| ParamError::BadQuote {
+            name: name.to_string(),
+            position,
+            problem,
+        };
+        let mut value = String::new();
+        let more = if chars.next_if_eq(&'"').is_some() {
+            loop {
+                match chars.next() {
+                    None => return Err(bad_quote("opens a double quote that is never closed")),
+                    Some('"') if chars.next_if_eq(&'"').is_some() => value.push('"'),
+                    Some('"') => break,
+                    Some(c) => value.push(c),
+                }
+            }
+            while chars.next_if(|c| c.is_whitespace()).is_some() {}
+            match chars.next() {
+                None => false,
+                Some(',') => true,
+                Some(_) => return Err(bad_quote("has text after its closing quote")),
+            }
+        } else {
+            let mut comma = false;
+            for c in chars.by_ref() {
+                if c == ',' {
+                    comma = true;
+                    break;
+                }
+                value.push(c);
+            }
+            value = value.trim_end().to_string();
+            comma
+        };
+        if value.is_empty() {
+            return Err(ParamError::EmptyValue {
+                name: name.to_string(),
+                position,
+            });
+        }
+        values.push(value);
+        if !more {
+            return Ok(values);
+        }
+    }
 }
 
 /// Expands a workload's parameters into cases: defaults, overridden by
@@ -501,6 +576,100 @@ mod tests {
             err.to_string(),
             "workload `w` has no parameter `thread`; its parameters are: threads, block_size, oper"
         );
+    }
+
+    fn values(text: &str) -> Result<Vec<String>, ParamError> {
+        split_assignment(text).map(|(_, values)| values)
+    }
+
+    #[test]
+    fn an_empty_value_is_refused_where_it_stands() {
+        // A trailing comma used to make an empty value that failed only
+        // when its case started.
+        assert_eq!(
+            values("db=postgres://u@h/x,"),
+            Err(ParamError::EmptyValue {
+                name: "db".to_string(),
+                position: 2
+            })
+        );
+        assert_eq!(
+            values("threads=1,,2"),
+            Err(ParamError::EmptyValue {
+                name: "threads".to_string(),
+                position: 2
+            })
+        );
+        assert_eq!(
+            values("threads= ,1"),
+            Err(ParamError::EmptyValue {
+                name: "threads".to_string(),
+                position: 1
+            })
+        );
+        assert_eq!(
+            values(r#"dir="""#),
+            Err(ParamError::EmptyValue {
+                name: "dir".to_string(),
+                position: 1
+            })
+        );
+        assert_eq!(
+            values("db=x,").unwrap_err().to_string(),
+            r#"--param db: value 2 is empty (a trailing or doubled comma?); separate values with commas, and put a value that holds a comma in double quotes (dir="/mnt/a,b")"#
+        );
+    }
+
+    #[test]
+    fn a_value_in_double_quotes_keeps_its_commas_and_spaces() {
+        assert_eq!(
+            values(r#"dir="/mnt/a,b", /mnt/c ,"/x y ""z"" ""#).unwrap(),
+            vec!["/mnt/a,b", "/mnt/c", r#"/x y "z" "#]
+        );
+        // A quote inside an unquoted value is just a character, and the
+        // libpq keyword form (quotes and backslashes of its own) passes
+        // through whole.
+        assert_eq!(values(r#"x=a"b"#).unwrap(), vec![r#"a"b"#]);
+        assert_eq!(
+            values(r"db=host=h password='p'w' dbname=d").unwrap(),
+            vec![r"host=h password='p'w' dbname=d"]
+        );
+    }
+
+    #[test]
+    fn a_broken_quote_is_refused_with_the_rule() {
+        assert_eq!(
+            values(r#"dir=/a,"/b,c"#),
+            Err(ParamError::BadQuote {
+                name: "dir".to_string(),
+                position: 2,
+                problem: "opens a double quote that is never closed"
+            })
+        );
+        let err = values(r#"dir="/a,b"c"#).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            r#"--param dir: value 1 has text after its closing quote; a value in double quotes runs to the next lone `"` (write `""` for a quote inside it), as in dir="/mnt/a,b",/mnt/c"#
+        );
+    }
+
+    #[test]
+    fn quoted_text_reaches_the_case_unchanged() {
+        let spec = ParamSpec {
+            name: "dir",
+            help: "",
+            kind: ParamKind::Text,
+            default: ".",
+        };
+        let cases = resolve_cases(
+            "w",
+            std::slice::from_ref(&spec),
+            &assign(&[r#"dir=" /mnt/a,b ",/c"#]),
+            1,
+        )
+        .unwrap();
+        let dirs: Vec<&str> = cases.iter().map(|c| c.str("dir")).collect();
+        assert_eq!(dirs, vec![" /mnt/a,b ", "/c"]);
     }
 
     #[test]

@@ -29,7 +29,11 @@ pub trait Workload: Sync {
     fn params(&self) -> Vec<ParamSpec>;
     /// Builds a case from validated parameters. Checks that involve several
     /// parameters or the host (free memory, file-descriptor limits) belong
-    /// here, before anything runs.
+    /// here, before anything runs: a run builds every one of its cases
+    /// before the first runs, to refuse one that could not, and builds each
+    /// again when its turn comes. So `build` only checks and describes; it
+    /// must not start, create or allocate anything that `cleanup` would
+    /// have to undo (that is `prepare`'s work).
     fn build(&self, params: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>>;
 }
 

@@ -118,7 +118,6 @@ impl Monitor {
     /// `--cpus` run is pinned to), so load elsewhere on the host does not
     /// flag the trial and steal on its own CPUs is not diluted.
     pub fn start_on(cpus: Option<&[usize]>, interval: Duration) -> Monitor {
-        let interval = interval.max(MIN_INTERVAL);
         let origin = Instant::now();
         let ticks_per_sec = procfs::clock_ticks_per_sec();
         let only: Option<Vec<usize>> = cpus.map(|c| c.to_vec());
@@ -131,7 +130,15 @@ impl Monitor {
             .name("sledge-monitor".into())
             .spawn({
                 let only = only.clone();
-                move || sample_until_stopped(acc, &stopped, interval, origin, ticks_per_sec, only)
+                move || {
+                    let mut acc = acc;
+                    sample_until_stopped(&stopped, interval, || {
+                        if let Some(snapshot) = take_on(origin, only.as_deref()) {
+                            fold(&mut acc, snapshot, ticks_per_sec);
+                        }
+                    });
+                    acc
+                }
             })
             .ok();
         Monitor {
@@ -168,26 +175,19 @@ impl Monitor {
     }
 }
 
-/// The sampling thread: one snapshot per `interval` until the channel says
-/// stop (or its sender is dropped); returns the running sums.
-fn sample_until_stopped(
-    mut acc: Option<HealthAccumulator>,
-    stopped: &mpsc::Receiver<()>,
-    interval: Duration,
-    origin: Instant,
-    ticks_per_sec: f64,
-    only: Option<Vec<usize>>,
-) -> Option<HealthAccumulator> {
+/// The sampling thread's clock: calls `tick` once per `interval` (at
+/// least [`MIN_INTERVAL`]) until the channel says stop or its sender is
+/// dropped.
+fn sample_until_stopped(stopped: &mpsc::Receiver<()>, interval: Duration, mut tick: impl FnMut()) {
+    let interval = interval.max(MIN_INTERVAL);
     let mut next = Instant::now() + interval;
     loop {
         let wait = next.saturating_duration_since(Instant::now());
         match stopped.recv_timeout(wait) {
             Err(RecvTimeoutError::Timeout) => {}
-            Ok(()) | Err(RecvTimeoutError::Disconnected) => return acc,
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
         }
-        if let Some(snapshot) = take_on(origin, only.as_deref()) {
-            fold(&mut acc, snapshot, ticks_per_sec);
-        }
+        tick();
         // Keep a steady cadence; after a stall (a frozen VM, say) resume
         // from now rather than firing the missed samples back to back.
         next += interval;
@@ -205,10 +205,22 @@ mod tests {
     #[test]
     fn snapshot_reads_live_counters() {
         let origin = Instant::now();
+        std::thread::sleep(Duration::from_millis(20));
+        let before = origin.elapsed().as_secs_f64();
         let s = Snapshot::take(origin).expect("Linux /proc");
-        assert!(s.at >= 0.0);
+        let after = origin.elapsed().as_secs_f64();
+        // `at` is the time since `origin` when the snapshot was taken.
+        assert!(
+            s.at >= before && s.at <= after,
+            "{before} <= {} <= {after}",
+            s.at
+        );
         assert!(s.per_cpu.iter().any(Option::is_some));
         assert!(s.ctxt > 0);
+        // This process has run for some CPU time by now.
+        let later = Snapshot::take(origin).expect("Linux /proc");
+        assert!(later.at >= s.at);
+        assert!(later.ctxt >= s.ctxt && later.self_jiffies >= s.self_jiffies);
     }
 
     #[test]
@@ -250,13 +262,53 @@ mod tests {
         assert!(health.seconds >= 0.05, "{}", health.seconds);
     }
 
+    /// Waits up to 10 s for `done`, failing the test if it stays false.
+    fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !done() {
+            assert!(
+                Instant::now() < deadline,
+                "{what} did not happen within 10 s"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     #[test]
     fn tiny_interval_is_clamped_and_dropping_stops_the_thread() {
-        let monitor = Monitor::start(Duration::ZERO);
-        std::thread::sleep(Duration::from_millis(30));
+        // The clock of the sampling thread, with a zero interval: it must
+        // tick at most once per MIN_INTERVAL, not spin.
+        let ticks = std::sync::atomic::AtomicU32::new(0);
+        let (stop, stopped) = mpsc::channel::<()>();
+        let began = Instant::now();
+        std::thread::scope(|scope| {
+            let counter = &ticks;
+            let clock = scope.spawn(move || {
+                sample_until_stopped(&stopped, Duration::ZERO, || {
+                    counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                })
+            });
+            wait_for("the first tick", || {
+                ticks.load(std::sync::atomic::Ordering::Relaxed) >= 1
+            });
+            std::thread::sleep(Duration::from_millis(100));
+            drop(stop);
+            wait_for("the clock's end", || clock.is_finished());
+        });
+        let ticks = ticks.into_inner();
+        // The cadence never fires faster than the interval, so this bound
+        // holds however busy the host is; a zero interval would give
+        // thousands.
+        let most = (began.elapsed().as_secs_f64() / MIN_INTERVAL.as_secs_f64()) as u32 + 1;
+        assert!((1..=most).contains(&ticks), "{ticks} ticks, at most {most}");
+
+        // Dropping a monitor without `finish` ends its thread.
+        let mut monitor = Monitor::start(Duration::ZERO);
+        let thread = monitor.thread.take().expect("the sampling thread started");
         drop(monitor);
-        let health = Monitor::start(Duration::ZERO).finish();
-        assert!(health.seconds >= 0.0);
+        wait_for("the sampling thread's end", || thread.is_finished());
+        let sums = thread.join().expect("the sampling thread did not panic");
+        assert!(sums.is_some(), "the thread lost the start snapshot");
     }
 
     #[test]

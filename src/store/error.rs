@@ -1,5 +1,11 @@
 //! The store's errors. Every variant names the store path, says what is
 //! wrong and, where there is something to do, what to do.
+//!
+//! A variant that carries an underlying error shows it inside its own
+//! message, before the advice, and does not also return it as its
+//! `source()`: `main` prints the whole chain, so an error that did both
+//! would print its cause twice. That is why those fields are called
+//! `cause`, which thiserror does not treat as a source.
 
 use std::io;
 use std::path::PathBuf;
@@ -9,36 +15,73 @@ use std::path::PathBuf;
 pub enum StoreError {
     /// The directory that should hold the store cannot be created.
     #[error(
-        "cannot create store directory {}: {source}; check the path and its permissions, or choose another store location",
+        "cannot create store directory {}: {cause}; check the path and its permissions, or choose another store location",
         dir.display()
     )]
     CreateDir {
         /// The directory that could not be created.
         dir: PathBuf,
         /// Why.
-        source: io::Error,
+        cause: io::Error,
+    },
+
+    /// The directory of a store named with `--store` (or `SLEDGE_STORE`)
+    /// does not exist. Only the default location's directory is created:
+    /// a typo in an explicit path must not silently grow a directory tree.
+    #[error(
+        "cannot create store {}: directory {} does not exist; create it first or choose another store location",
+        path.display(),
+        dir.display()
+    )]
+    NoDirectory {
+        /// The store path.
+        path: PathBuf,
+        /// Its missing directory.
+        dir: PathBuf,
+    },
+
+    /// Something that is not a directory stands where the store's
+    /// directory (or one of its parents) should be.
+    #[error(
+        "cannot create store {}: {} is not a directory; choose another store location",
+        path.display(),
+        blocker.display()
+    )]
+    NotADirectory {
+        /// The store path.
+        path: PathBuf,
+        /// The file in the way.
+        blocker: PathBuf,
+    },
+
+    /// A command that only reads the store was pointed at a store that does
+    /// not exist; nothing was created.
+    #[error("no runs yet: there is no store at {}; `sledge run` makes one", path.display())]
+    NoStore {
+        /// The store path.
+        path: PathBuf,
     },
 
     /// The store file does not exist and cannot be created (usually a
     /// directory that is not writable).
     #[error(
-        "cannot create store file {}: {source}; make its directory writable or choose another store location",
+        "cannot create store file {}: {cause}; make its directory writable or choose another store location",
         path.display()
     )]
     CreateFile {
         /// The store path.
         path: PathBuf,
         /// Why.
-        source: io::Error,
+        cause: io::Error,
     },
 
     /// The store file exists but cannot be read.
-    #[error("cannot read store file {}: {source}", path.display())]
+    #[error("cannot read store file {}: {cause}", path.display())]
     Read {
         /// The store path.
         path: PathBuf,
         /// Why.
-        source: io::Error,
+        cause: io::Error,
     },
 
     /// The file exists but is not an SQLite database. It was not modified.
@@ -152,15 +195,28 @@ pub enum StoreError {
         what: String,
     },
 
+    /// SQLite found the file damaged (its integrity check failed, or a
+    /// page could not be read). Checked before a run measures anything.
+    #[error(
+        "{} is damaged ({found}): move it away (sqlite3's `.recover` may save its runs) or choose another store location",
+        path.display()
+    )]
+    Damaged {
+        /// The store path.
+        path: PathBuf,
+        /// What SQLite reported.
+        found: String,
+    },
+
     /// An SQLite error, with what the store was doing.
-    #[error("store {} failed while {doing}: {source}", path.display())]
+    #[error("store {} failed while {doing}: {cause}", path.display())]
     Sqlite {
         /// The store path.
         path: PathBuf,
         /// What the store was doing (`storing a case`).
         doing: &'static str,
         /// SQLite's error.
-        source: rusqlite::Error,
+        cause: rusqlite::Error,
     },
 }
 
@@ -171,6 +227,9 @@ impl StoreError {
         match self {
             StoreError::CreateDir { dir, .. } => dir,
             StoreError::CreateFile { path, .. }
+            | StoreError::NoDirectory { path, .. }
+            | StoreError::NotADirectory { path, .. }
+            | StoreError::NoStore { path }
             | StoreError::Read { path, .. }
             | StoreError::NotSqlite { path, .. }
             | StoreError::Foreign { path, .. }
@@ -182,6 +241,7 @@ impl StoreError {
             | StoreError::BadRunRef { path, .. }
             | StoreError::InvalidRecord { path, .. }
             | StoreError::Corrupt { path, .. }
+            | StoreError::Damaged { path, .. }
             | StoreError::Sqlite { path, .. } => path,
         }
     }

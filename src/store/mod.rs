@@ -14,6 +14,11 @@
 //! [`APPLICATION_ID`]). [`Store::open`] never writes to a file that is not
 //! a sledge store: it reads the SQLite header itself before opening
 //! anything read-write.
+//!
+//! Nothing is created by accident: only the default location gets its
+//! directory made ([`Store::open_default`]), a path the user typed must be
+//! in an existing directory, and commands that only read
+//! ([`Store::open_existing`]) never create a store at all.
 
 mod error;
 mod history;
@@ -93,8 +98,8 @@ impl Store {
         default_path_from(std::env::var_os("XDG_DATA_HOME"), std::env::var_os("HOME"))
     }
 
-    /// Opens the store at `path`, creating it (and its missing parent
-    /// directories) if needed, and brings its schema up to date.
+    /// Opens the store at `path`, creating the file if needed (its
+    /// directory must exist), and brings its schema up to date.
     ///
     /// A file that is not an SQLite database, or an SQLite database of
     /// another program, is refused and left untouched; so is a store made
@@ -102,7 +107,7 @@ impl Store {
     /// keys and a 5 s busy timeout.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         let path = path.to_path_buf();
-        ensure_parent_dir(&path)?;
+        check_parent_dir(&path)?;
         prepare_file(&path)?;
 
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -135,21 +140,98 @@ impl Store {
         }
     }
 
+    /// Opens the store at its default location ([`Store::default_path`]),
+    /// creating that location's directory (mode 0700, as the XDG
+    /// specification asks) if it is missing. Only the default location
+    /// gets a directory made for it: a path the user typed is taken as
+    /// given, so that a typo is an error and not a new directory tree.
+    pub fn open_default() -> Result<Store, StoreError> {
+        Store::open_making_dir(&Store::default_path())
+    }
+
+    /// [`Store::open`], after creating the store's directory (mode 0700)
+    /// if it is missing: for the default location only.
+    fn open_making_dir(path: &Path) -> Result<Store, StoreError> {
+        create_default_dir(path)?;
+        Store::open(path)
+    }
+
+    /// Opens an existing store for a command that only reads it: a store
+    /// that does not exist is [`StoreError::NoStore`] ("no runs yet"), and
+    /// nothing is created.
+    pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
+        match fs::symlink_metadata(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Err(StoreError::NoStore {
+                path: path.to_path_buf(),
+            }),
+            // A dangling symbolic link leads nowhere either.
+            Ok(meta) if meta.file_type().is_symlink() && !path.exists() => {
+                Err(StoreError::NoStore {
+                    path: path.to_path_buf(),
+                })
+            }
+            _ => Store::open(path),
+        }
+    }
+
+    /// Runs SQLite's `quick_check` over the whole file, so that a damaged
+    /// store is found before a run measures anything rather than when its
+    /// first case is stored. It reads every page: about as long as reading
+    /// the file once.
+    pub fn check_integrity(&self) -> Result<(), StoreError> {
+        let damaged = |found: String| StoreError::Damaged {
+            path: self.path.clone(),
+            found,
+        };
+        let mut stmt = self
+            .conn
+            .prepare("PRAGMA quick_check")
+            .map_err(|e| damaged(format!("{e}, while checking its integrity")))?;
+        let problems = stmt
+            .query_map([], |row| row.get::<_, String>(0))
+            .and_then(Iterator::collect::<rusqlite::Result<Vec<String>>>)
+            .map_err(|e| damaged(format!("{e}, while checking its integrity")))?;
+        if problems.len() == 1 && problems[0] == "ok" {
+            return Ok(());
+        }
+        // SQLite lists up to 100 problems; the first names the place.
+        let first = problems
+            .first()
+            .map(|p| {
+                p.replace("*** in database main ***\n", "")
+                    .replace('\n', "; ")
+            })
+            .unwrap_or_default();
+        Err(damaged(match problems.len() {
+            0 | 1 => format!("integrity check: {first}"),
+            n => format!("integrity check: {first}; and {} more problem(s)", n - 1),
+        }))
+    }
+
     /// The path the store was opened from.
     pub fn path(&self) -> &Path {
         &self.path
     }
 }
 
-/// Wraps an SQLite error with the store path and what was being done.
+/// Wraps an SQLite error with the store path and what was being done; an
+/// error that says the file is damaged becomes [`StoreError::Damaged`].
 fn sql_err<'a>(
     path: &'a Path,
     doing: &'static str,
 ) -> impl FnOnce(rusqlite::Error) -> StoreError + 'a {
-    move |source| StoreError::Sqlite {
-        path: path.to_path_buf(),
-        doing,
-        source,
+    move |cause| match cause.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase) => {
+            StoreError::Damaged {
+                path: path.to_path_buf(),
+                found: format!("{cause}, while {doing}"),
+            }
+        }
+        _ => StoreError::Sqlite {
+            path: path.to_path_buf(),
+            doing,
+            cause,
+        },
     }
 }
 
@@ -169,41 +251,68 @@ fn default_path_from(xdg_data_home: Option<OsString>, home: Option<OsString>) ->
     }
 }
 
-/// Creates the store's parent directories if they are missing.
-fn ensure_parent_dir(path: &Path) -> Result<(), StoreError> {
+/// Checks that the directory of `path` exists (an empty parent is the
+/// current directory). Nothing is created: see [`Store::open_default`].
+fn check_parent_dir(path: &Path) -> Result<(), StoreError> {
     let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) else {
         return Ok(());
     };
     if dir.is_dir() {
         return Ok(());
     }
-    fs::create_dir_all(dir).map_err(|source| {
-        // "File exists" for `/a/file/sub` is obscure; name the culprit.
-        let blocker = dir
-            .ancestors()
-            .find(|a| !a.as_os_str().is_empty() && a.exists())
-            .filter(|a| !a.is_dir());
-        let source = match blocker {
-            Some(file) => io::Error::new(
-                io::ErrorKind::NotADirectory,
-                format!("{} exists and is not a directory", file.display()),
-            ),
-            None => source,
-        };
-        StoreError::CreateDir {
+    Err(match blocking_file(dir) {
+        Some(blocker) => StoreError::NotADirectory {
+            path: path.to_path_buf(),
+            blocker,
+        },
+        None => StoreError::NoDirectory {
+            path: path.to_path_buf(),
             dir: dir.to_path_buf(),
-            source,
-        }
+        },
     })
+}
+
+/// The nearest existing ancestor of `dir` (itself included) if it is not
+/// a directory: the file that stops the directory from being there.
+fn blocking_file(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .find(|a| !a.as_os_str().is_empty() && a.exists())
+        .filter(|a| !a.is_dir())
+        .map(Path::to_path_buf)
+}
+
+/// Creates the default store location's directory if it is missing.
+fn create_default_dir(path: &Path) -> Result<(), StoreError> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    if dir.is_dir() {
+        return Ok(());
+    }
+    if let Some(blocker) = blocking_file(dir) {
+        return Err(StoreError::NotADirectory {
+            path: path.to_path_buf(),
+            blocker,
+        });
+    }
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|cause| StoreError::CreateDir {
+            dir: dir.to_path_buf(),
+            cause,
+        })
 }
 
 /// Makes sure `path` is either a new empty file, an empty file, or an
 /// SQLite database that sledge may open read-write. Never writes to an
 /// existing file.
 fn prepare_file(path: &Path) -> Result<(), StoreError> {
-    let read_err = |source| StoreError::Read {
+    let read_err = |cause| StoreError::Read {
         path: path.to_path_buf(),
-        source,
+        cause,
     };
     match fs::metadata(path) {
         Ok(meta) => inspect_existing(path, &meta),
@@ -219,13 +328,13 @@ fn prepare_file(path: &Path) -> Result<(), StoreError> {
                     let meta = fs::metadata(path).map_err(read_err)?;
                     inspect_existing(path, &meta)
                 }
-                Err(source) => Err(StoreError::CreateFile {
+                Err(cause) => Err(StoreError::CreateFile {
                     path: path.to_path_buf(),
-                    source,
+                    cause,
                 }),
             }
         }
-        Err(source) => Err(read_err(source)),
+        Err(cause) => Err(read_err(cause)),
     }
 }
 
@@ -244,9 +353,9 @@ fn inspect_existing(path: &Path, meta: &fs::Metadata) -> Result<(), StoreError> 
     }
     // Read the header even when the size is 0: some file systems (procfs)
     // report 0 for files that have contents.
-    let header = read_header(path).map_err(|source| StoreError::Read {
+    let header = read_header(path).map_err(|cause| StoreError::Read {
         path: path.to_path_buf(),
-        source,
+        cause,
     })?;
     if header.is_empty() {
         // SQLite treats an empty file as an empty database.
@@ -280,11 +389,7 @@ fn inspect_existing(path: &Path, meta: &fs::Metadata) -> Result<(), StoreError> 
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .and_then(|conn| conn.busy_timeout(BUSY_TIMEOUT).map(|()| conn))
-    .map_err(|source| StoreError::Sqlite {
-        path: path.to_path_buf(),
-        doing: "inspecting the existing file (read-only)",
-        source,
-    })?;
+    .map_err(sql_err(path, "inspecting the existing file (read-only)"))?;
     check_ownership(&conn, path)
 }
 
@@ -300,11 +405,7 @@ fn read_header(path: &Path) -> io::Result<Vec<u8>> {
 /// Accepts a database marked as sledge's, or one with no mark, no schema
 /// version and no schema objects at all (a new, empty file).
 fn check_ownership(conn: &Connection, path: &Path) -> Result<(), StoreError> {
-    let sql_err = |source| StoreError::Sqlite {
-        path: path.to_path_buf(),
-        doing: "checking that the file is a sledge database",
-        source,
-    };
+    let sql_err = |cause| sql_err(path, "checking that the file is a sledge database")(cause);
     // One read transaction, so that the mark, the objects and the version
     // come from one state of the file: a sledge starting beside this one may
     // be creating the store, and separate reads could see its tables but

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 
 use hdrhistogram::Histogram;
@@ -263,12 +264,204 @@ fn a_reopened_store_keeps_its_runs_and_is_marked_as_sledge() {
 }
 
 #[test]
-fn open_creates_missing_parent_directories() {
+fn open_refuses_a_missing_directory_and_creates_nothing() {
+    // `--store /no/such/parent/x.db`: a typo must not grow a tree.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("a").join("b").join("results.db");
-    let mut store = Store::open(&path).unwrap();
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, StoreError::NoDirectory { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "cannot create store {}: directory {} does not exist; create it first or choose another store location",
+            path.display(),
+            dir.path().join("a").join("b").display()
+        )
+    );
+    assert!(!dir.path().join("a").exists());
+}
+
+#[test]
+fn the_default_location_gets_its_directory_made_private() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a").join("b").join("results.db");
+    let mut store = Store::open_making_dir(&path).unwrap();
     store_run(&mut store, "quick", "2026-01-01T00:00:00Z", 1);
     assert!(path.is_file());
+    let mode = fs::metadata(dir.path().join("a").join("b"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o700, "{mode:o}");
+}
+
+#[test]
+fn a_read_only_open_of_a_missing_store_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    let err = Store::open_existing(&path).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "no runs yet: there is no store at {}; `sledge run` makes one",
+            path.display()
+        )
+    );
+    // A dangling symbolic link is no store either, and is left alone.
+    let link = dir.path().join("link.db");
+    std::os::unix::fs::symlink(dir.path().join("gone.db"), &link).unwrap();
+    let err = Store::open_existing(&link).unwrap_err();
+    assert!(matches!(err, StoreError::NoStore { .. }), "{err:?}");
+    let mut left: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    left.sort();
+    assert_eq!(left, vec![std::ffi::OsString::from("link.db")]);
+
+    // An existing store opens as usual.
+    store_run(
+        &mut Store::open(&path).unwrap(),
+        "quick",
+        "2026-01-01T00:00:00Z",
+        1,
+    );
+    assert_eq!(
+        Store::open_existing(&path)
+            .unwrap()
+            .list_runs()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn a_damaged_store_is_found_by_the_integrity_check() {
+    let (dir, mut store) = new_store();
+    for i in 0..3 {
+        store_run(
+            &mut store,
+            "quick",
+            &format!("2026-01-0{}T00:00:00Z", i + 1),
+            3,
+        );
+    }
+    store.check_integrity().unwrap();
+    drop(store);
+    // Overwrite the page of the `sample` table's index with garbage: the
+    // store still opens, lists and adds a run, but storing a sample (the
+    // first case of a run) would fail.
+    let path = dir.path().join("results.db");
+    let page = {
+        let conn = Connection::open(&path).unwrap();
+        let page_size: i64 = conn
+            .query_row("PRAGMA page_size", [], |r| r.get(0))
+            .unwrap();
+        let root: i64 = conn
+            .query_row(
+                "SELECT rootpage FROM sqlite_master WHERE name = 'sqlite_autoindex_sample_1'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        (root - 1) * page_size..root * page_size
+    };
+    let mut bytes = fs::read(&path).unwrap();
+    bytes[page.start as usize..page.end as usize].fill(0xff);
+    fs::write(&path, &bytes).unwrap();
+
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.list_runs().unwrap().len(), 3);
+    let err = store.check_integrity().unwrap_err();
+    assert!(matches!(err, StoreError::Damaged { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(
+        text.starts_with(&format!("{} is damaged (", path.display())),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("): move it away (sqlite3's `.recover` may save its runs) or choose another store location"),
+        "{text}"
+    );
+    assert_eq!(
+        fs::read(&path).unwrap(),
+        bytes,
+        "the check wrote to the file"
+    );
+
+    // Without the check, this is found only once a case has run.
+    let mut store = store;
+    let id = store
+        .begin_run(&run("quick", "2026-01-04T00:00:00Z", "box"))
+        .unwrap();
+    let err = store.add_case(id, &small_case("cpu.late")).unwrap_err();
+    assert!(matches!(err, StoreError::Damaged { .. }), "{err:?}");
+}
+
+/// What `main` prints for a store error: the whole chain, as `{:#}`.
+fn printed(err: StoreError) -> String {
+    format!("{:#}", anyhow::Error::from(err))
+}
+
+#[test]
+fn store_errors_print_their_cause_once() {
+    let path = PathBuf::from("/srv/x/results.db");
+    let denied = || io::Error::from_raw_os_error(libc::EACCES);
+    assert_eq!(
+        printed(StoreError::CreateFile {
+            path: path.clone(),
+            cause: denied()
+        }),
+        "cannot create store file /srv/x/results.db: Permission denied (os error 13); make its directory writable or choose another store location"
+    );
+    assert_eq!(
+        printed(StoreError::CreateDir {
+            dir: PathBuf::from("/srv/x"),
+            cause: denied()
+        }),
+        "cannot create store directory /srv/x: Permission denied (os error 13); check the path and its permissions, or choose another store location"
+    );
+    assert_eq!(
+        printed(StoreError::Read {
+            path: path.clone(),
+            cause: denied()
+        }),
+        "cannot read store file /srv/x/results.db: Permission denied (os error 13)"
+    );
+    let locked = rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+        Some("database is locked".to_string()),
+    );
+    assert_eq!(
+        printed(sql_err(&path, "storing a case")(locked)),
+        "store /srv/x/results.db failed while storing a case: database is locked"
+    );
+    let malformed = rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
+        Some("database disk image is malformed".to_string()),
+    );
+    assert_eq!(
+        printed(sql_err(&path, "storing a case")(malformed)),
+        "/srv/x/results.db is damaged (database disk image is malformed, while storing a case): move it away (sqlite3's `.recover` may save its runs) or choose another store location"
+    );
+}
+
+#[test]
+fn a_real_creation_failure_prints_its_cause_once() {
+    // /sys refuses new files, for root too (EACCES, or EROFS where it is
+    // mounted read-only).
+    let path = Path::new("/sys/sledge-test-results.db");
+    if !Path::new("/sys/kernel").is_dir() {
+        eprintln!("skipped: no sysfs at /sys");
+        return;
+    }
+    let text = printed(Store::open(path).unwrap_err());
+    let prefix = "cannot create store file /sys/sledge-test-results.db: ";
+    let suffix = "; make its directory writable or choose another store location";
+    assert!(text.starts_with(prefix) && text.ends_with(suffix), "{text}");
+    assert_eq!(text.matches("(os error").count(), 1, "{text}");
 }
 
 #[test]
@@ -596,25 +789,42 @@ fn two_handles_on_one_store_see_each_other() {
 }
 
 #[test]
-fn an_uncreatable_directory_is_named_in_the_error() {
+fn a_file_in_the_way_of_the_directory_is_named_in_the_error() {
     // A regular file where a directory should be: fails for root too.
     let dir = tempfile::tempdir().unwrap();
     let blocker = dir.path().join("not-a-dir");
     fs::write(&blocker, b"x").unwrap();
     let path = blocker.join("sledge").join("results.db");
 
-    let err = Store::open(&path).unwrap_err();
-    assert!(matches!(err, StoreError::CreateDir { .. }), "{err:?}");
-    let text = err.to_string();
-    assert!(
-        text.starts_with(&format!(
-            "cannot create store directory {}: ",
-            blocker.join("sledge").display()
-        )),
-        "{text}"
+    let expected = format!(
+        "cannot create store {}: {} is not a directory; choose another store location",
+        path.display(),
+        blocker.display()
     );
-    assert!(text.contains(&blocker.display().to_string()), "{text}");
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, StoreError::NotADirectory { .. }), "{err:?}");
+    assert_eq!(printed(err), expected);
+    // The default location is refused the same way.
+    assert_eq!(
+        printed(Store::open_making_dir(&path).unwrap_err()),
+        expected
+    );
     assert_eq!(fs::read(&blocker).unwrap(), b"x");
+}
+
+#[test]
+fn a_directory_that_cannot_be_made_prints_its_cause_once() {
+    // sysfs refuses new directories, for root too.
+    if !Path::new("/sys/kernel").is_dir() {
+        eprintln!("skipped: no sysfs at /sys");
+        return;
+    }
+    let path = Path::new("/sys/sledge-test/results.db");
+    let text = printed(Store::open_making_dir(path).unwrap_err());
+    let prefix = "cannot create store directory /sys/sledge-test: ";
+    let suffix = "; check the path and its permissions, or choose another store location";
+    assert!(text.starts_with(prefix) && text.ends_with(suffix), "{text}");
+    assert_eq!(text.matches("(os error").count(), 1, "{text}");
 }
 
 #[test]

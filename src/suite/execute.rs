@@ -39,9 +39,11 @@ pub struct RunOptions {
 
 /// Runs `plan` and stores it in `store`; returns the stored run as loaded
 /// back. Each round of each case runs through `executor` (a fresh process
-/// per round from the command line). A failing case does not stop the run
-/// (its status becomes `failed`); a cancellation stops it (status
-/// `partial`). Every case is saved after each of its rounds, so a crash
+/// per round from the command line). A case that cannot even be built
+/// here stops the run before anything is measured or stored
+/// ([`super::CaseCannotRun`]). A case that fails while running does not
+/// stop the run (its status becomes `failed`); a cancellation stops it
+/// (status `partial`). Every case is saved after each of its rounds, so a crash
 /// loses at most the round in flight.
 pub fn execute(
     plan: &Plan,
@@ -53,6 +55,12 @@ pub fn execute(
 ) -> anyhow::Result<RunRecord> {
     let cwd = std::env::current_dir()?;
     let host = probe::probe(&cwd);
+    let env = CaseEnv {
+        cpus: options.cpus.clone(),
+        total_cache_bytes: host.total_cache_bytes(),
+        memory_bytes: host.memory.total_bytes,
+    };
+    super::preflight::check_cases(&plan.cases, &env)?;
 
     let mut warnings = Vec::new();
     if options.idle_check
@@ -62,11 +70,6 @@ pub fn execute(
         warnings.push(warning);
     }
 
-    let env = CaseEnv {
-        cpus: options.cpus.clone(),
-        total_cache_bytes: host.total_cache_bytes(),
-        memory_bytes: host.memory.total_bytes,
-    };
     let ctx = TrialContext::new(options.cpus.clone(), cancel.clone());
     let run = RunRecord {
         id: 0,

@@ -4,10 +4,12 @@ pub mod defaults;
 pub mod execute;
 pub mod history;
 pub mod plan;
+pub mod preflight;
 pub mod profiles;
 pub mod subprocess;
 
 pub use defaults::defaults_for;
 pub use execute::{RunOptions, StoreFailedMidRun, execute};
 pub use plan::{DEFAULT_PROFILE, Plan, PlanError, plan};
+pub use preflight::CaseCannotRun;
 pub use profiles::{Profile, find as find_profile};

@@ -410,11 +410,83 @@ mod tests {
 
     #[test]
     fn every_operation_runs_on_small_and_large_blocks() {
-        for a in Algorithm::ALL {
-            let mut op = a.operation();
-            for size in [16, 64, 16384] {
+        // A fresh operation (the fixed key material of `operation()`) on a
+        // block of `size` bytes of 0x01 must give what an independent
+        // implementation gives: here the SHA-256 of the block after the
+        // operation followed by its output (digest or tag), computed with
+        // Python's hashlib and `cryptography` (CBC also checked against
+        // `openssl enc -aes-256-cbc -nopad`). A wrong length, a skipped
+        // tail or a wrong chaining would all change it.
+        let expected: [(Algorithm, [&str; 3]); 7] = [
+            (
+                Algorithm::Md5,
+                [
+                    "8c64afca7e0758195bb27f9f5e934016d7c744676000d304974218c8f81241f5",
+                    "6acea3b06b935f76bc68fe489f3200a1ff4ac4ef9a441fc61502d3f4ee21975f",
+                    "990ba93115ae98c6aa6034ad87368073c1260c9c8ab4edeebb257a0376e64da1",
+                ],
+            ),
+            (
+                Algorithm::Sha256,
+                [
+                    "c15edded4af0b2d9f6e2382146fb7b8ff294ee8a997f86648c277f6ffc453331",
+                    "610e04834abf6ecf46ea41d616a942d3d57e9938684664930c29317ae2b912f6",
+                    "18c91bd25d05e47efb657439e25d0ce8f75a5b56a92e0eb31bf901ed114e14e0",
+                ],
+            ),
+            (
+                Algorithm::Sha512,
+                [
+                    "fb32dada53cd982508472f6fc8bca264eed8eed2d43fad4ede5d1d656fda07b9",
+                    "06f21c648dbe102d7ed6a3ae1adcf58c829355b72069de03270f5953c67f3bc5",
+                    "0047a9b3cb70fc42e024abc0382a4ec0f8ea8311a8dabee1ff8cc56af8c843ad",
+                ],
+            ),
+            (
+                Algorithm::Aes256Cbc,
+                [
+                    "9ad83c1dfe92eaace82ea82d237816e24775804fc173dd9dc04cc712fdb9ba7d",
+                    "8aeeea8cde80f7d214e6b9a1b41c58c6041c5141f8e7ada63ddb311d10162709",
+                    "157dafff9a5abaa3e2894559b6e4bfb2aed709586dd42b9dc4c6b661c3e71606",
+                ],
+            ),
+            (
+                Algorithm::Aes128Gcm,
+                [
+                    "a259ef0ba5d1aa9821932b76d3c2e01c58280c0b1c7b90d970c8d6677bc3de92",
+                    "1394dc5502aa293efe5fe995c9f79516fc1b35231507e70c3dba9bb2122893e4",
+                    "d36d6327f1369122259ffef2064d5af117564d921cc80a172a42f4cbb86ed81c",
+                ],
+            ),
+            (
+                Algorithm::Aes256Gcm,
+                [
+                    "414b1ef6c142d49f667330312a691fba74c2ccfc5e94319625427ee9ae4f2df9",
+                    "eadeeb28cf4789c98930b5a418e841cd4956a79b2b951abe566d21505fe416e0",
+                    "8164fdca3f2f318a03c5482f95b53b03c997d20f24e3945360337d81695305dc",
+                ],
+            ),
+            (
+                Algorithm::ChaCha20Poly1305,
+                [
+                    "940b0a5e8e3e50ffb392ff6ec34f5e1f97308b5b9d688b61576d3d97f5671a28",
+                    "69394366bdc2a6b799f2106266e99746b981ef16fd1ae56c9b91a9698a74a2bb",
+                    "c467378d44d0af0ce6e62048594afa23fd82f70075b732fd691d8fcb825e08ac",
+                ],
+            ),
+        ];
+        assert_eq!(expected.map(|(a, _)| a), Algorithm::ALL);
+        for (algorithm, fingerprints) in expected {
+            for (size, fingerprint) in [16, 64, 16384].into_iter().zip(fingerprints) {
+                let mut op = algorithm.operation();
                 let mut block = vec![1u8; size];
                 op.run(&mut block);
+                block.extend_from_slice(op.output());
+                assert_eq!(
+                    sha2::Sha256::digest(&block).as_slice(),
+                    hex(fingerprint).as_slice(),
+                    "{algorithm} on {size} B"
+                );
             }
         }
     }
