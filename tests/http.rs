@@ -487,3 +487,103 @@ fn ctrl_c_prints_what_was_measured_and_exits_130() {
         "the figures cover the run until the interrupt: {json}"
     );
 }
+
+/// A server that answers every request with `response` and closes the
+/// connection, the data and the FIN in one segment (corked, then shut
+/// down: the kernel tacks the FIN onto the held data), so that the client
+/// sees the body and the close in one wake-up. Serves `connections`
+/// connections, then ends (and at most [`SERVER_LIFETIME`]).
+fn closing_server(response: &'static [u8], connections: usize) -> (SocketAddr, JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let handle = std::thread::spawn(move || {
+        let deadline = Instant::now() + SERVER_LIFETIME;
+        let mut served = 0;
+        while served < connections && Instant::now() < deadline {
+            let mut s = match listener.accept() {
+                Ok((s, _)) => s,
+                Err(_) => {
+                    std::thread::sleep(Duration::from_millis(1));
+                    continue;
+                }
+            };
+            s.set_nonblocking(false).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+            let mut head = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => head.extend_from_slice(&buf[..n]),
+                }
+            }
+            if head.is_empty() {
+                continue;
+            }
+            served += 1;
+            let cork = |on: libc::c_int| {
+                // SAFETY: setsockopt with a valid int option on an open socket.
+                let rc = unsafe {
+                    libc::setsockopt(
+                        std::os::fd::AsRawFd::as_raw_fd(&s),
+                        libc::IPPROTO_TCP,
+                        libc::TCP_CORK,
+                        (&on as *const libc::c_int).cast(),
+                        std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+                    )
+                };
+                assert_eq!(rc, 0, "TCP_CORK");
+            };
+            cork(1);
+            if s.write_all(response).is_ok() {
+                let _ = s.shutdown(std::net::Shutdown::Write);
+            }
+            // Wait for the client's close, so that no reset overtakes the FIN.
+            let _ = s.read(&mut buf);
+        }
+    });
+    (addr, handle)
+}
+
+#[test]
+fn responses_delimited_by_the_close_are_complete_at_the_close() {
+    for (response, what) in [
+        (&b"HTTP/1.0 200 OK\r\n\r\nhello"[..], "HTTP/1.0"),
+        (
+            &b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nhello"[..],
+            "HTTP/1.1 without a length",
+        ),
+    ] {
+        let (addr, handle) = closing_server(response, 10);
+        let mut c = config(&[format!("http://{addr}/")], 1);
+        c.requests = Some(10);
+        c.duration = Some(Duration::from_secs(10));
+        let started = Instant::now();
+        let r = http::run(&c, &CancelToken::new()).unwrap();
+        handle.join().unwrap();
+        assert_eq!(
+            (r.sent, r.responses, r.errors.total()),
+            (10, 10, 0),
+            "{what}: {:?}",
+            r.errors
+        );
+        assert_eq!(r.bytes, 10 * response.len() as u64, "{what}");
+        assert_eq!(r.connect.count, 10, "{what}: a connection per response");
+        assert!(
+            started.elapsed() < Duration::from_secs(8),
+            "{what}: took {:?}",
+            started.elapsed()
+        );
+    }
+    // A body cut short by the close is a reset, at once, not a hang.
+    let (addr, handle) = closing_server(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello", 3);
+    let mut c = config(&[format!("http://{addr}/")], 1);
+    c.requests = Some(3);
+    c.duration = Some(Duration::from_secs(10));
+    let started = Instant::now();
+    let r = http::run(&c, &CancelToken::new()).unwrap();
+    handle.join().unwrap();
+    assert_eq!((r.responses, r.errors.reset), (0, 3), "{:?}", r.errors);
+    assert!(started.elapsed() < Duration::from_secs(8));
+}
