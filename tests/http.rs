@@ -587,3 +587,70 @@ fn responses_delimited_by_the_close_are_complete_at_the_close() {
     assert_eq!((r.responses, r.errors.reset), (0, 3), "{:?}", r.errors);
     assert!(started.elapsed() < Duration::from_secs(8));
 }
+
+/// `sledge http ARGS` with a sandboxed store, bounded to 60 s.
+fn sledge_http(args: &[&str]) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    assert_cmd::Command::cargo_bin("sledge")
+        .unwrap()
+        .current_dir(dir.path())
+        .env("SLEDGE_STORE", dir.path().join("results.db"))
+        .arg("http")
+        .args(args)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_silent_server_times_out_by_default_and_fails_the_run() {
+    let (addr, stop, handle) = scripted_server(0, Duration::ZERO, Behaviour::Silent);
+    let url = format!("http://{addr}/");
+    let started = Instant::now();
+    // No --timeout: the default (2 s) ends each request; -n alone would
+    // otherwise wait for the 600 s cap.
+    let out = sledge_http(&["-c", "2", "-t", "1", "-n", "4", "--json", &url]);
+    let took = started.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    handle.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["errors"]["timeout"], 4, "{json}");
+    assert_eq!(json["responses"], 0, "{json}");
+    // Two rounds of 2 s on two connections, with room for a busy host.
+    assert!(took >= Duration::from_millis(3900), "{took:?}");
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    assert!(
+        stderr.contains("error: no request succeeded: 4 sent, 0 complete responses"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_run_where_every_response_is_an_error_status_fails() {
+    let srv = server(Model::Async);
+    let out = sledge_http(&["-c", "1", "-n", "5", &srv.url("/nothing")]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    // The figures are printed all the same.
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("5 responses"),
+        "{out:?}"
+    );
+    assert_eq!(
+        stderr.trim_end(),
+        "error: no request succeeded: 5 sent, 5 complete responses (5 4xx, 0 5xx), \
+         0 without a response (refused 0, reset 0, timeout 0, protocol 0, other 0)"
+    );
+    // One success among the errors is a run that worked.
+    let out = sledge_http(&[
+        "-c",
+        "1",
+        "-n",
+        "4",
+        &srv.url("/nothing"),
+        &srv.url("/static/1"),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}
