@@ -654,3 +654,54 @@ fn a_run_where_every_response_is_an_error_status_fails() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
 }
+
+/// A loopback port that refuses connections while the returned socket
+/// lives (bound, not listening: nothing else can listen there).
+fn refusing_port() -> (socket2::Socket, u16) {
+    let held = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    held.bind(&SocketAddr::from(([127, 0, 0, 1], 0)).into())
+        .unwrap();
+    let port = held.local_addr().unwrap().as_socket().unwrap().port();
+    (held, port)
+}
+
+#[test]
+fn serve_failures_print_only_the_true_error() {
+    // A port in use: no warning about threads or a database left behind.
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap();
+    let out = sledge_http(&["--serve", &addr.to_string()]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("error: cannot listen on {addr}: Address already in use (os error 98)\n")
+    );
+    drop(taken);
+    // A database server that cannot be reached: no warning about dropping
+    // a table that was never made.
+    let (held, port) = refusing_port();
+    for (model, db, reason) in [
+        (
+            "async",
+            format!("postgres://u:secret@127.0.0.1:{port}/db"),
+            "cannot connect: error connecting to server: Connection refused (os error 111)",
+        ),
+        (
+            "threads",
+            format!("mysql://u:secret@127.0.0.1:{port}/db"),
+            "cannot connect to MySQL/MariaDB: DriverError { Could not connect to address `127.0.0.1:PORT': Connection refused (os error 111) }",
+        ),
+    ] {
+        let out = sledge_http(&["--serve", "127.0.0.1:0", "--model", model, "--db", &db]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let shown = db.replace(":secret@", ":***@");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!(
+                "error: db={shown}: {}\n",
+                reason.replace("PORT", &port.to_string())
+            )
+        );
+    }
+    drop(held);
+}

@@ -299,8 +299,14 @@ impl Database {
              INSERT INTO {table} (id, body) VALUES (1, '{}')",
             row_text()
         );
-        pg_client::query_first(&config, &create)
-            .map_err(|e| anyhow!("db={shown}: cannot create table {table} with its row: {e:#}"))?;
+        if let Err(e) = pg_client::query_first(&config, &create) {
+            if e.is::<pg_client::NotConnected>() {
+                // Nothing was sent: there is no table to drop.
+                db.forget();
+                bail!("db={shown}: {e:#}");
+            }
+            bail!("db={shown}: cannot create table {table} with its row: {e:#}");
+        }
         db.fetch_row()?;
         Ok(db)
     }
@@ -399,6 +405,11 @@ impl Database {
                 body.ok_or_else(|| anyhow!("db={shown}: {select} returned no row"))
             }
         }
+    }
+
+    /// Marks the table or file as never made: nothing to remove.
+    fn forget(mut self) {
+        self.removed = true;
     }
 
     /// Removes the file or drops the table; an error says what was left

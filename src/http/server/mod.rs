@@ -138,8 +138,22 @@ pub struct Server {
 }
 
 impl Server {
-    /// Binds and starts serving.
+    /// Binds and starts serving. The sockets are bound first, so that an
+    /// address in use is the one error reported, before a database is
+    /// made; a failure after that removes the database again.
     pub fn start(config: &ServerConfig) -> anyhow::Result<Server> {
+        let loops = match config.model {
+            Model::Async => config.threads.max(1),
+            Model::Threads => 1,
+        };
+        let mut addr = config.addr;
+        let mut listeners = Vec::with_capacity(loops);
+        for _ in 0..loops {
+            let listener =
+                bind(addr, loops > 1).with_context(|| format!("cannot listen on {addr}"))?;
+            addr = listener.local_addr()?;
+            listeners.push(listener);
+        }
         let database = match &config.dynamic {
             Some(source) => Some(Database::create(source)?),
             None => None,
@@ -149,33 +163,24 @@ impl Server {
         let content = Arc::new(
             content::Content::new(&config.sizes, database).context("building the responses")?,
         );
-        let stop = Arc::new(AtomicBool::new(false));
-        let failure = Arc::new(Mutex::new(None));
+        // From here the server owns every handle: should a thread fail to
+        // start, dropping it stops the others and removes the database.
         let mut server = Server {
-            addr: config.addr,
-            content: Some(content.clone()),
-            pool: pool.clone(),
-            stop: stop.clone(),
+            addr,
+            content: Some(content),
+            pool,
+            stop: Arc::new(AtomicBool::new(false)),
             wakers: Vec::new(),
             threads: Vec::new(),
-            failure,
+            failure: Arc::new(Mutex::new(None)),
         };
-        let loops = match config.model {
-            Model::Async => config.threads.max(1),
-            Model::Threads => 1,
-        };
-        let mut addr = config.addr;
-        for i in 0..loops {
-            let listener =
-                bind(addr, loops > 1).with_context(|| format!("cannot listen on {addr}"))?;
-            addr = listener.local_addr()?;
-            server.addr = addr;
+        for (i, listener) in listeners.into_iter().enumerate() {
             let (poll, waker) = event_loop::new_poll()?;
             server.wakers.push(waker.clone());
             let shared = Shared {
-                content: content.clone(),
-                pool: pool.clone(),
-                stop: stop.clone(),
+                content: server.content.clone().expect("set above"),
+                pool: server.pool.clone(),
+                stop: server.stop.clone(),
             };
             let (failure, cpus, model) =
                 (server.failure.clone(), config.cpus.clone(), config.model);
@@ -187,7 +192,8 @@ impl Server {
                         *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
                     }
                     result
-                })?;
+                })
+                .context("cannot start a server thread")?;
             server.threads.push(handle);
         }
         Ok(server)
