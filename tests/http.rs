@@ -705,3 +705,73 @@ fn serve_failures_print_only_the_true_error() {
     }
     drop(held);
 }
+
+/// Every file under `dir`, concatenated (a store and its journal).
+fn bytes_under(dir: &std::path::Path) -> Vec<u8> {
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            all.extend(std::fs::read(&path).unwrap());
+        }
+    }
+    all
+}
+
+#[test]
+fn database_passwords_are_masked_in_every_form_everywhere() {
+    let (held, port) = refusing_port();
+    // A sweep over the forms PostgreSQL and MySQL accept a password in:
+    // libpq's keyword form (quoted, with a space), a URL's user part, a
+    // query parameter. Nothing listens, so every case fails in its set-up.
+    let db = format!(
+        "db=host=127.0.0.1 port={port} user=u password='secretpw 1' dbname=x,\
+         postgres://u:secretpw2@127.0.0.1:{port}/x,\
+         mysql://u@127.0.0.1:{port}/x?password=secretpw3"
+    );
+    let sandbox = crate::common::Sandbox::new();
+    let out = sandbox
+        .sledge()
+        .args(["run", "http.dynamic", "-p", &db, "-p", "requests=10"])
+        .args(crate::common::FAST)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(!stdout.contains("secretpw"), "{stdout}");
+    assert!(!stderr.contains("secretpw"), "{stderr}");
+    assert!(stdout.contains("password=***"), "{stdout}");
+    assert!(stdout.contains("postgres://u:***@127.0.0.1"), "{stdout}");
+    assert!(stdout.contains("?password=***"), "{stdout}");
+    let stored = bytes_under(sandbox.path());
+    assert!(
+        !stored.windows(8).any(|w| w == b"secretpw"),
+        "a password reached the store"
+    );
+    let show = sandbox
+        .sledge()
+        .args(["show", "last", "--json"])
+        .output()
+        .unwrap();
+    let run: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    let command_line = run["command_line"].as_str().unwrap();
+    assert!(
+        command_line.contains(&format!(
+            "-p db=host=127.0.0.1 port={port} user=u password=*** dbname=x,postgres://u:***@"
+        )),
+        "{command_line}"
+    );
+    let cases = run["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 3, "{run}");
+    for case in cases {
+        let shown = case["params"]["db"].as_str().unwrap();
+        assert!(shown.contains("***"), "{shown}");
+        let error = case["error"].as_str().unwrap();
+        assert!(error.contains("db=") && error.contains("***"), "{error}");
+    }
+    drop(held);
+}

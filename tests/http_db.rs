@@ -507,3 +507,37 @@ fn an_unreachable_database_skips_unless_required() {
     }
     drop(held);
 }
+
+/// Without a password in the URL, the MySQL client's own sources give it:
+/// `~/.my.cnf`, then `MYSQL_PWD`. A wrong one there makes the login fail
+/// with "using password: YES", so it was read and sent.
+#[test]
+fn mysql_takes_a_password_left_out_of_the_url_from_my_cnf_or_mysql_pwd() {
+    let Some(url) = Kind::Mysql.live_url() else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let serve = |env: &[(&str, &str)]| {
+        let mut cmd = assert_cmd::Command::cargo_bin("sledge").unwrap();
+        cmd.current_dir(home.path())
+            .env("HOME", home.path())
+            .env_remove("MYSQL_PWD")
+            .args(["http", "--serve", "127.0.0.1:0", "--db", &url]);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.timeout(Duration::from_secs(30)).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let stderr = serve(&[("MYSQL_PWD", "wrong-from-env")]);
+    assert!(stderr.contains("using password: YES"), "{stderr}");
+    assert!(!stderr.contains("wrong-from"), "{stderr}");
+    let cnf = home.path().join(".my.cnf");
+    std::fs::write(&cnf, "[client]\npassword = wrong-from-file\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&cnf, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let stderr = serve(&[]);
+    assert!(stderr.contains("using password: YES"), "{stderr}");
+    assert!(!stderr.contains("wrong-from"), "{stderr}");
+}

@@ -72,9 +72,11 @@ pub struct HttpArgs {
     #[arg(long, default_value = "async", value_parser = ["async", "threads"])]
     model: String,
     /// Database of the /dynamic page with --serve: sqlite (a fresh
-    /// embedded file), postgres://user@host:port/database or
-    /// mysql://user@host:port/database (a table created for the server and
-    /// dropped when it stops) [default: sqlite].
+    /// embedded file), postgres://user@host:port/database (or libpq's
+    /// `host=... user=... dbname=...`) or mysql://user@host:port/database
+    /// (a table created for the server and dropped when it stops)
+    /// [default: sqlite]. Leave the password out (others see command
+    /// lines): PGPASSWORD or ~/.pgpass, ~/.my.cnf or MYSQL_PWD are used.
     #[arg(long, value_name = "DB")]
     db: Option<String>,
 }

@@ -108,7 +108,7 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
         cpus,
         methodology,
         idle_check: !args.no_idle_check,
-        command_line: crate::secrets::redact_words(&std::env::args().collect::<Vec<_>>().join(" ")),
+        command_line: crate::secrets::redact_args(&std::env::args().collect::<Vec<_>>()),
     };
     let run = suite::execute(&plan, options, &mut store, &cancel, progress)?;
     // Clear the bars before the table is printed.

@@ -15,6 +15,7 @@
 
 mod blocking;
 mod content;
+mod db_password;
 pub mod dynamic;
 mod event_loop;
 mod pg_client;
