@@ -775,3 +775,271 @@ fn database_passwords_are_masked_in_every_form_everywhere() {
     }
     drop(held);
 }
+
+/// A built-in server with short limits, so that abuse is cut off fast.
+fn limited_server(model: Model, limits: http::server::Limits) -> Server {
+    Server::start(&ServerConfig {
+        model,
+        sizes: vec![1, 10 << 20],
+        limits,
+        ..ServerConfig::loopback()
+    })
+    .expect("server starts")
+}
+
+fn short_limits() -> http::server::Limits {
+    http::server::Limits {
+        header_timeout: Duration::from_millis(300),
+        idle_timeout: Duration::from_millis(300),
+        send_timeout: Duration::from_millis(300),
+        ..Default::default()
+    }
+}
+
+/// Reads until the server closes (`true`), or 10 s pass (`false`);
+/// returns what was read.
+fn read_until_closed(s: &mut TcpStream) -> (Vec<u8>, bool) {
+    s.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut out = Vec::new();
+    let mut buf = [0u8; 64 * 1024];
+    while Instant::now() < deadline {
+        match s.read(&mut buf) {
+            Ok(0) => return (out, true),
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return (out, true),
+        }
+    }
+    (out, false)
+}
+
+#[test]
+fn stalled_and_idle_clients_are_closed_after_their_timeout() {
+    for model in [Model::Async, Model::Threads] {
+        let srv = limited_server(model, short_limits());
+        let connect = || TcpStream::connect(srv.addr()).unwrap();
+        // Nothing sent after the accept.
+        let mut silent = connect();
+        // A head sent a byte every 50 ms (slowloris): the header timeout
+        // counts from the accept, not from the last byte.
+        let mut trickle = connect();
+        // One request answered, then nothing: the idle timeout.
+        let mut idle = connect();
+        write!(idle, "GET /static/1 HTTP/1.1\r\nHost: t\r\n\r\n").unwrap();
+        // Responses asked for and never read, 1 GiB, more than the
+        // kernel's socket buffers hold: the send timeout.
+        let mut deaf = connect();
+        for _ in 0..100 {
+            write!(deaf, "GET /static/10485760 HTTP/1.1\r\nHost: t\r\n\r\n").unwrap();
+        }
+        let started = Instant::now();
+        let head = b"GET /static/1 HTTP/1.1\r\nHost: t\r\nX-Slow: ";
+        for (i, byte) in head.iter().chain(b"a".repeat(40).iter()).enumerate() {
+            if trickle.write_all(std::slice::from_ref(byte)).is_err() {
+                break;
+            }
+            if i > 10 && started.elapsed() > Duration::from_secs(3) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        for (name, s) in [("silent", &mut silent), ("trickle", &mut trickle)] {
+            let (got, closed) = read_until_closed(s);
+            assert!(
+                closed,
+                "{model:?} {name}: still open after {:?}",
+                started.elapsed()
+            );
+            assert!(got.is_empty(), "{model:?} {name}: {got:?}");
+        }
+        let (got, closed) = read_until_closed(&mut idle);
+        assert!(closed, "{model:?} idle: still open");
+        assert!(got.starts_with(b"HTTP/1.1 200"), "{model:?} idle");
+        // Read only well after the send timeout: reading is progress.
+        std::thread::sleep(Duration::from_millis(1500).saturating_sub(started.elapsed()));
+        let (got, closed) = read_until_closed(&mut deaf);
+        assert!(closed, "{model:?} deaf: still open");
+        assert!(
+            got.len() < 100 * (10 << 20),
+            "{model:?} deaf: all {} bytes were kept for it",
+            got.len()
+        );
+        // Clients that keep up are served as before.
+        assert!(fetch(srv.addr(), "/static/1").starts_with(b"HTTP/1.1 200"));
+    }
+}
+
+#[test]
+fn the_threads_model_caps_its_connection_threads() {
+    let srv = limited_server(
+        Model::Threads,
+        http::server::Limits {
+            max_threads: 3,
+            ..Default::default()
+        },
+    );
+    // Three connections hold the three threads.
+    let mut held: Vec<TcpStream> = (0..3)
+        .map(|_| TcpStream::connect(srv.addr()).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    // A fourth is accepted by the kernel but waits for a thread.
+    let mut fourth = TcpStream::connect(srv.addr()).unwrap();
+    write!(
+        fourth,
+        "GET /static/1 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    fourth
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let mut buf = [0u8; 1024];
+    match fourth.read(&mut buf) {
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) => {}
+        other => panic!("a fourth thread answered: {other:?}"),
+    }
+    // One of the three leaves: the fourth gets its thread and its answer.
+    drop(held.pop());
+    let (got, closed) = read_until_closed(&mut fourth);
+    assert!(closed && got.starts_with(b"HTTP/1.1 200"), "{got:?}");
+    drop(held);
+}
+
+/// Sends `request` on a fresh connection; what came back until the close.
+fn exchange(addr: SocketAddr, request: &[u8]) -> Vec<u8> {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(request).unwrap();
+    let (got, closed) = read_until_closed(&mut s);
+    assert!(
+        closed,
+        "still open after {:?}",
+        String::from_utf8_lossy(request)
+    );
+    got
+}
+
+#[test]
+fn malformed_requests_get_a_4xx_and_a_close() {
+    let refused: &[(&[u8], &str)] = &[
+        (
+            b"POST /static/1 HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
+            "400",
+        ),
+        (
+            b"POST /static/1 HTTP/1.1\r\nContent-Length: 12345678901234567890123\r\n\r\n",
+            "400",
+        ),
+        (
+            b"POST /static/1 HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd",
+            "400",
+        ),
+        (
+            b"POST /static/1 HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n",
+            "400",
+        ),
+        (
+            b"POST /static/1 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+            "411",
+        ),
+        (
+            b"POST /static/1 HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n",
+            "413",
+        ),
+        (b"GET /static/1 HTTP/1.1\r\nno colon\r\n\r\n", "400"),
+        (b"GET /static/1 HTTP/9.9\r\n\r\n", "400"),
+        // Binary garbage, with no line end at all: a TLS hello, NULs.
+        (b"\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03", "400"),
+        (b"\x00\x00\x00\x00", "400"),
+    ];
+    for model in [Model::Async, Model::Threads] {
+        let srv = server(model);
+        for (request, status) in refused {
+            let got = exchange(srv.addr(), request);
+            let text = String::from_utf8_lossy(&got);
+            assert!(
+                text.starts_with(&format!("HTTP/1.1 {status} ")),
+                "{model:?} {}: {text}",
+                String::from_utf8_lossy(request)
+            );
+            assert!(text.contains("Connection: close\r\n"), "{model:?}: {text}");
+        }
+        // Bare LF line ends are accepted (the documented policy).
+        let got = exchange(srv.addr(), b"GET /static/1 HTTP/1.0\n\n");
+        assert!(got.starts_with(b"HTTP/1.1 200"), "{model:?}: {got:?}");
+        // A body is skipped, so the next request on the connection is
+        // read where it starts; also when the body comes in pieces.
+        let mut s = TcpStream::connect(srv.addr()).unwrap();
+        s.write_all(b"POST /static/1 HTTP/1.1\r\nContent-Length: 10\r\n\r\n01234")
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        s.write_all(b"56789GET /static/1 HTTP/1.1\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let (got, closed) = read_until_closed(&mut s);
+        let text = String::from_utf8_lossy(&got);
+        assert!(closed, "{model:?}: {text}");
+        assert_eq!(
+            text.matches("HTTP/1.1 200 OK").count(),
+            2,
+            "{model:?}: {text}"
+        );
+    }
+}
+
+#[test]
+fn a_client_that_pipelines_without_reading_gets_every_answer_later() {
+    for model in [Model::Async, Model::Threads] {
+        let srv = server(model);
+        let one_close = fetch(srv.addr(), "/static/307200").len() as u64;
+        let one_keep = one_close - CLOSE_HEADER as u64;
+        let mut s = TcpStream::connect(srv.addr()).unwrap();
+        // 1,000 requests (150 KB) for 300 KiB each (300 MiB, more than
+        // the socket buffers hold) written before any answer is read: the
+        // server reads ahead only so far, then on as answers are taken.
+        let requests = 1000;
+        let pad = "a".repeat(100);
+        let writer = {
+            let mut s = s.try_clone().unwrap();
+            std::thread::spawn(move || {
+                for i in 0..requests {
+                    let connection = if i == requests - 1 {
+                        "close"
+                    } else {
+                        "keep-alive"
+                    };
+                    write!(
+                        s,
+                        "GET /static/307200 HTTP/1.1\r\nX-Pad: {pad}\r\nConnection: {connection}\r\n\r\n"
+                    )
+                    .unwrap();
+                }
+            })
+        };
+        std::thread::sleep(Duration::from_millis(300));
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut total = 0u64;
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => total += n as u64,
+                Err(e) => panic!("{model:?}: {e} after {total} bytes"),
+            }
+        }
+        writer.join().unwrap();
+        assert_eq!(
+            total,
+            (requests as u64 - 1) * one_keep + one_close,
+            "{model:?}"
+        );
+    }
+}

@@ -71,6 +71,11 @@ pub struct HttpArgs {
     /// connection).
     #[arg(long, default_value = "async", value_parser = ["async", "threads"])]
     model: String,
+    /// With --serve --model threads: connection threads at once (Apache's
+    /// MaxRequestWorkers); more connections wait in the listen queue.
+    #[arg(long, value_name = "N", default_value_t = http::server::DEFAULT_MAX_THREADS as u32,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    max_threads: u32,
     /// Database of the /dynamic page with --serve: sqlite (a fresh
     /// embedded file), postgres://user@host:port/database (or libpq's
     /// `host=... user=... dbname=...`) or mysql://user@host:port/database
@@ -225,6 +230,10 @@ fn serve(addr: SocketAddr, args: &HttpArgs, cancel: &CancelToken) -> anyhow::Res
         model: Model::parse(&args.model).expect("clap checked the model"),
         threads: args.threads.unwrap_or(1),
         dynamic: Some(dynamic),
+        limits: http::server::Limits {
+            max_threads: args.max_threads as usize,
+            ..Default::default()
+        },
         ..ServerConfig::loopback()
     };
     http::limits::ensure_open_files(4096).ok();

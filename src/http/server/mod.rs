@@ -92,6 +92,52 @@ impl Model {
     }
 }
 
+/// What the server allows a client, so that clients that stall, idle or
+/// flood cannot hold its memory, descriptors or threads for ever. The
+/// defaults are nginx's and Apache's where they have one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// From accepting a connection, or from the first byte of a later
+    /// request, until the request's head is complete; then the connection
+    /// is closed (nginx's `client_header_timeout`, 60 s).
+    pub header_timeout: Duration,
+    /// Between requests on a kept-alive connection (nginx's
+    /// `keepalive_timeout`, 75 s).
+    pub idle_timeout: Duration,
+    /// Without any progress writing a response to a client that does not
+    /// read (nginx's `send_timeout`, 60 s).
+    pub send_timeout: Duration,
+    /// The threads model's connection threads at once (Apache's
+    /// `MaxRequestWorkers`); further connections wait in the listen queue
+    /// until a thread ends.
+    pub max_threads: usize,
+}
+
+/// The default cap on connection threads: Apache's `MaxRequestWorkers` is
+/// 256 (prefork) to 400 (worker, event); this is higher so that the
+/// articles' 500 clients each get their thread.
+pub const DEFAULT_MAX_THREADS: usize = 1024;
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            header_timeout: Duration::from_secs(60),
+            idle_timeout: Duration::from_secs(75),
+            send_timeout: Duration::from_secs(60),
+            max_threads: DEFAULT_MAX_THREADS,
+        }
+    }
+}
+
+impl Limits {
+    /// The shortest of the timeouts.
+    fn shortest_timeout(&self) -> Duration {
+        self.header_timeout
+            .min(self.idle_timeout)
+            .min(self.send_timeout)
+    }
+}
+
 /// What to serve and how.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -108,6 +154,8 @@ pub struct ServerConfig {
     /// Serve `/dynamic` from this database (a fresh SQLite file, or a
     /// fresh table on a server), or not at all.
     pub dynamic: Option<DbSource>,
+    /// Timeouts and the thread cap.
+    pub limits: Limits,
 }
 
 impl ServerConfig {
@@ -121,6 +169,7 @@ impl ServerConfig {
             cpus: None,
             sizes: STANDARD_SIZES.to_vec(),
             dynamic: Some(DbSource::Sqlite),
+            limits: Limits::default(),
         }
     }
 }
@@ -183,12 +232,16 @@ impl Server {
                 pool: server.pool.clone(),
                 stop: server.stop.clone(),
             };
-            let (failure, cpus, model) =
-                (server.failure.clone(), config.cpus.clone(), config.model);
+            let (failure, cpus, model, limits) = (
+                server.failure.clone(),
+                config.cpus.clone(),
+                config.model,
+                config.limits,
+            );
             let handle = std::thread::Builder::new()
                 .name(format!("sledge-server-{i}"))
                 .spawn(move || {
-                    let result = serve(model, i, listener, poll, waker, shared, cpus);
+                    let result = serve(model, i, listener, poll, waker, shared, cpus, limits);
                     if let Err(e) = &result {
                         *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
                     }
@@ -301,6 +354,7 @@ struct Shared {
     stop: Arc<AtomicBool>,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn serve(
     model: Model,
     index: usize,
@@ -309,6 +363,7 @@ fn serve(
     waker: Arc<Waker>,
     shared: Shared,
     cpus: Option<Vec<usize>>,
+    limits: Limits,
 ) -> std::io::Result<()> {
     let Shared {
         content,
@@ -329,6 +384,7 @@ fn serve(
                 content,
                 pool,
                 stop,
+                limits,
             )
             .run()
         }
@@ -336,7 +392,7 @@ fn serve(
             if let Some(cpus) = &cpus {
                 affinity::set_affinity(cpus).map_err(std::io::Error::other)?;
             }
-            threads::run(listener, poll, content, stop, cpus)
+            threads::run(listener, poll, waker, content, stop, cpus, limits)
         }
     }
 }
