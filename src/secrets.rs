@@ -178,9 +178,16 @@ fn percent_decode(text: &str) -> String {
 mod tests {
     use super::*;
 
+    /// Each text redacts to its shown form.
+    fn assert_redacts(cases: &[(&str, &str)]) {
+        for (text, shown) in cases {
+            assert_eq!(redact(text), *shown, "{text}");
+        }
+    }
+
     #[test]
     fn url_user_parts_are_masked_and_the_rest_kept() {
-        for (text, shown) in [
+        assert_redacts(&[
             (
                 "postgres://bob:s3cret@127.0.0.1:5432/test",
                 "postgres://bob:***@127.0.0.1:5432/test",
@@ -203,14 +210,12 @@ mod tests {
                 "http://127.0.0.1:8080/static/1",
                 "http://127.0.0.1:8080/static/1",
             ),
-        ] {
-            assert_eq!(redact(text), shown, "{text}");
-        }
+        ]);
     }
 
     #[test]
     fn query_parameters_are_masked_whatever_their_spelling() {
-        for (text, shown) in [
+        assert_redacts(&[
             (
                 "mysql://root@127.0.0.1/test?password=x&ssl=0",
                 "mysql://root@127.0.0.1/test?password=***&ssl=0",
@@ -232,14 +237,12 @@ mod tests {
                 "mysql://u@h/db?pkcs12_password=x",
                 "mysql://u@h/db?pkcs12_password=***",
             ),
-        ] {
-            assert_eq!(redact(text), shown, "{text}");
-        }
+        ]);
     }
 
     #[test]
     fn libpq_keyword_values_are_masked_plain_spaced_and_quoted() {
-        for (text, shown) in [
+        assert_redacts(&[
             (
                 "host=127.0.0.1 user=u password=secretpw dbname=x",
                 "host=127.0.0.1 user=u password=*** dbname=x",
@@ -260,9 +263,7 @@ mod tests {
             ("mypassword is=x", "mypassword is=x"),
             ("the password is kept", "the password is kept"),
             ("passwords=", "passwords=***"),
-        ] {
-            assert_eq!(redact(text), shown, "{text}");
-        }
+        ]);
     }
 
     #[test]

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::common::refusing_port;
 use sledge::engine::CancelToken;
 use sledge::http::server::dynamic::row_text;
 use sledge::http::{self, LoadConfig, Model, Rate, Server, ServerConfig};
@@ -277,12 +278,7 @@ fn open_loop_drops_requests_older_than_the_timeout() {
 
 #[test]
 fn an_unreachable_server_fails_fast() {
-    // A socket bound but not listening holds the port for the whole test
-    // (nothing else can listen there), and a connect to it is refused.
-    let held = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-    held.bind(&SocketAddr::from(([127, 0, 0, 1], 0)).into())
-        .unwrap();
-    let port = held.local_addr().unwrap().as_socket().unwrap().port();
+    let (held, port) = refusing_port();
     let mut c = config(&[format!("http://127.0.0.1:{port}/")], 1);
     c.duration = Some(Duration::from_secs(30));
     let started = Instant::now();
@@ -555,13 +551,7 @@ fn responses_delimited_by_the_close_are_complete_at_the_close() {
             "HTTP/1.1 without a length",
         ),
     ] {
-        let (addr, handle) = closing_server(response, 10);
-        let mut c = config(&[format!("http://{addr}/")], 1);
-        c.requests = Some(10);
-        c.duration = Some(Duration::from_secs(10));
-        let started = Instant::now();
-        let r = http::run(&c, &CancelToken::new()).unwrap();
-        handle.join().unwrap();
+        let (r, took) = run_against_closing_server(response, 10);
         assert_eq!(
             (r.sent, r.responses, r.errors.total()),
             (10, 10, 0),
@@ -570,22 +560,30 @@ fn responses_delimited_by_the_close_are_complete_at_the_close() {
         );
         assert_eq!(r.bytes, 10 * response.len() as u64, "{what}");
         assert_eq!(r.connect.count, 10, "{what}: a connection per response");
-        assert!(
-            started.elapsed() < Duration::from_secs(8),
-            "{what}: took {:?}",
-            started.elapsed()
-        );
+        assert!(took < Duration::from_secs(8), "{what}: took {took:?}");
     }
     // A body cut short by the close is a reset, at once, not a hang.
-    let (addr, handle) = closing_server(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello", 3);
+    let (r, took) =
+        run_against_closing_server(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello", 3);
+    assert_eq!((r.responses, r.errors.reset), (0, 3), "{:?}", r.errors);
+    assert!(took < Duration::from_secs(8), "took {took:?}");
+}
+
+/// `requests` requests on one connection at a time against a
+/// [`closing_server`] answering `response`; the report and how long it took.
+fn run_against_closing_server(
+    response: &'static [u8],
+    requests: usize,
+) -> (http::LoadReport, Duration) {
+    let (addr, handle) = closing_server(response, requests);
     let mut c = config(&[format!("http://{addr}/")], 1);
-    c.requests = Some(3);
+    c.requests = Some(requests as u64);
     c.duration = Some(Duration::from_secs(10));
     let started = Instant::now();
     let r = http::run(&c, &CancelToken::new()).unwrap();
+    let took = started.elapsed();
     handle.join().unwrap();
-    assert_eq!((r.responses, r.errors.reset), (0, 3), "{:?}", r.errors);
-    assert!(started.elapsed() < Duration::from_secs(8));
+    (r, took)
 }
 
 /// `sledge http ARGS` with a sandboxed store, bounded to 60 s.
@@ -653,16 +651,6 @@ fn a_run_where_every_response_is_an_error_status_fails() {
         &srv.url("/static/1"),
     ]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-}
-
-/// A loopback port that refuses connections while the returned socket
-/// lives (bound, not listening: nothing else can listen there).
-fn refusing_port() -> (socket2::Socket, u16) {
-    let held = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-    held.bind(&SocketAddr::from(([127, 0, 0, 1], 0)).into())
-        .unwrap();
-    let port = held.local_addr().unwrap().as_socket().unwrap().port();
-    (held, port)
 }
 
 #[test]

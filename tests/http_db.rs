@@ -435,8 +435,9 @@ fn the_workload_runs_against_both_servers() {
 }
 
 /// This test binary running one of the database tests against `url`
-/// (a port that refuses), with `SLEDGE_TEST_DATABASES` set to `mode`.
-fn run_one_against(test: &str, var: &str, url: &str, mode: Option<&str>) -> std::process::Output {
+/// (a port that refuses), with `SLEDGE_TEST_DATABASES` set to `mode`:
+/// whether it passed, its stdout and its stderr.
+fn run_one_against(test: &str, var: &str, url: &str, mode: Option<&str>) -> (bool, String, String) {
     let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
     cmd.args([test, "--exact", "--nocapture", "--test-threads", "1"])
         .env(var, url)
@@ -444,18 +445,19 @@ fn run_one_against(test: &str, var: &str, url: &str, mode: Option<&str>) -> std:
     if let Some(mode) = mode {
         cmd.env("SLEDGE_TEST_DATABASES", mode);
     }
-    cmd.output().unwrap()
+    let out = cmd.output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 /// A database that is down skips its tests with a visible notice, unless
 /// SLEDGE_TEST_DATABASES=require, which makes it a failure.
 #[test]
 fn an_unreachable_database_skips_unless_required() {
-    // Bound and not listening: connections are refused while it lives.
-    let held = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-    held.bind(&SocketAddr::from(([127, 0, 0, 1], 0)).into())
-        .unwrap();
-    let port = held.local_addr().unwrap().as_socket().unwrap().port();
+    let (held, port) = crate::common::refusing_port();
     for (test, var, url, name) in [
         (
             "http_db::postgres_table_is_dropped",
@@ -470,12 +472,8 @@ fn an_unreachable_database_skips_unless_required() {
             "MariaDB/MySQL",
         ),
     ] {
-        let out = run_one_against(test, var, &url, None);
-        let (stdout, stderr) = (
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr),
-        );
-        assert!(out.status.success(), "{test}: {stdout}{stderr}");
+        let (passed, stdout, stderr) = run_one_against(test, var, &url, None);
+        assert!(passed, "{test}: {stdout}{stderr}");
         assert!(stdout.contains("1 passed"), "{test}: {stdout}");
         assert!(
             stderr.contains(&format!(
@@ -483,12 +481,8 @@ fn an_unreachable_database_skips_unless_required() {
             )),
             "{test}: {stderr}"
         );
-        let out = run_one_against(test, var, &url, Some("require"));
-        let (stdout, stderr) = (
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr),
-        );
-        assert!(!out.status.success(), "{test}: {stdout}{stderr}");
+        let (passed, stdout, stderr) = run_one_against(test, var, &url, Some("require"));
+        assert!(!passed, "{test}: {stdout}{stderr}");
         assert!(stdout.contains("1 failed"), "{test}: {stdout}");
         assert!(
             stderr.contains(&format!(
@@ -497,12 +491,11 @@ fn an_unreachable_database_skips_unless_required() {
             "{test}: {stderr}"
         );
         // A value that means nothing is refused, not taken for "skip".
-        let out = run_one_against(test, var, &url, Some("yes"));
-        assert!(!out.status.success());
+        let (passed, _, stderr) = run_one_against(test, var, &url, Some("yes"));
+        assert!(!passed);
         assert!(
-            String::from_utf8_lossy(&out.stderr)
-                .contains("SLEDGE_TEST_DATABASES must be `require`"),
-            "{out:?}"
+            stderr.contains("SLEDGE_TEST_DATABASES must be `require`"),
+            "{stderr}"
         );
     }
     drop(held);

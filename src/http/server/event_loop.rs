@@ -10,40 +10,45 @@
 //!
 //! Every connection has a deadline for what it waits for (the rest of a
 //! request head, the next request, room to write a response; see
-//! [`Limits`]), kept as a plain field set with the clock the loop reads
-//! once per wake-up; a sweep a few times per shortest timeout closes the
-//! connections past theirs. Nothing per request touches a timer structure,
-//! so the limits cost the hot path a comparison or two. A client that
-//! sends requests without reading the answers is read no further than
-//! [`PENDING_MAX`] bytes ahead, and resumed once its answers go out.
+//! [`Limits`]), counted in ticks of a timerfd that fires a few times per
+//! shortest timeout; at each tick a sweep closes the connections past
+//! theirs. Nothing per request reads a clock or touches a timer, and
+//! `epoll_wait` still blocks without a timeout, so the limits cost the hot
+//! path a comparison or two. A client that sends requests without reading
+//! the answers is read no further than [`PENDING_MAX`] bytes ahead, and
+//! resumed once its answers go out.
 
 use std::io::{self, Read};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mio::net::{TcpListener, TcpStream};
+use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
 
 use super::Limits;
 use super::blocking::BlockingPool;
 use super::content::{Content, Reply};
 use super::request::{self, MAX_REQUEST_HEAD};
+use super::ticker::Ticker;
 
 const LISTENER: Token = Token(0);
 pub(super) const WAKER: Token = Token(1);
-const FIRST_CONN: usize = 2;
+const TICKER: Token = Token(2);
+const FIRST_CONN: usize = 3;
 /// Bytes read per `read`; requests are small, one buffer per thread.
 const READ_BUFFER: usize = 16 * 1024;
 /// Unanswered request bytes read ahead of a response the client does not
 /// take; beyond this the connection is not read until it does.
 const PENDING_MAX: usize = 4 * MAX_REQUEST_HEAD;
-/// Sweeps per shortest timeout: a connection is closed at most a quarter
-/// of its timeout late.
-const SWEEPS_PER_TIMEOUT: u32 = 4;
-/// Bounds of the interval between sweeps.
-const SWEEP_MIN: Duration = Duration::from_millis(10);
-const SWEEP_MAX: Duration = Duration::from_secs(1);
+/// Ticks per shortest timeout: a connection is closed at most half of its
+/// timeout late (a deadline is rounded up to whole ticks, plus one).
+const TICKS_PER_TIMEOUT: u32 = 4;
+/// Bounds of the tick.
+const TICK_MIN: Duration = Duration::from_millis(10);
+const TICK_MAX: Duration = Duration::from_secs(1);
 
 /// What a connection waits for, which decides its deadline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,8 +81,9 @@ struct Conn {
     /// Reading stopped with [`PENDING_MAX`] bytes unanswered.
     paused: bool,
     awaiting: Awaiting,
-    /// When the connection is closed unless what it awaits happens.
-    deadline: Instant,
+    /// The tick at which the connection is closed unless what it awaits
+    /// happens.
+    deadline: u64,
     /// A request was answered (or handed to the pool) since the deadline
     /// was last set.
     progressed: bool,
@@ -109,8 +115,9 @@ pub(super) struct EventLoop {
     stop: Arc<AtomicBool>,
     next_serial: u64,
     limits: Limits,
-    /// The loop's clock, read once per wake-up.
-    now: Instant,
+    /// Ticks so far: the loop's clock.
+    tick: u64,
+    tick_len: Duration,
 }
 
 /// Creates the poll and its waker for one event-loop thread.
@@ -144,8 +151,15 @@ impl EventLoop {
             stop,
             next_serial: 0,
             limits,
-            now: Instant::now(),
+            tick: 0,
+            tick_len: (limits.shortest_timeout() / TICKS_PER_TIMEOUT).clamp(TICK_MIN, TICK_MAX),
         }
+    }
+
+    /// The tick by which `timeout` has surely passed from now.
+    fn deadline_after(&self, timeout: Duration) -> u64 {
+        let ticks = timeout.as_nanos().div_ceil(self.tick_len.as_nanos()) as u64;
+        self.tick + ticks + 1
     }
 
     /// Serves until the stop flag is set (and the waker woken).
@@ -157,19 +171,25 @@ impl EventLoop {
         let mut free: Vec<usize> = Vec::new();
         let mut scratch = vec![0u8; READ_BUFFER];
         let mut events = Events::with_capacity(1024);
-        let sweep_every =
-            (self.limits.shortest_timeout() / SWEEPS_PER_TIMEOUT).clamp(SWEEP_MIN, SWEEP_MAX);
-        let mut next_sweep = Instant::now() + sweep_every;
+        let ticker = Ticker::new(self.tick_len)?;
+        self.poll.registry().register(
+            &mut SourceFd(&ticker.as_raw_fd()),
+            TICKER,
+            Interest::READABLE,
+        )?;
         while !self.stop.load(Ordering::Relaxed) {
-            let wait = next_sweep.saturating_duration_since(self.now);
-            match self.poll.poll(&mut events, Some(wait)) {
+            match self.poll.poll(&mut events, None) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
             }
-            self.now = Instant::now();
+            let mut ticked = false;
             for event in events.iter() {
                 match event.token() {
+                    TICKER => {
+                        self.tick += ticker.take();
+                        ticked = true;
+                    }
                     WAKER => self.finish_pages(&mut conns, &mut free, &mut scratch),
                     LISTENER => self.accept(&mut conns, &mut free)?,
                     Token(t) => {
@@ -194,9 +214,8 @@ impl EventLoop {
                     }
                 }
             }
-            if self.now >= next_sweep {
+            if ticked {
                 self.sweep(&mut conns, &mut free);
-                next_sweep = self.now + sweep_every;
             }
         }
         Ok(())
@@ -221,22 +240,18 @@ impl EventLoop {
         conn.awaiting = awaiting;
         conn.progressed = false;
         let limits = &self.limits;
-        conn.deadline = self.now
-            + match awaiting {
-                Awaiting::Head => limits.header_timeout,
-                Awaiting::Request => limits.idle_timeout,
-                Awaiting::Room => limits.send_timeout,
-                Awaiting::Page => Duration::ZERO,
-            };
+        conn.deadline = match awaiting {
+            Awaiting::Head => self.deadline_after(limits.header_timeout),
+            Awaiting::Request => self.deadline_after(limits.idle_timeout),
+            Awaiting::Room => self.deadline_after(limits.send_timeout),
+            Awaiting::Page => u64::MAX,
+        };
     }
 
     /// Closes the connections past their deadline.
     fn sweep(&self, conns: &mut [Option<Conn>], free: &mut Vec<usize>) {
         for (idx, slot) in conns.iter_mut().enumerate() {
-            if slot
-                .as_ref()
-                .is_some_and(|c| c.awaiting != Awaiting::Page && c.deadline <= self.now)
-            {
+            if slot.as_ref().is_some_and(|c| c.deadline <= self.tick) {
                 *slot = None;
                 free.push(idx);
             }
@@ -311,7 +326,7 @@ impl EventLoop {
                 // The first request's head is due within the header
                 // timeout of the accept, as in nginx.
                 awaiting: Awaiting::Head,
-                deadline: self.now + self.limits.header_timeout,
+                deadline: self.deadline_after(self.limits.header_timeout),
                 progressed: false,
             });
         }

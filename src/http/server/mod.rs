@@ -21,6 +21,7 @@ mod event_loop;
 mod pg_client;
 pub mod request;
 mod threads;
+mod ticker;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -22,6 +22,8 @@
 
 use memchr::memchr;
 
+use crate::http::header_value::{contains_ignore_case, parse_length, trim};
+
 /// Longest request head accepted.
 pub const MAX_REQUEST_HEAD: usize = 16 * 1024;
 /// Longest request body accepted (and skipped), bytes: nginx's default
@@ -167,34 +169,6 @@ fn is_token(b: u8) -> bool {
 
 fn strip_cr(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
-}
-
-fn trim(bytes: &[u8]) -> &[u8] {
-    let start = bytes
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .unwrap_or(bytes.len());
-    let end = bytes
-        .iter()
-        .rposition(|b| !b.is_ascii_whitespace())
-        .map_or(start, |i| i + 1);
-    &bytes[start..end]
-}
-
-/// A Content-Length: decimal digits only, fewer than 20 (so no overflow).
-fn parse_length(digits: &[u8]) -> Option<u64> {
-    if digits.is_empty() || digits.len() > 19 {
-        return None;
-    }
-    digits.iter().try_fold(0u64, |acc, &b| {
-        b.is_ascii_digit().then(|| acc * 10 + u64::from(b - b'0'))
-    })
-}
-
-fn contains_ignore_case(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack
-        .windows(needle.len())
-        .any(|w| w.eq_ignore_ascii_case(needle))
 }
 
 #[cfg(test)]

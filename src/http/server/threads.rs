@@ -203,14 +203,7 @@ fn serve_connection(mut stream: TcpStream, content: &Content, stop: &AtomicBool,
         match stream.read(&mut buf[filled..]) {
             Ok(0) => return,
             Ok(n) => filled += n,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock
-                        | io::ErrorKind::TimedOut
-                        | io::ErrorKind::Interrupted
-                ) =>
-            {
+            Err(e) if waited(&e) => {
                 // Waiting for a request to start: since the accept (the
                 // first), or since the first read that timed out, which
                 // came STOP_CHECK after the last response at the latest.
@@ -248,14 +241,7 @@ fn skip_body(stream: &mut TcpStream, mut left: u64, stop: &AtomicBool, limits: &
                 left -= n as u64;
                 quiet_since = None;
             }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock
-                        | io::ErrorKind::TimedOut
-                        | io::ErrorKind::Interrupted
-                ) =>
-            {
+            Err(e) if waited(&e) => {
                 let since = *quiet_since.get_or_insert_with(|| earlier(Instant::now(), STOP_CHECK));
                 if since.elapsed() >= limits.header_timeout {
                     return false;
@@ -303,6 +289,15 @@ fn write_reply(
             _ => stalled_since = Some((earlier(Instant::now(), STOP_CHECK), written)),
         }
     }
+}
+
+/// Whether a read on a socket with a timeout only waited (the timeout,
+/// or a signal) rather than failed.
+fn waited(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+    )
 }
 
 /// `by` before `now`, or `now` on a clock younger than that.
