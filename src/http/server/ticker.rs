@@ -6,7 +6,7 @@
 //! fires every interval costs one wake-up per tick and nothing per request:
 //! deadlines are counted in ticks.
 //!
-//! (A low-level OS helper: it belongs with the others in a `sys` layer.)
+//! (Low-level OS code: it belongs in a `sys` layer with the rest of it.)
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
