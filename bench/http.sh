@@ -13,10 +13,14 @@
 #
 # Needs: wrk, nginx (nginx-light), taskset, GNU time, jq.
 # Usage: bench/http.sh [SECONDS per run, default 10]
+#   PARTS="generator server memory" (the default) chooses the parts;
+#   SLEDGE=path runs another build (to compare two builds, alternate them).
 set -euo pipefail
 
 DUR=${1:-${DUR:-10}}
 ROUNDS=${ROUNDS:-3}
+PARTS=${PARTS:-generator server memory}
+part() { [[ " $PARTS " == *" $1 "* ]]; }
 NGINX_PORT=${NGINX_PORT:-18080}
 SLEDGE_PORT=${SLEDGE_PORT:-18081}
 SERVER_CPU=0
@@ -120,6 +124,7 @@ run_server() {
     echo "$rps $(awk -v n="$n" -v a="$after" -v b="$before" 'BEGIN { printf "%.1f", n / (a - b) }')"
 }
 
+if part generator; then
 echo "== 1. generator: wrk -t1 -c50 vs sledge http -t1 -c50 (CPU $CLIENT_CPU) against nginx 1 B (CPU $SERVER_CPU), ${DUR} s x $ROUNDS"
 echo "   (nginx busy: its CPU time over the run's wall time; near 100% means the server, not the generator, set the rate)"
 : > "$WORK/gen"
@@ -143,6 +148,9 @@ echo "  median: wrk $g_wrps req/s, $g_wper req/CPU-s; sledge $g_srps req/s, $g_s
 echo "  median of the rounds' ratios: req/s $(awk '{ print $5 }' "$WORK/gen" | median), req/CPU-s $(awk '{ print $6 }' "$WORK/gen" | median)"
 echo "  RATIO requests per generator CPU-second sledge/wrk = $(ratio "$g_sper" "$g_wper") (target >= 1.10)"
 echo "  RATIO requests/s sledge/wrk = $(ratio "$g_srps" "$g_wrps") (target >= 0.98)"
+fi
+
+if part server; then
 
 for size in 1B 10MiB; do
     if [ $size = 1B ]; then n_url=$NGINX_1B; s_url=$SLEDGE_1B; target=1.0; else n_url=$NGINX_10M; s_url=$SLEDGE_10M; target=0.9; fi
@@ -159,9 +167,13 @@ for size in 1B 10MiB; do
     echo "  median: nginx $m_nrps req/s, $m_nper req/CPU-s; sledge $m_srps req/s, $m_sper req/CPU-s"
     echo "  RATIO requests per server CPU-second sledge/nginx ($size) = $(ratio "$m_sper" "$m_nper") (target >= $target)"
 done
+fi
+
+if part memory; then
 
 echo "== 3. memory: sledge http -c 500 -n 1000000 -d 300 against nginx 1 B"
 json=$( { /usr/bin/time -o "$WORK/time" -f 'RSS %M' taskset -c $CLIENT_CPU "$SLEDGE" http -c 500 -n 1000000 -d 300 --json "$NGINX_1B"; } )
 rss_kib=$(awk '/^RSS/ { print $2 }' "$WORK/time")
 echo "  responses $(jq .responses <<<"$json"), errors $(jq '.errors | add' <<<"$json"), $(jq '.requests_per_sec | floor' <<<"$json") req/s"
 echo "  RESULT generator peak RSS = $(awk -v k="$rss_kib" 'BEGIN { printf "%.1f", k / 1024 }') MiB (target < 64)"
+fi

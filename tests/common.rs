@@ -154,3 +154,14 @@ pub fn store_fixture_run(store: &Path, status: sledge::results::RunStatus, sampl
     }
     id
 }
+
+/// A loopback port that refuses connections while the returned socket
+/// lives: bound and not listening, so nothing else can listen there.
+#[allow(dead_code)]
+pub fn refusing_port() -> (socket2::Socket, u16) {
+    let held = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    held.bind(&std::net::SocketAddr::from(([127, 0, 0, 1], 0)).into())
+        .unwrap();
+    let port = held.local_addr().unwrap().as_socket().unwrap().port();
+    (held, port)
+}

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::common::refusing_port;
 use sledge::engine::CancelToken;
 use sledge::http::server::dynamic::row_text;
 use sledge::http::{self, LoadConfig, Model, Rate, Server, ServerConfig};
@@ -277,12 +278,7 @@ fn open_loop_drops_requests_older_than_the_timeout() {
 
 #[test]
 fn an_unreachable_server_fails_fast() {
-    // A socket bound but not listening holds the port for the whole test
-    // (nothing else can listen there), and a connect to it is refused.
-    let held = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-    held.bind(&SocketAddr::from(([127, 0, 0, 1], 0)).into())
-        .unwrap();
-    let port = held.local_addr().unwrap().as_socket().unwrap().port();
+    let (held, port) = refusing_port();
     let mut c = config(&[format!("http://127.0.0.1:{port}/")], 1);
     c.duration = Some(Duration::from_secs(30));
     let started = Instant::now();
@@ -486,4 +482,552 @@ fn ctrl_c_prints_what_was_measured_and_exits_130() {
         seconds > 0.0 && seconds < 30.0,
         "the figures cover the run until the interrupt: {json}"
     );
+}
+
+/// A server that answers every request with `response` and closes the
+/// connection, the data and the FIN in one segment (corked, then shut
+/// down: the kernel tacks the FIN onto the held data), so that the client
+/// sees the body and the close in one wake-up. Serves `connections`
+/// connections, then ends (and at most [`SERVER_LIFETIME`]).
+fn closing_server(response: &'static [u8], connections: usize) -> (SocketAddr, JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let handle = std::thread::spawn(move || {
+        let deadline = Instant::now() + SERVER_LIFETIME;
+        let mut served = 0;
+        while served < connections && Instant::now() < deadline {
+            let mut s = match listener.accept() {
+                Ok((s, _)) => s,
+                Err(_) => {
+                    std::thread::sleep(Duration::from_millis(1));
+                    continue;
+                }
+            };
+            s.set_nonblocking(false).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+            let mut head = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => head.extend_from_slice(&buf[..n]),
+                }
+            }
+            if head.is_empty() {
+                continue;
+            }
+            served += 1;
+            let cork = |on: libc::c_int| {
+                // SAFETY: setsockopt with a valid int option on an open socket.
+                let rc = unsafe {
+                    libc::setsockopt(
+                        std::os::fd::AsRawFd::as_raw_fd(&s),
+                        libc::IPPROTO_TCP,
+                        libc::TCP_CORK,
+                        (&on as *const libc::c_int).cast(),
+                        std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+                    )
+                };
+                assert_eq!(rc, 0, "TCP_CORK");
+            };
+            cork(1);
+            if s.write_all(response).is_ok() {
+                let _ = s.shutdown(std::net::Shutdown::Write);
+            }
+            // Wait for the client's close, so that no reset overtakes the FIN.
+            let _ = s.read(&mut buf);
+        }
+    });
+    (addr, handle)
+}
+
+#[test]
+fn responses_delimited_by_the_close_are_complete_at_the_close() {
+    for (response, what) in [
+        (&b"HTTP/1.0 200 OK\r\n\r\nhello"[..], "HTTP/1.0"),
+        (
+            &b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nhello"[..],
+            "HTTP/1.1 without a length",
+        ),
+    ] {
+        let (r, took) = run_against_closing_server(response, 10);
+        assert_eq!(
+            (r.sent, r.responses, r.errors.total()),
+            (10, 10, 0),
+            "{what}: {:?}",
+            r.errors
+        );
+        assert_eq!(r.bytes, 10 * response.len() as u64, "{what}");
+        assert_eq!(r.connect.count, 10, "{what}: a connection per response");
+        assert!(took < Duration::from_secs(8), "{what}: took {took:?}");
+    }
+    // A body cut short by the close is a reset, at once, not a hang.
+    let (r, took) =
+        run_against_closing_server(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello", 3);
+    assert_eq!((r.responses, r.errors.reset), (0, 3), "{:?}", r.errors);
+    assert!(took < Duration::from_secs(8), "took {took:?}");
+}
+
+/// `requests` requests on one connection at a time against a
+/// [`closing_server`] answering `response`; the report and how long it took.
+fn run_against_closing_server(
+    response: &'static [u8],
+    requests: usize,
+) -> (http::LoadReport, Duration) {
+    let (addr, handle) = closing_server(response, requests);
+    let mut c = config(&[format!("http://{addr}/")], 1);
+    c.requests = Some(requests as u64);
+    c.duration = Some(Duration::from_secs(10));
+    let started = Instant::now();
+    let r = http::run(&c, &CancelToken::new()).unwrap();
+    let took = started.elapsed();
+    handle.join().unwrap();
+    (r, took)
+}
+
+/// `sledge http ARGS` with a sandboxed store, bounded to 60 s.
+fn sledge_http(args: &[&str]) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    assert_cmd::Command::cargo_bin("sledge")
+        .unwrap()
+        .current_dir(dir.path())
+        .env("SLEDGE_STORE", dir.path().join("results.db"))
+        .arg("http")
+        .args(args)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_silent_server_times_out_by_default_and_fails_the_run() {
+    let (addr, stop, handle) = scripted_server(0, Duration::ZERO, Behaviour::Silent);
+    let url = format!("http://{addr}/");
+    let started = Instant::now();
+    // No --timeout: the default (2 s) ends each request; -n alone would
+    // otherwise wait for the 600 s cap.
+    let out = sledge_http(&["-c", "2", "-t", "1", "-n", "4", "--json", &url]);
+    let took = started.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    handle.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["errors"]["timeout"], 4, "{json}");
+    assert_eq!(json["responses"], 0, "{json}");
+    // Two rounds of 2 s on two connections, with room for a busy host.
+    assert!(took >= Duration::from_millis(3900), "{took:?}");
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    assert!(
+        stderr.contains("error: no request succeeded: 4 sent, 0 complete responses"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_run_where_every_response_is_an_error_status_fails() {
+    let srv = server(Model::Async);
+    let out = sledge_http(&["-c", "1", "-n", "5", &srv.url("/nothing")]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    // The figures are printed all the same.
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("5 responses"),
+        "{out:?}"
+    );
+    assert_eq!(
+        stderr.trim_end(),
+        "error: no request succeeded: 5 sent, 5 complete responses (5 4xx, 0 5xx), \
+         0 without a response (refused 0, reset 0, timeout 0, protocol 0, other 0)"
+    );
+    // One success among the errors is a run that worked.
+    let out = sledge_http(&[
+        "-c",
+        "1",
+        "-n",
+        "4",
+        &srv.url("/nothing"),
+        &srv.url("/static/1"),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}
+
+#[test]
+fn serve_failures_print_only_the_true_error() {
+    // A port in use: no warning about threads or a database left behind.
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap();
+    let out = sledge_http(&["--serve", &addr.to_string()]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("error: cannot listen on {addr}: Address already in use (os error 98)\n")
+    );
+    drop(taken);
+    // A database server that cannot be reached: no warning about dropping
+    // a table that was never made.
+    let (held, port) = refusing_port();
+    for (model, db, reason) in [
+        (
+            "async",
+            format!("postgres://u:secret@127.0.0.1:{port}/db"),
+            "cannot connect: error connecting to server: Connection refused (os error 111)",
+        ),
+        (
+            "threads",
+            format!("mysql://u:secret@127.0.0.1:{port}/db"),
+            "cannot connect to MySQL/MariaDB: DriverError { Could not connect to address `127.0.0.1:PORT': Connection refused (os error 111) }",
+        ),
+    ] {
+        let out = sledge_http(&["--serve", "127.0.0.1:0", "--model", model, "--db", &db]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let shown = db.replace(":secret@", ":***@");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!(
+                "error: db={shown}: {}\n",
+                reason.replace("PORT", &port.to_string())
+            )
+        );
+    }
+    drop(held);
+}
+
+/// Every file under `dir`, concatenated (a store and its journal).
+fn bytes_under(dir: &std::path::Path) -> Vec<u8> {
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            all.extend(std::fs::read(&path).unwrap());
+        }
+    }
+    all
+}
+
+#[test]
+fn database_passwords_are_masked_in_every_form_everywhere() {
+    let (held, port) = refusing_port();
+    // A sweep over the forms PostgreSQL and MySQL accept a password in:
+    // libpq's keyword form (quoted, with a space), a URL's user part, a
+    // query parameter. Nothing listens, so every case fails in its set-up.
+    let db = format!(
+        "db=host=127.0.0.1 port={port} user=u password='secretpw 1' dbname=x,\
+         postgres://u:secretpw2@127.0.0.1:{port}/x,\
+         mysql://u@127.0.0.1:{port}/x?password=secretpw3"
+    );
+    let sandbox = crate::common::Sandbox::new();
+    let out = sandbox
+        .sledge()
+        .args(["run", "http.dynamic", "-p", &db, "-p", "requests=10"])
+        .args(crate::common::FAST)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(!stdout.contains("secretpw"), "{stdout}");
+    assert!(!stderr.contains("secretpw"), "{stderr}");
+    assert!(stdout.contains("password=***"), "{stdout}");
+    assert!(stdout.contains("postgres://u:***@127.0.0.1"), "{stdout}");
+    assert!(stdout.contains("?password=***"), "{stdout}");
+    let stored = bytes_under(sandbox.path());
+    assert!(
+        !stored.windows(8).any(|w| w == b"secretpw"),
+        "a password reached the store"
+    );
+    let show = sandbox
+        .sledge()
+        .args(["show", "last", "--json"])
+        .output()
+        .unwrap();
+    let run: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    let command_line = run["command_line"].as_str().unwrap();
+    assert!(
+        command_line.contains(&format!(
+            "-p db=host=127.0.0.1 port={port} user=u password=*** dbname=x,postgres://u:***@"
+        )),
+        "{command_line}"
+    );
+    let cases = run["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 3, "{run}");
+    for case in cases {
+        let shown = case["params"]["db"].as_str().unwrap();
+        assert!(shown.contains("***"), "{shown}");
+        let error = case["error"].as_str().unwrap();
+        assert!(error.contains("db=") && error.contains("***"), "{error}");
+    }
+    drop(held);
+}
+
+/// A built-in server with short limits, so that abuse is cut off fast.
+fn limited_server(model: Model, limits: http::server::Limits) -> Server {
+    Server::start(&ServerConfig {
+        model,
+        sizes: vec![1, 10 << 20],
+        limits,
+        ..ServerConfig::loopback()
+    })
+    .expect("server starts")
+}
+
+fn short_limits() -> http::server::Limits {
+    http::server::Limits {
+        header_timeout: Duration::from_millis(300),
+        idle_timeout: Duration::from_millis(300),
+        send_timeout: Duration::from_millis(300),
+        ..Default::default()
+    }
+}
+
+/// Reads until the server closes (`true`), or 10 s pass (`false`);
+/// returns what was read.
+fn read_until_closed(s: &mut TcpStream) -> (Vec<u8>, bool) {
+    s.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut out = Vec::new();
+    let mut buf = [0u8; 64 * 1024];
+    while Instant::now() < deadline {
+        match s.read(&mut buf) {
+            Ok(0) => return (out, true),
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return (out, true),
+        }
+    }
+    (out, false)
+}
+
+#[test]
+fn stalled_and_idle_clients_are_closed_after_their_timeout() {
+    for model in [Model::Async, Model::Threads] {
+        let srv = limited_server(model, short_limits());
+        let connect = || TcpStream::connect(srv.addr()).unwrap();
+        // Nothing sent after the accept.
+        let mut silent = connect();
+        // A head sent a byte every 50 ms (slowloris): the header timeout
+        // counts from the accept, not from the last byte.
+        let mut trickle = connect();
+        // One request answered, then nothing: the idle timeout.
+        let mut idle = connect();
+        write!(idle, "GET /static/1 HTTP/1.1\r\nHost: t\r\n\r\n").unwrap();
+        // Responses asked for and never read, 1 GiB, more than the
+        // kernel's socket buffers hold: the send timeout.
+        let mut deaf = connect();
+        for _ in 0..100 {
+            write!(deaf, "GET /static/10485760 HTTP/1.1\r\nHost: t\r\n\r\n").unwrap();
+        }
+        let started = Instant::now();
+        let head = b"GET /static/1 HTTP/1.1\r\nHost: t\r\nX-Slow: ";
+        for (i, byte) in head.iter().chain(b"a".repeat(40).iter()).enumerate() {
+            if trickle.write_all(std::slice::from_ref(byte)).is_err() {
+                break;
+            }
+            if i > 10 && started.elapsed() > Duration::from_secs(3) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        for (name, s) in [("silent", &mut silent), ("trickle", &mut trickle)] {
+            let (got, closed) = read_until_closed(s);
+            assert!(
+                closed,
+                "{model:?} {name}: still open after {:?}",
+                started.elapsed()
+            );
+            assert!(got.is_empty(), "{model:?} {name}: {got:?}");
+        }
+        let (got, closed) = read_until_closed(&mut idle);
+        assert!(closed, "{model:?} idle: still open");
+        assert!(got.starts_with(b"HTTP/1.1 200"), "{model:?} idle");
+        // Read only well after the send timeout: reading is progress.
+        std::thread::sleep(Duration::from_millis(1500).saturating_sub(started.elapsed()));
+        let (got, closed) = read_until_closed(&mut deaf);
+        assert!(closed, "{model:?} deaf: still open");
+        assert!(
+            got.len() < 100 * (10 << 20),
+            "{model:?} deaf: all {} bytes were kept for it",
+            got.len()
+        );
+        // Clients that keep up are served as before.
+        assert!(fetch(srv.addr(), "/static/1").starts_with(b"HTTP/1.1 200"));
+    }
+}
+
+#[test]
+fn the_threads_model_caps_its_connection_threads() {
+    let srv = limited_server(
+        Model::Threads,
+        http::server::Limits {
+            max_threads: 3,
+            ..Default::default()
+        },
+    );
+    // Three connections hold the three threads.
+    let mut held: Vec<TcpStream> = (0..3)
+        .map(|_| TcpStream::connect(srv.addr()).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    // A fourth is accepted by the kernel but waits for a thread.
+    let mut fourth = TcpStream::connect(srv.addr()).unwrap();
+    write!(
+        fourth,
+        "GET /static/1 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    fourth
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let mut buf = [0u8; 1024];
+    match fourth.read(&mut buf) {
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) => {}
+        other => panic!("a fourth thread answered: {other:?}"),
+    }
+    // One of the three leaves: the fourth gets its thread and its answer.
+    drop(held.pop());
+    let (got, closed) = read_until_closed(&mut fourth);
+    assert!(closed && got.starts_with(b"HTTP/1.1 200"), "{got:?}");
+    drop(held);
+}
+
+/// Sends `request` on a fresh connection; what came back until the close.
+fn exchange(addr: SocketAddr, request: &[u8]) -> Vec<u8> {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(request).unwrap();
+    let (got, closed) = read_until_closed(&mut s);
+    assert!(
+        closed,
+        "still open after {:?}",
+        String::from_utf8_lossy(request)
+    );
+    got
+}
+
+#[test]
+fn malformed_requests_get_a_4xx_and_a_close() {
+    let refused: &[(&[u8], &str)] = &[
+        (
+            b"POST /static/1 HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
+            "400",
+        ),
+        (
+            b"POST /static/1 HTTP/1.1\r\nContent-Length: 12345678901234567890123\r\n\r\n",
+            "400",
+        ),
+        (
+            b"POST /static/1 HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd",
+            "400",
+        ),
+        (
+            b"POST /static/1 HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n",
+            "400",
+        ),
+        (
+            b"POST /static/1 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+            "411",
+        ),
+        (
+            b"POST /static/1 HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n",
+            "413",
+        ),
+        (b"GET /static/1 HTTP/1.1\r\nno colon\r\n\r\n", "400"),
+        (b"GET /static/1 HTTP/9.9\r\n\r\n", "400"),
+        // Binary garbage, with no line end at all: a TLS hello, NULs.
+        (b"\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03", "400"),
+        (b"\x00\x00\x00\x00", "400"),
+    ];
+    for model in [Model::Async, Model::Threads] {
+        let srv = server(model);
+        for (request, status) in refused {
+            let got = exchange(srv.addr(), request);
+            let text = String::from_utf8_lossy(&got);
+            assert!(
+                text.starts_with(&format!("HTTP/1.1 {status} ")),
+                "{model:?} {}: {text}",
+                String::from_utf8_lossy(request)
+            );
+            assert!(text.contains("Connection: close\r\n"), "{model:?}: {text}");
+        }
+        // Bare LF line ends are accepted (the documented policy).
+        let got = exchange(srv.addr(), b"GET /static/1 HTTP/1.0\n\n");
+        assert!(got.starts_with(b"HTTP/1.1 200"), "{model:?}: {got:?}");
+        // A body is skipped, so the next request on the connection is
+        // read where it starts; also when the body comes in pieces.
+        let mut s = TcpStream::connect(srv.addr()).unwrap();
+        s.write_all(b"POST /static/1 HTTP/1.1\r\nContent-Length: 10\r\n\r\n01234")
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        s.write_all(b"56789GET /static/1 HTTP/1.1\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let (got, closed) = read_until_closed(&mut s);
+        let text = String::from_utf8_lossy(&got);
+        assert!(closed, "{model:?}: {text}");
+        assert_eq!(
+            text.matches("HTTP/1.1 200 OK").count(),
+            2,
+            "{model:?}: {text}"
+        );
+    }
+}
+
+#[test]
+fn a_client_that_pipelines_without_reading_gets_every_answer_later() {
+    for model in [Model::Async, Model::Threads] {
+        let srv = server(model);
+        let one_close = fetch(srv.addr(), "/static/307200").len() as u64;
+        let one_keep = one_close - CLOSE_HEADER as u64;
+        let mut s = TcpStream::connect(srv.addr()).unwrap();
+        // 1,000 requests (150 KB) for 300 KiB each (300 MiB, more than
+        // the socket buffers hold) written before any answer is read: the
+        // server reads ahead only so far, then on as answers are taken.
+        let requests = 1000;
+        let pad = "a".repeat(100);
+        let writer = {
+            let mut s = s.try_clone().unwrap();
+            std::thread::spawn(move || {
+                for i in 0..requests {
+                    let connection = if i == requests - 1 {
+                        "close"
+                    } else {
+                        "keep-alive"
+                    };
+                    write!(
+                        s,
+                        "GET /static/307200 HTTP/1.1\r\nX-Pad: {pad}\r\nConnection: {connection}\r\n\r\n"
+                    )
+                    .unwrap();
+                }
+            })
+        };
+        std::thread::sleep(Duration::from_millis(300));
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut total = 0u64;
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => total += n as u64,
+                Err(e) => panic!("{model:?}: {e} after {total} bytes"),
+            }
+        }
+        writer.join().unwrap();
+        assert_eq!(
+            total,
+            (requests as u64 - 1) * one_keep + one_close,
+            "{model:?}"
+        );
+    }
 }

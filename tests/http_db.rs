@@ -2,9 +2,13 @@
 //! (or MySQL) on loopback, under both server models. The URLs default to
 //! the servers CI starts (`postgres://postgres@127.0.0.1:5432/test`,
 //! `mysql://root@127.0.0.1:3306/test`); `SLEDGE_TEST_POSTGRES` and
-//! `SLEDGE_TEST_MYSQL` point elsewhere. A server that is down fails the
-//! test with what to start, rather than skipping it, so that a green run
-//! means the back-ends were exercised.
+//! `SLEDGE_TEST_MYSQL` point elsewhere.
+//!
+//! A test whose server is not reachable is skipped with a notice on
+//! stderr, so that `cargo test` needs no database on a developer's
+//! machine; with `SLEDGE_TEST_DATABASES=require` (set by CI, which runs
+//! both servers) it fails instead, so that a green CI run means the
+//! back-ends were exercised.
 //!
 //! Every load is a few hundred requests without keep-alive, and each test
 //! checks on the server's side that every request opened its own
@@ -42,48 +46,19 @@ impl Kind {
         std::env::var(var).unwrap_or_else(|_| default.to_string())
     }
 
-    /// The URL, after checking that something listens there; panics with
-    /// how to start the service otherwise.
-    fn live_url(self) -> String {
+    /// The URL when something listens there. Otherwise the test is
+    /// skipped (`None`, with a notice on stderr), or fails when the
+    /// databases are required.
+    fn live_url(self) -> Option<String> {
         let url = self.url();
-        let host_port = url
-            .split_once("://")
-            .map(|(_, rest)| rest.rsplit_once('@').map_or(rest, |(_, r)| r))
-            .and_then(|rest| rest.split(['/', '?']).next())
-            .unwrap()
-            .to_string();
-        let (name, default_port, start, var) = match self {
-            Kind::Postgres => (
-                "PostgreSQL",
-                5432,
-                "service postgresql start",
-                "SLEDGE_TEST_POSTGRES",
-            ),
-            Kind::Mysql => (
-                "MariaDB/MySQL",
-                3306,
-                "service mariadb start",
-                "SLEDGE_TEST_MYSQL",
-            ),
-        };
-        let with_port = if host_port.contains(':') {
-            host_port.clone()
-        } else {
-            format!("{host_port}:{default_port}")
-        };
-        let reachable = with_port
-            .to_socket_addrs()
-            .ok()
-            .and_then(|mut a| a.next())
-            .is_some_and(|addr: SocketAddr| {
-                TcpStream::connect_timeout(&addr, Duration::from_secs(2)).is_ok()
-            });
-        assert!(
-            reachable,
-            "{name} is not reachable at {with_port}: these tests need it running \
-             (start it with `{start}`, or point {var} at another server)"
-        );
-        url
+        reachable_or_skip(self, &url, databases_required())
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Postgres => "PostgreSQL",
+            Kind::Mysql => "MariaDB/MySQL",
+        }
     }
 
     fn source(self, url: &str) -> DbSource {
@@ -157,6 +132,62 @@ impl Kind {
     }
 }
 
+/// Whether tests must fail, not skip, when a database server is not
+/// reachable: `SLEDGE_TEST_DATABASES=require`. Any other value is a
+/// mistake, said at once.
+fn databases_required() -> bool {
+    match std::env::var("SLEDGE_TEST_DATABASES") {
+        Err(std::env::VarError::NotPresent) => false,
+        Ok(v) if v == "require" => true,
+        Ok(v) if v.is_empty() => false,
+        other => panic!(
+            "SLEDGE_TEST_DATABASES must be `require` or unset (skip the tests whose database is down); got {other:?}"
+        ),
+    }
+}
+
+/// `url` when its host and port accept a TCP connection. Otherwise: with
+/// `required`, a panic saying what to start; without, `None` and a notice
+/// on stderr that the test is skipped.
+fn reachable_or_skip(kind: Kind, url: &str, required: bool) -> Option<String> {
+    let host_port = url
+        .split_once("://")
+        .map(|(_, rest)| rest.rsplit_once('@').map_or(rest, |(_, r)| r))
+        .and_then(|rest| rest.split(['/', '?']).next())
+        .unwrap_or_default()
+        .to_string();
+    let (default_port, start, var) = match kind {
+        Kind::Postgres => (5432, "service postgresql start", "SLEDGE_TEST_POSTGRES"),
+        Kind::Mysql => (3306, "service mariadb start", "SLEDGE_TEST_MYSQL"),
+    };
+    let with_port = if host_port.contains(':') {
+        host_port.clone()
+    } else {
+        format!("{host_port}:{default_port}")
+    };
+    let reachable = with_port
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+        .is_some_and(|addr: SocketAddr| {
+            TcpStream::connect_timeout(&addr, Duration::from_secs(2)).is_ok()
+        });
+    if reachable {
+        return Some(url.to_string());
+    }
+    let name = kind.name();
+    assert!(
+        !required,
+        "{name} is not reachable at {with_port}, and SLEDGE_TEST_DATABASES=require: \
+         start it (`{start}`), or point {var} at another server"
+    );
+    eprintln!(
+        "skipped: {name} is not reachable at {with_port} (start it with `{start}`, or point \
+         {var} at another server; SLEDGE_TEST_DATABASES=require makes this a failure)"
+    );
+    None
+}
+
 /// Waits until the server has counted at least `at_least` connections
 /// (PostgreSQL counts a session when its backend reports, shortly after it
 /// ends); returns the last count.
@@ -188,7 +219,7 @@ fn get(addr: SocketAddr, path: &str) -> String {
 /// Both models serve the row from the server with one database connection
 /// per request, and stopping the server drops the table.
 fn serves_the_row(kind: Kind) {
-    let url = kind.live_url();
+    let Some(url) = kind.live_url() else { return };
     for model in [Model::Async, Model::Threads] {
         let mut srv = Server::start(&ServerConfig {
             model,
@@ -241,7 +272,7 @@ fn serves_the_row(kind: Kind) {
 /// The table lives exactly as long as the database handle, whether it is
 /// removed or dropped (the cleanup after an error or a Ctrl-C).
 fn the_table_is_dropped(kind: Kind) {
-    let url = kind.live_url();
+    let Some(url) = kind.live_url() else { return };
     let db = Database::create(&kind.source(&url)).unwrap();
     let table = db.table().unwrap().to_string();
     assert!(table.starts_with("sledge_http_page_"), "{table}");
@@ -277,7 +308,7 @@ fn with(url: &str, from: &str, to: &str) -> String {
 /// A refused port, a bad login and a missing database fail at once, with
 /// the URL (without its password) and the reason.
 fn fails_fast(kind: Kind) {
-    let url = kind.live_url();
+    let Some(url) = kind.live_url() else { return };
     let port = match kind {
         Kind::Postgres => ":5432",
         Kind::Mysql => ":3306",
@@ -346,7 +377,9 @@ fn mysql_errors_fail_fast() {
 /// model, every request answered, no table left behind.
 #[test]
 fn the_workload_runs_against_both_servers() {
-    let (pg, my) = (Kind::Postgres.live_url(), Kind::Mysql.live_url());
+    let (Some(pg), Some(my)) = (Kind::Postgres.live_url(), Kind::Mysql.live_url()) else {
+        return;
+    };
     let before = [
         Kind::Postgres.foreign_page_tables(&pg),
         Kind::Mysql.foreign_page_tables(&my),
@@ -399,4 +432,105 @@ fn the_workload_runs_against_both_servers() {
         let left: Vec<_> = after.difference(&before).collect();
         assert!(left.is_empty(), "{kind:?}: tables left behind: {left:?}");
     }
+}
+
+/// This test binary running one of the database tests against `url`
+/// (a port that refuses), with `SLEDGE_TEST_DATABASES` set to `mode`:
+/// whether it passed, its stdout and its stderr.
+fn run_one_against(test: &str, var: &str, url: &str, mode: Option<&str>) -> (bool, String, String) {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args([test, "--exact", "--nocapture", "--test-threads", "1"])
+        .env(var, url)
+        .env_remove("SLEDGE_TEST_DATABASES");
+    if let Some(mode) = mode {
+        cmd.env("SLEDGE_TEST_DATABASES", mode);
+    }
+    let out = cmd.output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A database that is down skips its tests with a visible notice, unless
+/// SLEDGE_TEST_DATABASES=require, which makes it a failure.
+#[test]
+fn an_unreachable_database_skips_unless_required() {
+    let (held, port) = crate::common::refusing_port();
+    for (test, var, url, name) in [
+        (
+            "http_db::postgres_table_is_dropped",
+            "SLEDGE_TEST_POSTGRES",
+            format!("postgres://postgres@127.0.0.1:{port}/test"),
+            "PostgreSQL",
+        ),
+        (
+            "http_db::mysql_errors_fail_fast",
+            "SLEDGE_TEST_MYSQL",
+            format!("mysql://root@127.0.0.1:{port}/test"),
+            "MariaDB/MySQL",
+        ),
+    ] {
+        let (passed, stdout, stderr) = run_one_against(test, var, &url, None);
+        assert!(passed, "{test}: {stdout}{stderr}");
+        assert!(stdout.contains("1 passed"), "{test}: {stdout}");
+        assert!(
+            stderr.contains(&format!(
+                "skipped: {name} is not reachable at 127.0.0.1:{port}"
+            )),
+            "{test}: {stderr}"
+        );
+        let (passed, stdout, stderr) = run_one_against(test, var, &url, Some("require"));
+        assert!(!passed, "{test}: {stdout}{stderr}");
+        assert!(stdout.contains("1 failed"), "{test}: {stdout}");
+        assert!(
+            stderr.contains(&format!(
+                "{name} is not reachable at 127.0.0.1:{port}, and SLEDGE_TEST_DATABASES=require"
+            )),
+            "{test}: {stderr}"
+        );
+        // A value that means nothing is refused, not taken for "skip".
+        let (passed, _, stderr) = run_one_against(test, var, &url, Some("yes"));
+        assert!(!passed);
+        assert!(
+            stderr.contains("SLEDGE_TEST_DATABASES must be `require`"),
+            "{stderr}"
+        );
+    }
+    drop(held);
+}
+
+/// Without a password in the URL, the MySQL client's own sources give it:
+/// `~/.my.cnf`, then `MYSQL_PWD`. A wrong one there makes the login fail
+/// with "using password: YES", so it was read and sent.
+#[test]
+fn mysql_takes_a_password_left_out_of_the_url_from_my_cnf_or_mysql_pwd() {
+    let Some(url) = Kind::Mysql.live_url() else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let serve = |env: &[(&str, &str)]| {
+        let mut cmd = assert_cmd::Command::cargo_bin("sledge").unwrap();
+        cmd.current_dir(home.path())
+            .env("HOME", home.path())
+            .env_remove("MYSQL_PWD")
+            .args(["http", "--serve", "127.0.0.1:0", "--db", &url]);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.timeout(Duration::from_secs(30)).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let stderr = serve(&[("MYSQL_PWD", "wrong-from-env")]);
+    assert!(stderr.contains("using password: YES"), "{stderr}");
+    assert!(!stderr.contains("wrong-from"), "{stderr}");
+    let cnf = home.path().join(".my.cnf");
+    std::fs::write(&cnf, "[client]\npassword = wrong-from-file\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&cnf, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let stderr = serve(&[]);
+    assert!(stderr.contains("using password: YES"), "{stderr}");
+    assert!(!stderr.contains("wrong-from"), "{stderr}");
 }

@@ -56,7 +56,8 @@ pub struct HttpArgs {
     #[arg(long)]
     rate_per_client: Option<f64>,
     /// A request without a complete response after this many seconds is a
-    /// timeout error [default: 0 = no timeout].
+    /// timeout error (connecting included), and its connection is closed
+    /// [default: 2, as wrk; 0 = no timeout].
     #[arg(long, value_parser = seconds)]
     timeout: Option<f64>,
     /// Print the results as JSON.
@@ -70,10 +71,17 @@ pub struct HttpArgs {
     /// connection).
     #[arg(long, default_value = "async", value_parser = ["async", "threads"])]
     model: String,
+    /// With --serve --model threads: connection threads at once (Apache's
+    /// MaxRequestWorkers); more connections wait in the listen queue.
+    #[arg(long, value_name = "N", default_value_t = http::server::DEFAULT_MAX_THREADS as u32,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    max_threads: u32,
     /// Database of the /dynamic page with --serve: sqlite (a fresh
-    /// embedded file), postgres://user@host:port/database or
-    /// mysql://user@host:port/database (a table created for the server and
-    /// dropped when it stops) [default: sqlite].
+    /// embedded file), postgres://user@host:port/database (or libpq's
+    /// `host=... user=... dbname=...`) or mysql://user@host:port/database
+    /// (a table created for the server and dropped when it stops)
+    /// [default: sqlite]. Leave the password out (others see command
+    /// lines): PGPASSWORD or ~/.pgpass, ~/.my.cnf or MYSQL_PWD are used.
     #[arg(long, value_name = "DB")]
     db: Option<String>,
 }
@@ -83,6 +91,10 @@ const DEFAULT_DURATION: f64 = 10.0;
 /// How long a run with -n but without -d may last at most, so that a
 /// server that accepts and never answers cannot hang it.
 const MAX_DURATION_WITH_REQUESTS: f64 = 600.0;
+
+/// The request timeout without --timeout, seconds: wrk's, so that a server
+/// that accepts and never answers costs each connection 2 s, not the run.
+const DEFAULT_TIMEOUT: f64 = 2.0;
 
 /// The longest duration an option takes, seconds.
 const MAX_SECONDS: f64 = u32::MAX as f64;
@@ -140,8 +152,8 @@ pub fn execute(args: HttpArgs) -> anyhow::Result<ExitStatus> {
         (None, Some(_)) => MAX_DURATION_WITH_REQUESTS,
     };
     // 0 means no timeout, as the workloads' `timeout` parameter does.
-    let timeout = match args.timeout {
-        Some(t) if t > 0.0 => Some(duration_of("--timeout", t)?),
+    let timeout = match args.timeout.unwrap_or(DEFAULT_TIMEOUT) {
+        t if t > 0.0 => Some(duration_of("--timeout", t)?),
         _ => None,
     };
     let config = LoadConfig {
@@ -177,10 +189,36 @@ pub fn execute(args: HttpArgs) -> anyhow::Result<ExitStatus> {
         }
         print(&text)?;
     }
-    Ok(if interrupted {
-        ExitStatus::Interrupted
-    } else {
-        ExitStatus::Success
+    if interrupted {
+        return Ok(ExitStatus::Interrupted);
+    }
+    if let Some(why) = nothing_succeeded(&report) {
+        eprintln!("error: {why}");
+        return Ok(ExitStatus::Failure);
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// Why a run counts as failed: not one request got a complete response
+/// with a status below 400 (a server that is down, silent, or answers
+/// only errors). `None` when at least one succeeded.
+fn nothing_succeeded(r: &LoadReport) -> Option<String> {
+    let e = &r.errors;
+    let succeeded = r.responses - e.status_4xx - e.status_5xx;
+    (succeeded == 0).then(|| {
+        format!(
+            "no request succeeded: {} sent, {} complete responses ({} 4xx, {} 5xx), {} without a response (refused {}, reset {}, timeout {}, protocol {}, other {})",
+            r.sent,
+            r.responses,
+            e.status_4xx,
+            e.status_5xx,
+            e.without_response(),
+            e.refused,
+            e.reset,
+            e.timeout,
+            e.protocol,
+            e.other
+        )
     })
 }
 
@@ -192,6 +230,10 @@ fn serve(addr: SocketAddr, args: &HttpArgs, cancel: &CancelToken) -> anyhow::Res
         model: Model::parse(&args.model).expect("clap checked the model"),
         threads: args.threads.unwrap_or(1),
         dynamic: Some(dynamic),
+        limits: http::server::Limits {
+            max_threads: args.max_threads as usize,
+            ..Default::default()
+        },
         ..ServerConfig::loopback()
     };
     http::limits::ensure_open_files(4096).ok();

@@ -189,7 +189,7 @@ pub(super) fn run_once(
         cpus: cpus.to_vec(),
         methodology: methodology.clone(),
         idle_check: !args.no_idle_check,
-        command_line: crate::secrets::redact_words(&std::env::args().collect::<Vec<_>>().join(" ")),
+        command_line: crate::secrets::redact_args(&std::env::args().collect::<Vec<_>>()),
     };
     let executor = suite::subprocess::Subprocess::current()?;
     suite::execute(plan, options, store, &executor, cancel, &progress).map_err(|err| {

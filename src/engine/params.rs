@@ -108,7 +108,7 @@ impl fmt::Display for ParamValue {
             ParamValue::Float(v) | ParamValue::Seconds(v) => write!(f, "{v}"),
             ParamValue::Choice(v) => write!(f, "{v}"),
             // Text may be a database URL: never show or store a password.
-            ParamValue::Text(v) => write!(f, "{}", crate::secrets::redact_url(v)),
+            ParamValue::Text(v) => write!(f, "{}", crate::secrets::redact(v)),
             ParamValue::Bool(v) => write!(f, "{v}"),
         }
     }
@@ -157,7 +157,7 @@ pub fn parse_value(
     let invalid = || ParamError::Invalid {
         workload: workload.to_string(),
         name: spec.name.to_string(),
-        value: text.to_string(),
+        value: crate::secrets::redact(text),
         allowed: spec.allowed(),
     };
     let t = text.trim();
@@ -362,10 +362,10 @@ impl ParamSet {
 pub fn split_assignment(text: &str) -> Result<(String, Vec<String>), ParamError> {
     let (name, values) = text
         .split_once('=')
-        .ok_or_else(|| ParamError::Malformed(crate::secrets::redact_words(text)))?;
+        .ok_or_else(|| ParamError::Malformed(crate::secrets::redact(text)))?;
     let name = name.trim();
     if name.is_empty() || values.trim().is_empty() {
-        return Err(ParamError::Malformed(crate::secrets::redact_words(text)));
+        return Err(ParamError::Malformed(crate::secrets::redact(text)));
     }
     let values = split_values(name, values)?;
     Ok((name.to_string(), values))

@@ -7,6 +7,8 @@
 //! read and is parsed in place; only a head split over reads is buffered.
 
 use memchr::memmem;
+
+use super::header_value::{contains_ignore_case, parse_length, trim};
 use thiserror::Error;
 
 /// Longest response head accepted; more is a protocol error.
@@ -223,7 +225,7 @@ impl ResponseParser {
             };
             let (name, value) = (&line[..colon], trim(&line[colon + 1..]));
             if name.eq_ignore_ascii_case(b"content-length") {
-                content_length = Some(parse_decimal(value).ok_or(ParseError::ContentLength)?);
+                content_length = Some(parse_length(value).ok_or(ParseError::ContentLength)?);
             } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
                 chunked = contains_ignore_case(value, b"chunked");
             } else if name.eq_ignore_ascii_case(b"connection") {
@@ -326,33 +328,6 @@ fn feed_chunked(chunk: &mut Chunk, buf: &[u8]) -> Result<Option<usize>, ParseErr
         i += 1;
     }
     Ok(None)
-}
-
-fn trim(bytes: &[u8]) -> &[u8] {
-    let start = bytes
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .unwrap_or(bytes.len());
-    let end = bytes
-        .iter()
-        .rposition(|b| !b.is_ascii_whitespace())
-        .map_or(start, |i| i + 1);
-    &bytes[start..end]
-}
-
-fn parse_decimal(bytes: &[u8]) -> Option<u64> {
-    if bytes.is_empty() || bytes.len() > 19 {
-        return None;
-    }
-    bytes.iter().try_fold(0u64, |acc, &b| {
-        b.is_ascii_digit().then(|| acc * 10 + u64::from(b - b'0'))
-    })
-}
-
-fn contains_ignore_case(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack
-        .windows(needle.len())
-        .any(|w| w.eq_ignore_ascii_case(needle))
 }
 
 #[cfg(test)]

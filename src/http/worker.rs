@@ -362,7 +362,7 @@ impl Worker<'_> {
         match conn.phase {
             Phase::Connecting => self.on_connect(idx, now),
             Phase::Writing => self.write_request(idx),
-            Phase::Reading => self.read_response(idx, now),
+            Phase::Reading => self.read_response(idx, now, read_closed),
             Phase::Waiting | Phase::Done => {
                 // The server closed an idle keep-alive connection: reconnect
                 // for the next request instead of writing into a dead one.
@@ -441,7 +441,11 @@ impl Worker<'_> {
         }
     }
 
-    fn read_response(&mut self, idx: usize, now: Instant) {
+    /// Reads what the socket holds. `read_closed`: the event said the
+    /// server has closed its side, so a short read does not mean the
+    /// socket is drained: the close is still to be read (a response that
+    /// ends at the close ends there, and no further event would come).
+    fn read_response(&mut self, idx: usize, now: Instant, read_closed: bool) {
         let conn = &mut self.conns[idx];
         let Some(stream) = conn.stream.as_ref() else {
             return;
@@ -476,9 +480,9 @@ impl Worker<'_> {
             self.tally.bytes += n as u64;
             if skippable > 0 {
                 if conn.parser.skipped(n as u64) {
-                    return self.complete(idx, now, stamp, false);
+                    return self.complete(idx, now, stamp, read_closed);
                 }
-                if n < want {
+                if n < want && !read_closed {
                     return;
                 }
                 continue;
@@ -486,8 +490,10 @@ impl Worker<'_> {
             match conn.parser.feed(&self.scratch[..n]) {
                 // Bytes after the end of the response were not asked for.
                 Ok(Some(used)) if used != n => return self.fail(idx, Failure::Protocol, now),
-                Ok(Some(_)) => return self.complete(idx, now, stamp, false),
-                Ok(None) if n < self.scratch.len() => return,
+                // A server that closed after a complete response takes no
+                // further request on this connection.
+                Ok(Some(_)) => return self.complete(idx, now, stamp, read_closed),
+                Ok(None) if n < self.scratch.len() && !read_closed => return,
                 Ok(None) => {}
                 Err(_) => return self.fail(idx, Failure::Protocol, now),
             }

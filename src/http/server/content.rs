@@ -1,5 +1,5 @@
 //! What the server answers: pre-built responses for the static sizes, the
-//! dynamic page, 404 and 400.
+//! dynamic page, 404, and the refusals (400, 411, 413).
 //!
 //! Static responses are formatted once at start-up, head and body
 //! together, so that a small response is one `write`. Large bodies live in
@@ -10,7 +10,7 @@ use std::io::{self, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use super::dynamic::Database;
-use super::request::RequestHead;
+use super::request::{Rejected, RequestHead};
 
 /// Bodies at least this large are sent from a memfd with `sendfile`.
 const FILE_BODY_MIN: u64 = 64 * 1024;
@@ -82,16 +82,29 @@ pub enum Reply {
     Owned { bytes: Vec<u8>, written: usize },
 }
 
+impl Reply {
+    /// Bytes written so far, to tell a slow client from a stalled one.
+    pub fn written(&self) -> u64 {
+        match self {
+            Reply::Static { written, .. } => *written,
+            Reply::Owned { written, .. } => *written as u64,
+        }
+    }
+}
+
 /// Everything the server can answer.
 #[derive(Debug)]
 pub struct Content {
-    /// `(path, response)`; the not-found and bad-request responses last.
+    /// `(path, response)`; the not-found and refusal responses first,
+    /// with no path.
     table: Vec<(Vec<u8>, Response)>,
     database: Option<Database>,
 }
 
 const NOT_FOUND: usize = 0;
 const BAD_REQUEST: usize = 1;
+const LENGTH_REQUIRED: usize = 2;
+const TOO_LARGE: usize = 3;
 
 /// The path of the static response of `size` bytes.
 pub fn static_path(size: u64) -> String {
@@ -110,6 +123,22 @@ impl Content {
             (
                 Vec::new(),
                 Response::new("400 Bad Request", "text/plain", b"bad request\n")?,
+            ),
+            (
+                Vec::new(),
+                Response::new(
+                    "411 Length Required",
+                    "text/plain",
+                    b"a request body needs a Content-Length\n",
+                )?,
+            ),
+            (
+                Vec::new(),
+                Response::new(
+                    "413 Content Too Large",
+                    "text/plain",
+                    b"the request body is over 1 MiB\n",
+                )?,
             ),
         ];
         for &size in sizes {
@@ -167,10 +196,15 @@ impl Content {
         )
     }
 
-    /// The reply to a request that could not be parsed (then close).
-    pub fn bad_request(&self) -> Reply {
+    /// The reply to a request that is refused (then close).
+    pub fn rejected(&self, why: Rejected) -> Reply {
+        let index = match why {
+            Rejected::BadRequest => BAD_REQUEST,
+            Rejected::LengthRequired => LENGTH_REQUIRED,
+            Rejected::TooLarge => TOO_LARGE,
+        };
         Reply::Static {
-            index: BAD_REQUEST,
+            index,
             keep_alive: false,
             written: 0,
         }
@@ -312,10 +346,10 @@ mod tests {
     #[test]
     fn responses_are_sized_exactly() {
         let content = Content::new(&[1, 200 * 1024], None).unwrap();
-        let r = &content.table[2].1;
+        let r = &content.table[4].1;
         assert_eq!(r.wire_len(true) as usize, r.keep.len());
         assert!(r.keep.ends_with(b"\r\n\r\na"));
-        let big = &content.table[3].1;
+        let big = &content.table[5].1;
         assert!(big.file.is_some());
         assert_eq!(big.wire_len(false), big.close.len() as u64 + 200 * 1024);
     }

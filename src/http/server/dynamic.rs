@@ -7,8 +7,9 @@
 //! The database is one of
 //! - `sqlite`: an embedded file, created when the server starts and removed
 //!   when it stops;
-//! - `postgres://user[:password]@host[:port]/database` (`tokio-postgres`
-//!   on a runtime per server thread, no TLS; see `pg_client`);
+//! - `postgres://user[:password]@host[:port]/database`, or libpq's keyword
+//!   form `host=... user=... dbname=...` (`tokio-postgres` on a runtime per
+//!   server thread, no TLS; see `pg_client`);
 //! - `mysql://user[:password]@host[:port]/database` for MariaDB or MySQL
 //!   (the `mysql` crate, synchronous, no TLS).
 //!
@@ -24,13 +25,16 @@
 //! what a PHP page costs: the handshake and the one query, over the
 //! transport the URL names.
 //!
-//! Every message names the URL with its password replaced by `***`. The
-//! parameter itself is stored with the run and shown in its case label like
-//! any other, so a password is better given as `PGPASSWORD` or `MYSQL_PWD`
-//! (as libpq and the mysql client take it), used when the URL has none.
+//! Every message names the database with its password replaced by `***`
+//! (`crate::secrets`), and so do the case's label and the stored run. A
+//! password is still better left out of the command line, where every
+//! local user sees it: without one, the clients' own sources are used
+//! (`PGPASSWORD` or `~/.pgpass`, `~/.my.cnf` or `MYSQL_PWD`; see
+//! `db_password`).
 
+use super::db_password::{self, PgLogin};
 use super::pg_client;
-use crate::secrets::redact_url as redact;
+use crate::secrets::redact;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -83,19 +87,22 @@ pub enum DbSource {
 }
 
 impl DbSource {
-    /// Checks a `db` parameter: `sqlite` or a server URL that parses. Does
-    /// not connect.
+    /// Checks a `db` parameter: `sqlite`, a server URL, or libpq's
+    /// keyword form (`host=h user=u dbname=d`, PostgreSQL), that parses.
+    /// Does not connect.
     pub fn parse(db: &str) -> anyhow::Result<DbSource> {
         if db == "sqlite" {
             return Ok(DbSource::Sqlite);
         }
-        let source = if db.starts_with("postgres://") || db.starts_with("postgresql://") {
+        let keywords = !db.contains("://") && db.contains('=');
+        let source = if db.starts_with("postgres://") || db.starts_with("postgresql://") || keywords
+        {
             DbSource::Postgres(db.to_string())
         } else if db.starts_with("mysql://") {
             DbSource::Mysql(db.to_string())
         } else {
             bail!(
-                "db={}: expected `sqlite`, `postgres://user@host:port/database` or `mysql://user@host:port/database`",
+                "db={}: expected `sqlite`, `postgres://user@host:port/database`, `host=... user=... dbname=...` (PostgreSQL) or `mysql://user@host:port/database`",
                 redact(db)
             );
         };
@@ -126,9 +133,16 @@ impl fmt::Debug for DbSource {
     }
 }
 
+/// The client settings of a PostgreSQL URL or keyword string, with the
+/// page's timeouts where it sets none; its own password only.
 fn postgres_config(url: &str) -> anyhow::Result<tokio_postgres::Config> {
-    let mut config = tokio_postgres::Config::from_str(url)
-        .map_err(|e| anyhow!("db={}: not a valid PostgreSQL URL: {e}", redact(url)))?;
+    let mut config = tokio_postgres::Config::from_str(url).map_err(|e| {
+        anyhow!(
+            "db={}: not a valid PostgreSQL URL or keyword string: {}",
+            redact(url),
+            redact(&e.to_string())
+        )
+    })?;
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(CONNECT_TIMEOUT);
     }
@@ -151,17 +165,43 @@ fn postgres_config(url: &str) -> anyhow::Result<tokio_postgres::Config> {
             format!("{options} {timeout}")
         });
     }
-    if config.get_password().is_none()
-        && let Ok(password) = std::env::var("PGPASSWORD")
-    {
-        config.password(password);
-    }
     Ok(config)
 }
 
+/// Without a password in `config`, the one libpq would use
+/// (`db_password::postgres`).
+fn add_postgres_password(config: &mut tokio_postgres::Config, env: db_password::Env<'_>) {
+    if config.get_password().is_some() {
+        return;
+    }
+    let host = match config.get_hosts().first() {
+        Some(tokio_postgres::config::Host::Tcp(host)) => host.clone(),
+        // libpq matches a socket directory as `localhost`.
+        _ => "localhost".to_string(),
+    };
+    let Some(user) = config.get_user().map(str::to_string) else {
+        return;
+    };
+    let database = config.get_dbname().unwrap_or(&user).to_string();
+    let login = PgLogin {
+        host: &host,
+        port: config.get_ports().first().copied().unwrap_or(5432),
+        database: &database,
+        user: &user,
+    };
+    if let Some(password) = db_password::postgres(env, login) {
+        config.password(password);
+    }
+}
+
 fn mysql_opts(url: &str) -> anyhow::Result<mysql::Opts> {
-    let opts = mysql::Opts::from_url(url)
-        .map_err(|e| anyhow!("db={}: not a valid MySQL URL: {e}", redact(url)))?;
+    let opts = mysql::Opts::from_url(url).map_err(|e| {
+        anyhow!(
+            "db={}: not a valid MySQL URL: {}",
+            redact(url),
+            redact(&e.to_string())
+        )
+    })?;
     if opts.get_db_name().is_none_or(str::is_empty) {
         bail!(
             "db={}: the URL names no database (mysql://user@host:port/DATABASE)",
@@ -185,12 +225,21 @@ fn mysql_opts(url: &str) -> anyhow::Result<mysql::Opts> {
     if !query.contains("prefer_socket=") {
         builder = builder.prefer_socket(false);
     }
-    if opts.get_pass().is_none()
-        && let Ok(password) = std::env::var("MYSQL_PWD")
-    {
-        builder = builder.pass(Some(password));
-    }
     Ok(builder.into())
+}
+
+/// Without a password in `opts`, the one the MySQL client would use
+/// (`db_password::mysql`).
+fn add_mysql_password(opts: mysql::Opts, env: db_password::Env<'_>) -> mysql::Opts {
+    if opts.get_pass().is_some() {
+        return opts;
+    }
+    match db_password::mysql(env) {
+        Some(password) => mysql::OptsBuilder::from_opts(opts)
+            .pass(Some(password))
+            .into(),
+        None => opts,
+    }
 }
 
 /// The database behind the dynamic page, with the row in place.
@@ -279,7 +328,8 @@ impl Database {
     }
 
     fn create_postgres(url: &str) -> anyhow::Result<Database> {
-        let config = postgres_config(url)?;
+        let mut config = postgres_config(url)?;
+        add_postgres_password(&mut config, &db_password::process_env);
         let shown = redact(url);
         let table = unique_name("sledge_http_page");
         let db = Database {
@@ -299,15 +349,21 @@ impl Database {
              INSERT INTO {table} (id, body) VALUES (1, '{}')",
             row_text()
         );
-        pg_client::query_first(&config, &create)
-            .map_err(|e| anyhow!("db={shown}: cannot create table {table} with its row: {e:#}"))?;
+        if let Err(e) = pg_client::query_first(&config, &create) {
+            if e.is::<pg_client::NotConnected>() {
+                // Nothing was sent: there is no table to drop.
+                db.forget();
+                bail!("db={shown}: {e:#}");
+            }
+            bail!("db={shown}: cannot create table {table} with its row: {e:#}");
+        }
         db.fetch_row()?;
         Ok(db)
     }
 
     fn create_mysql(url: &str) -> anyhow::Result<Database> {
         use mysql::prelude::Queryable;
-        let opts = mysql_opts(url)?;
+        let opts = add_mysql_password(mysql_opts(url)?, &db_password::process_env);
         let shown = redact(url);
         let table = unique_name("sledge_http_page");
         let mut conn = mysql::Conn::new(opts.clone())
@@ -399,6 +455,11 @@ impl Database {
                 body.ok_or_else(|| anyhow!("db={shown}: {select} returned no row"))
             }
         }
+    }
+
+    /// Marks the table or file as never made: nothing to remove.
+    fn forget(mut self) {
+        self.removed = true;
     }
 
     /// Removes the file or drops the table; an error says what was left
@@ -521,5 +582,52 @@ mod tests {
         assert_eq!(redact("mysql://u:se/c@ret@h/db"), "mysql://u:***@h/db");
         let source = DbSource::parse("postgres://u:secret@h/db").unwrap();
         assert!(!format!("{source:?}").contains("secret"));
+    }
+
+    #[test]
+    fn libpq_keyword_strings_are_postgres_and_their_password_is_masked() {
+        let source =
+            DbSource::parse("host=127.0.0.1 port=1 user=u password='se cret' dbname=x").unwrap();
+        assert!(matches!(source, DbSource::Postgres(_)));
+        assert_eq!(
+            source.shown(),
+            "host=127.0.0.1 port=1 user=u password=*** dbname=x"
+        );
+        let config = postgres_config("host=h user=u password='se cret' dbname=x").unwrap();
+        assert_eq!(config.get_password(), Some(&b"se cret"[..]));
+        for bad in [
+            "host=h port=notaport user=u password=secretpw dbname=x",
+            "host=h user=u password='secretpw",
+            "host=h user=u password=secretpw nosuchkey=1",
+        ] {
+            let e = format!("{:#}", DbSource::parse(bad).unwrap_err());
+            assert!(e.starts_with("db=host=h"), "{e}");
+            assert!(!e.contains("secretpw"), "{e}");
+        }
+        let e = format!("{:#}", DbSource::parse("oracle password=x").unwrap_err());
+        assert!(!e.contains("=x"), "{e}");
+    }
+
+    #[test]
+    fn a_password_left_out_comes_from_the_clients_own_sources() {
+        let env = |name: &str| match name {
+            "PGPASSWORD" => Some("pg env".to_string()),
+            "MYSQL_PWD" => Some("my env".to_string()),
+            _ => None,
+        };
+        let mut pg = postgres_config("postgres://u@127.0.0.1:1/db").unwrap();
+        add_postgres_password(&mut pg, &env);
+        assert_eq!(pg.get_password(), Some(&b"pg env"[..]));
+        // The URL's own password wins.
+        let mut pg = postgres_config("host=h user=u password=given").unwrap();
+        add_postgres_password(&mut pg, &env);
+        assert_eq!(pg.get_password(), Some(&b"given"[..]));
+        let my = add_mysql_password(mysql_opts("mysql://u@127.0.0.1:1/db").unwrap(), &env);
+        assert_eq!(my.get_pass(), Some("my env"));
+        let my = add_mysql_password(mysql_opts("mysql://u:given@127.0.0.1:1/db").unwrap(), &env);
+        assert_eq!(my.get_pass(), Some("given"));
+        let none = |_: &str| None;
+        let my = add_mysql_password(mysql_opts("mysql://u@127.0.0.1:1/db").unwrap(), &none);
+        assert_eq!(my.get_pass(), None);
     }
 }

@@ -15,11 +15,13 @@
 
 mod blocking;
 mod content;
+mod db_password;
 pub mod dynamic;
 mod event_loop;
 mod pg_client;
 pub mod request;
 mod threads;
+mod ticker;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -91,6 +93,52 @@ impl Model {
     }
 }
 
+/// What the server allows a client, so that clients that stall, idle or
+/// flood cannot hold its memory, descriptors or threads for ever. The
+/// defaults are nginx's and Apache's where they have one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// From accepting a connection, or from the first byte of a later
+    /// request, until the request's head is complete; then the connection
+    /// is closed (nginx's `client_header_timeout`, 60 s).
+    pub header_timeout: Duration,
+    /// Between requests on a kept-alive connection (nginx's
+    /// `keepalive_timeout`, 75 s).
+    pub idle_timeout: Duration,
+    /// Without any progress writing a response to a client that does not
+    /// read (nginx's `send_timeout`, 60 s).
+    pub send_timeout: Duration,
+    /// The threads model's connection threads at once (Apache's
+    /// `MaxRequestWorkers`); further connections wait in the listen queue
+    /// until a thread ends.
+    pub max_threads: usize,
+}
+
+/// The default cap on connection threads: Apache's `MaxRequestWorkers` is
+/// 256 (prefork) to 400 (worker, event); this is higher so that the
+/// articles' 500 clients each get their thread.
+pub const DEFAULT_MAX_THREADS: usize = 1024;
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            header_timeout: Duration::from_secs(60),
+            idle_timeout: Duration::from_secs(75),
+            send_timeout: Duration::from_secs(60),
+            max_threads: DEFAULT_MAX_THREADS,
+        }
+    }
+}
+
+impl Limits {
+    /// The shortest of the timeouts.
+    fn shortest_timeout(&self) -> Duration {
+        self.header_timeout
+            .min(self.idle_timeout)
+            .min(self.send_timeout)
+    }
+}
+
 /// What to serve and how.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -107,6 +155,8 @@ pub struct ServerConfig {
     /// Serve `/dynamic` from this database (a fresh SQLite file, or a
     /// fresh table on a server), or not at all.
     pub dynamic: Option<DbSource>,
+    /// Timeouts and the thread cap.
+    pub limits: Limits,
 }
 
 impl ServerConfig {
@@ -120,6 +170,7 @@ impl ServerConfig {
             cpus: None,
             sizes: STANDARD_SIZES.to_vec(),
             dynamic: Some(DbSource::Sqlite),
+            limits: Limits::default(),
         }
     }
 }
@@ -138,8 +189,22 @@ pub struct Server {
 }
 
 impl Server {
-    /// Binds and starts serving.
+    /// Binds and starts serving. The sockets are bound first, so that an
+    /// address in use is the one error reported, before a database is
+    /// made; a failure after that removes the database again.
     pub fn start(config: &ServerConfig) -> anyhow::Result<Server> {
+        let loops = match config.model {
+            Model::Async => config.threads.max(1),
+            Model::Threads => 1,
+        };
+        let mut addr = config.addr;
+        let mut listeners = Vec::with_capacity(loops);
+        for _ in 0..loops {
+            let listener =
+                bind(addr, loops > 1).with_context(|| format!("cannot listen on {addr}"))?;
+            addr = listener.local_addr()?;
+            listeners.push(listener);
+        }
         let database = match &config.dynamic {
             Some(source) => Some(Database::create(source)?),
             None => None,
@@ -149,45 +214,41 @@ impl Server {
         let content = Arc::new(
             content::Content::new(&config.sizes, database).context("building the responses")?,
         );
-        let stop = Arc::new(AtomicBool::new(false));
-        let failure = Arc::new(Mutex::new(None));
+        // From here the server owns every handle: should a thread fail to
+        // start, dropping it stops the others and removes the database.
         let mut server = Server {
-            addr: config.addr,
-            content: Some(content.clone()),
-            pool: pool.clone(),
-            stop: stop.clone(),
+            addr,
+            content: Some(content),
+            pool,
+            stop: Arc::new(AtomicBool::new(false)),
             wakers: Vec::new(),
             threads: Vec::new(),
-            failure,
+            failure: Arc::new(Mutex::new(None)),
         };
-        let loops = match config.model {
-            Model::Async => config.threads.max(1),
-            Model::Threads => 1,
-        };
-        let mut addr = config.addr;
-        for i in 0..loops {
-            let listener =
-                bind(addr, loops > 1).with_context(|| format!("cannot listen on {addr}"))?;
-            addr = listener.local_addr()?;
-            server.addr = addr;
+        for (i, listener) in listeners.into_iter().enumerate() {
             let (poll, waker) = event_loop::new_poll()?;
             server.wakers.push(waker.clone());
             let shared = Shared {
-                content: content.clone(),
-                pool: pool.clone(),
-                stop: stop.clone(),
+                content: server.content.clone().expect("set above"),
+                pool: server.pool.clone(),
+                stop: server.stop.clone(),
             };
-            let (failure, cpus, model) =
-                (server.failure.clone(), config.cpus.clone(), config.model);
+            let (failure, cpus, model, limits) = (
+                server.failure.clone(),
+                config.cpus.clone(),
+                config.model,
+                config.limits,
+            );
             let handle = std::thread::Builder::new()
                 .name(format!("sledge-server-{i}"))
                 .spawn(move || {
-                    let result = serve(model, i, listener, poll, waker, shared, cpus);
+                    let result = serve(model, i, listener, poll, waker, shared, cpus, limits);
                     if let Err(e) = &result {
                         *failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
                     }
                     result
-                })?;
+                })
+                .context("cannot start a server thread")?;
             server.threads.push(handle);
         }
         Ok(server)
@@ -294,6 +355,7 @@ struct Shared {
     stop: Arc<AtomicBool>,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn serve(
     model: Model,
     index: usize,
@@ -302,6 +364,7 @@ fn serve(
     waker: Arc<Waker>,
     shared: Shared,
     cpus: Option<Vec<usize>>,
+    limits: Limits,
 ) -> std::io::Result<()> {
     let Shared {
         content,
@@ -322,6 +385,7 @@ fn serve(
                 content,
                 pool,
                 stop,
+                limits,
             )
             .run()
         }
@@ -329,7 +393,7 @@ fn serve(
             if let Some(cpus) = &cpus {
                 affinity::set_affinity(cpus).map_err(std::io::Error::other)?;
             }
-            threads::run(listener, poll, content, stop, cpus)
+            threads::run(listener, poll, waker, content, stop, cpus, limits)
         }
     }
 }

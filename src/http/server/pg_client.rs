@@ -51,13 +51,19 @@ fn run<T>(
     })
 }
 
+/// The connection or the login failed: the statement was never sent, so
+/// it cannot have done anything on the server.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot connect: {0:#}")]
+pub(super) struct NotConnected(anyhow::Error);
+
 /// Connects, runs `sql` with the simple query protocol, disconnects
 /// cleanly; returns the first column of the first row, if any. A failure
-/// names the step that failed.
+/// names the step that failed; one before the statement was sent is a
+/// [`NotConnected`].
 pub(super) fn query_first(config: &Config, sql: &str) -> anyhow::Result<Option<String>> {
     let login = config.get_connect_timeout().copied().unwrap_or(IO_TIMEOUT);
-    let (client, connection) =
-        run(login, config.connect(NoTls)).map_err(|e| e.context("cannot connect"))?;
+    let (client, connection) = run(login, config.connect(NoTls)).map_err(NotConnected)?;
     // The connection future does the socket I/O; it runs beside the query
     // and ends once the client is dropped and the Terminate message is out.
     let query = async move {
@@ -115,6 +121,7 @@ mod tests {
         let started = Instant::now();
         let e = query_first(&config, "SELECT 1").unwrap_err();
         let waited = started.elapsed();
+        assert!(e.is::<NotConnected>(), "{e:#}");
         let text = format!("{e:#}");
         assert!(text.contains("cannot connect"), "{text}");
         assert!(text.contains("no answer within 1 s"), "{text}");
@@ -130,8 +137,13 @@ mod tests {
         let port = free.local_addr().unwrap().port();
         drop(free);
         let config = Config::from_str(&format!("postgres://u@127.0.0.1:{port}/db")).unwrap();
-        let text = format!("{:#}", query_first(&config, "SELECT 1").unwrap_err());
-        assert!(text.contains("cannot connect"), "{text}");
+        let e = query_first(&config, "SELECT 1").unwrap_err();
+        assert!(e.is::<NotConnected>(), "{e:#}");
+        let text = format!("{e:#}");
+        assert_eq!(
+            text,
+            "cannot connect: error connecting to server: Connection refused (os error 111)"
+        );
         assert!(text.to_lowercase().contains("refused"), "{text}");
     }
 }

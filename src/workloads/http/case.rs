@@ -12,7 +12,7 @@ use anyhow::Context;
 use crate::engine::{
     Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput,
 };
-use crate::http::server::DbSource;
+use crate::http::server::{DEFAULT_MAX_THREADS, DbSource, Limits};
 use crate::http::{self, LoadConfig, Model, Rate, Server, ServerConfig};
 use crate::workloads::common::params;
 
@@ -164,6 +164,12 @@ impl HttpCase {
             cpus: server_cpus,
             sizes,
             dynamic,
+            limits: Limits {
+                // Every client gets its thread in the threads model, also
+                // while the threads of closed connections are ending.
+                max_threads: DEFAULT_MAX_THREADS.max(2 * connections),
+                ..Limits::default()
+            },
             ..ServerConfig::loopback()
         };
         Ok(HttpCase {

@@ -28,7 +28,7 @@ impl Workload for DynamicPage {
     fn params(&self) -> Vec<ParamSpec> {
         let mut params = vec![ParamSpec {
             name: "db",
-            help: "the page's database: sqlite (an embedded file), postgres://user[:password]@host[:port]/database or mysql://user[:password]@host[:port]/database (no TLS; a table is created for the case and dropped after it; a password in the URL is masked as *** wherever the case is shown or stored; PGPASSWORD or MYSQL_PWD also work)",
+            help: "the page's database: sqlite (an embedded file), postgres://user@host[:port]/database (or libpq's `host=... user=... dbname=...`) or mysql://user@host[:port]/database (no TLS; a table is created for the case and dropped after it); a password is best left out, as the command line is visible to other users: PGPASSWORD or ~/.pgpass (PGPASSFILE), ~/.my.cnf [client] or MYSQL_PWD are used; one given anyway is masked as *** wherever the case is shown or stored",
             kind: ParamKind::Text,
             default: "sqlite",
         }];
