@@ -25,6 +25,10 @@ pub enum RunStatus {
     Partial,
     /// At least one case failed; the others are kept.
     Failed,
+    /// It was `running`, but the sledge running it is gone (killed, or the
+    /// machine rebooted) without saying how it ended; the cases it stored
+    /// are kept.
+    Abandoned,
 }
 
 impl RunStatus {
@@ -35,6 +39,7 @@ impl RunStatus {
             RunStatus::Complete => "complete",
             RunStatus::Partial => "partial",
             RunStatus::Failed => "failed",
+            RunStatus::Abandoned => "abandoned",
         }
     }
 
@@ -45,6 +50,7 @@ impl RunStatus {
             "complete" => Some(RunStatus::Complete),
             "partial" => Some(RunStatus::Partial),
             "failed" => Some(RunStatus::Failed),
+            "abandoned" => Some(RunStatus::Abandoned),
             _ => None,
         }
     }

@@ -290,3 +290,111 @@ fn a_store_that_fills_up_midway_shows_what_it_stored_and_the_error() {
     let stored = run["cases"].as_array().unwrap().len();
     assert!((1..40).contains(&stored), "{stored} cases stored");
 }
+
+/// Starts `sledge run test.scripted` with `args`, its stderr kept in the
+/// sandbox, and waits until its round's process is up.
+#[allow(clippy::zombie_processes)]
+fn start_scripted(sandbox: &Sandbox, args: &[&str]) -> (std::process::Child, u32) {
+    let bin = assert_cmd::cargo::cargo_bin("sledge");
+    let mut parent = std::process::Command::new(bin)
+        .current_dir(sandbox.path())
+        .env("SLEDGE_STORE", sandbox.store())
+        .env("SLEDGE_TEST_WORKLOADS", "1")
+        .args(["run", "test.scripted", "--no-idle-check"])
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(sandbox.path().join("run.stderr")).unwrap())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(&child) = children(parent.id()).first() {
+            return (parent, child);
+        }
+        if Instant::now() > deadline {
+            let _ = parent.kill();
+            let _ = parent.wait();
+            panic!("the round's process never started");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_run_whose_sledge_was_killed_is_abandoned_and_said_so() {
+    let sandbox = Sandbox::new();
+    let (mut parent, child) = start_scripted(&sandbox, &["-p", "sleep=20"]);
+    parent.kill().unwrap();
+    parent.wait().unwrap();
+    assert!(wait_gone(child, Duration::from_secs(10)));
+    // Read-only views already say so.
+    let listed = sandbox.sledge().args(["list", "--json"]).output().unwrap();
+    let runs: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(runs[0]["status"], "abandoned", "{runs}");
+    let refused = sandbox
+        .sledge()
+        .args(["compare", "1", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("marked `abandoned`"));
+    // The next run marks it in the store and says so.
+    let next = sandbox
+        .sledge()
+        .env("SLEDGE_TEST_WORKLOADS", "1")
+        .env("SLEDGE_TEST_QUIET_HOST", "1")
+        .args(["run", "test.scripted", "--rounds", "1", "--warmup", "0"])
+        .args(["--min-trials", "1", "--max-trials", "1", "--no-idle-check"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&next.stderr);
+    assert!(next.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("note: run 1 was left `running` by a sledge that is gone"),
+        "{stderr}"
+    );
+    let shown = sandbox
+        .sledge()
+        .args(["show", "1", "--json"])
+        .output()
+        .unwrap();
+    let run: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(run["status"], "abandoned");
+    assert!(
+        run["warnings"]
+            .to_string()
+            .contains("abandoned: the sledge running it")
+    );
+}
+
+#[test]
+fn a_second_interrupt_still_marks_the_run_partial() {
+    let sandbox = Sandbox::new();
+    // The round's cleanup takes 20 s, so the first interrupt leaves the run
+    // waiting for it and the second one finds it still running.
+    let (mut parent, _child) = start_scripted(&sandbox, &["-p", "sleep=20", "-p", "cleanup=20"]);
+    // SAFETY: plain kill(2) on our own child.
+    unsafe { libc::kill(parent.id() as i32, libc::SIGINT) };
+    std::thread::sleep(Duration::from_millis(500));
+    let second = Instant::now();
+    unsafe { libc::kill(parent.id() as i32, libc::SIGINT) };
+    let status = wait_bounded(&mut parent, Duration::from_secs(15));
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        second.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        second.elapsed()
+    );
+    let stderr = std::fs::read_to_string(sandbox.path().join("run.stderr")).unwrap();
+    assert!(
+        stderr.contains("second interrupt: run 1 marked partial"),
+        "{stderr}"
+    );
+    let shown = sandbox
+        .sledge()
+        .args(["show", "1", "--json"])
+        .output()
+        .unwrap();
+    let run: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(run["status"], "partial");
+}

@@ -13,7 +13,9 @@ use clap::Args;
 use comfy_table::{Cell, CellAlignment};
 
 use super::output::{ExitStatus, UsageError, open_store, print};
-use super::run::{RunArgs, exit_status, install_interrupt_handler, prepare, run_once};
+use super::run::{
+    RunArgs, exit_status, install_interrupt_handler, mark_abandoned, prepare, run_once,
+};
 use crate::engine;
 use crate::report::format;
 use crate::report::listing::new_table;
@@ -58,8 +60,9 @@ pub fn execute(args: CalibrateArgs, store_path: Option<PathBuf>) -> anyhow::Resu
     let (plan, methodology, cpus) = prepare(&args.run)?;
     let mut store = open_store(store_path)?;
     store.check_integrity()?;
+    mark_abandoned(&mut store)?;
     let cancel = engine::CancelToken::new();
-    install_interrupt_handler(&cancel);
+    install_interrupt_handler(&cancel, store.path().to_path_buf());
     let mut last = None;
     for i in 1..=args.runs {
         eprintln!("calibration run {i} of {}", args.runs);

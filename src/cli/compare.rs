@@ -134,6 +134,13 @@ fn comparable(run: &RunRecord) -> Result<(), UsageError> {
                 run.cases.len()
             )));
         }
+        RunStatus::Abandoned => {
+            return Err(UsageError(format!(
+                "run {} never finished: the sledge that ran it is gone (killed, or the machine rebooted) and it is marked `abandoned` ({} case(s) stored); run it again to compare it",
+                run.id,
+                run.cases.len()
+            )));
+        }
         RunStatus::Complete | RunStatus::Partial | RunStatus::Failed => {}
     }
     if run.cases.is_empty() {

@@ -131,8 +131,9 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
     // A damaged store would fail when the first case is stored, after
     // that case had run: find it before anything is measured.
     store.check_integrity()?;
+    mark_abandoned(&mut store)?;
     let cancel = engine::CancelToken::new();
-    install_interrupt_handler(&cancel);
+    install_interrupt_handler(&cancel, store.path().to_path_buf());
     let run = match run_once(&args, &plan, &methodology, &cpus, &mut store, &cancel) {
         Ok(run) => run,
         Err(err) => {
@@ -210,17 +211,32 @@ pub(super) fn exit_status(run: &crate::results::RunRecord) -> ExitStatus {
             eprintln!("interrupted: the finished cases are stored; the run is marked partial");
             ExitStatus::Interrupted
         }
-        RunStatus::Failed | RunStatus::Running => ExitStatus::Failure,
+        RunStatus::Failed | RunStatus::Running | RunStatus::Abandoned => ExitStatus::Failure,
     }
 }
 
 /// The first Ctrl-C (or SIGTERM) asks the run to stop after cleaning up;
-/// a second one exits at once.
-pub(super) fn install_interrupt_handler(cancel: &engine::CancelToken) {
+/// a second one marks the run `partial` in the store at `store_path` (the
+/// runs this process owns that are still `running`) and exits at once.
+pub(super) fn install_interrupt_handler(cancel: &engine::CancelToken, store_path: PathBuf) {
     let cancel = cancel.clone();
     let result = ctrlc::set_handler(move || {
         if cancel.is_cancelled() {
-            eprintln!("\nsecond interrupt: exiting without cleanup");
+            let marked = crate::store::Store::open_existing(&store_path)
+                .and_then(|mut store| store.mark_own_runs_partial(&now()));
+            match marked {
+                Ok(runs) if !runs.is_empty() => eprintln!(
+                    "\nsecond interrupt: run {} marked partial; exiting without cleanup (the next run removes what this one left behind)",
+                    runs.iter()
+                        .map(i64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                Ok(_) => eprintln!("\nsecond interrupt: exiting without cleanup"),
+                Err(err) => eprintln!(
+                    "\nsecond interrupt: exiting without cleanup; the run could not be marked partial: {err}"
+                ),
+            }
             std::process::exit(130);
         }
         eprintln!("\ninterrupted: cleaning up; press Ctrl-C again to exit at once");
@@ -231,4 +247,19 @@ pub(super) fn install_interrupt_handler(cancel: &engine::CancelToken) {
             "warning: cannot catch Ctrl-C ({err}); an interrupt will not store a partial run"
         );
     }
+}
+
+/// The current time, RFC 3339 in UTC with seconds.
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// Marks the runs whose sledge is gone as `abandoned`, saying so.
+pub(super) fn mark_abandoned(store: &mut crate::store::Store) -> anyhow::Result<()> {
+    for id in store.mark_abandoned_runs()? {
+        eprintln!(
+            "note: run {id} was left `running` by a sledge that is gone (killed or rebooted); marked abandoned, its stored cases kept"
+        );
+    }
+    Ok(())
 }

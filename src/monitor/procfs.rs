@@ -400,6 +400,63 @@ fn children_by_scan(pid: u32) -> Vec<u32> {
         .collect()
 }
 
+/// Which process, on which boot: enough to tell whether the process that
+/// made something is still alive, even after its pid was reused or the
+/// machine rebooted. Written as `BOOT_ID:PID:STARTTIME`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessIdentity {
+    /// `/proc/sys/kernel/random/boot_id`.
+    pub boot_id: String,
+    /// The process id.
+    pub pid: u32,
+    /// The process's start time after boot, in clock ticks.
+    pub starttime: u64,
+}
+
+impl ProcessIdentity {
+    /// This process; `None` without `/proc`.
+    pub fn current() -> Option<Self> {
+        Some(ProcessIdentity {
+            boot_id: read_boot_id()?,
+            pid: std::process::id(),
+            starttime: read_self_stat()?.starttime,
+        })
+    }
+
+    /// Parses the `BOOT_ID:PID:STARTTIME` form.
+    pub fn parse(text: &str) -> Option<Self> {
+        let mut parts = text.split(':');
+        let identity = ProcessIdentity {
+            boot_id: parts.next()?.to_string(),
+            pid: parts.next()?.parse().ok()?,
+            starttime: parts.next()?.parse().ok()?,
+        };
+        parts.next().is_none().then_some(identity)
+    }
+
+    /// Whether that very process is still running: same boot, the pid in
+    /// use, by a process started at the same tick. `None` when this host
+    /// cannot tell (no `/proc`).
+    pub fn is_alive(&self) -> Option<bool> {
+        let boot = read_boot_id()?;
+        if boot != self.boot_id {
+            return Some(false);
+        }
+        Some(read_pid_stat(self.pid).is_some_and(|s| s.starttime == self.starttime))
+    }
+}
+
+impl std::fmt::Display for ProcessIdentity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}:{}", self.boot_id, self.pid, self.starttime)
+    }
+}
+
+/// `/proc/sys/kernel/random/boot_id`, trimmed.
+fn read_boot_id() -> Option<String> {
+    Some(read("/proc/sys/kernel/random/boot_id")?.trim().to_string())
+}
+
 /// Reads `/proc/[pid]/stat`; `None` if the process is gone or hidden.
 pub fn read_pid_stat(pid: u32) -> Option<PidStat> {
     parse_pid_stat(&read(format!("/proc/{pid}/stat"))?)
@@ -578,6 +635,34 @@ softirq 122937 0 7989 4 9762 60085 0 329 24256 0 20512
         child.kill().unwrap();
         child.wait().unwrap();
         assert!(seen >= 5, "the child's ticks never showed: {seen}");
+    }
+
+    #[test]
+    fn a_process_identity_tells_the_living_from_the_gone() {
+        let me = ProcessIdentity::current().unwrap();
+        assert_eq!(me.is_alive(), Some(true));
+        assert_eq!(ProcessIdentity::parse(&me.to_string()), Some(me.clone()));
+        // Same pid, another start: the pid was reused.
+        let reused = ProcessIdentity {
+            starttime: me.starttime + 1,
+            ..me.clone()
+        };
+        assert_eq!(reused.is_alive(), Some(false));
+        // Another boot.
+        let rebooted = ProcessIdentity {
+            boot_id: "not-this-boot".into(),
+            ..me.clone()
+        };
+        assert_eq!(rebooted.is_alive(), Some(false));
+        // A child that exited and was reaped.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        let gone = ProcessIdentity { pid, ..me };
+        assert_eq!(gone.is_alive(), Some(false));
+        assert_eq!(ProcessIdentity::parse("a:1"), None);
+        assert_eq!(ProcessIdentity::parse("a:b:1"), None);
+        assert_eq!(ProcessIdentity::parse("a:1:2:3"), None);
     }
 
     #[test]

@@ -47,7 +47,7 @@ impl Store {
         let row = tx
             .query_row(
                 "SELECT started, finished, sledge_version, profile, command_line, status,
-                        cpus, warnings, host, uuid
+                        cpus, warnings, host, uuid, owner
                  FROM run WHERE id = ?1",
                 [run_id],
                 |row| {
@@ -62,6 +62,7 @@ impl Store {
                         row.get::<_, String>(7)?,
                         row.get::<_, String>(8)?,
                         row.get::<_, Option<String>>(9)?,
+                        row.get::<_, Option<String>>(10)?,
                     ))
                 },
             )
@@ -78,6 +79,7 @@ impl Store {
             warnings,
             host,
             uuid,
+            owner,
         )) = row
         else {
             return Err(StoreError::NoSuchRun {
@@ -122,7 +124,7 @@ impl Store {
             sledge_version,
             profile,
             command_line,
-            status: parse_status(path, &status, || what("status"))?,
+            status: effective_status(parse_status(path, &status, || what("status"))?, owner),
             cpus: from_json(path, &cpus, || what("CPU list"))?,
             warnings: from_json(path, &warnings, || what("warnings"))?,
             host: from_json(path, &host, || what("host inventory"))?,
@@ -139,7 +141,7 @@ impl Store {
             .prepare_cached(
                 "SELECT r.id, r.started, r.finished, r.profile, r.status, r.hostname,
                         (SELECT count(*) FROM run_case c WHERE c.run_id = r.id),
-                        r.sledge_version, r.uuid
+                        r.sledge_version, r.uuid, r.owner
                  FROM run r ORDER BY r.id DESC",
             )
             .map_err(sql_err(path, doing))?;
@@ -155,6 +157,7 @@ impl Store {
                     row.get::<_, i64>(6)?,
                     row.get::<_, String>(7)?,
                     row.get::<_, Option<String>>(8)?,
+                    row.get::<_, Option<String>>(9)?,
                 ))
             })
             .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
@@ -171,6 +174,7 @@ impl Store {
                     cases,
                     sledge_version,
                     uuid,
+                    owner,
                 )| {
                     Ok(RunListing {
                         id,
@@ -178,7 +182,10 @@ impl Store {
                         started,
                         finished,
                         profile,
-                        status: parse_status(path, &status, || format!("run {id}: status"))?,
+                        status: effective_status(
+                            parse_status(path, &status, || format!("run {id}: status"))?,
+                            owner,
+                        ),
                         hostname,
                         cases: u32::try_from(cases).map_err(|_| StoreError::Corrupt {
                             path: path.to_path_buf(),
@@ -454,6 +461,25 @@ fn load_case(
         metrics,
         latency_histogram,
     })
+}
+
+/// A run stored as `running` whose sledge is known to be gone reads as
+/// `abandoned` (before `sledge run` marks it so in the store).
+fn effective_status(stored: RunStatus, owner: Option<String>) -> RunStatus {
+    if stored == RunStatus::Running && owner_is_gone(owner.as_deref()) {
+        RunStatus::Abandoned
+    } else {
+        stored
+    }
+}
+
+/// Whether the process recorded as running a run is known to be gone
+/// (an owner that cannot be read, or was never recorded, is not).
+pub(super) fn owner_is_gone(owner: Option<&str>) -> bool {
+    owner
+        .and_then(crate::monitor::procfs::ProcessIdentity::parse)
+        .and_then(|o| o.is_alive())
+        == Some(false)
 }
 
 /// Parses a stored status word.

@@ -112,6 +112,39 @@ UPDATE run SET host_key = hostname
 CREATE INDEX run_host_key ON run (host_key);
 CREATE INDEX run_case_lookup ON run_case (workload, workload_version, params);
 "#,
+    // Version 4: a run knows which process runs it, so that a run left
+    // `running` by a killed sledge can be told apart and marked
+    // `abandoned`, a status the CHECK must now allow. SQLite cannot change
+    // a CHECK, so the table is rebuilt (with foreign keys off, see
+    // `migrate`); ids, and so every case's link, are kept.
+    r#"
+CREATE TABLE run_v4 (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    started         TEXT NOT NULL,
+    finished        TEXT,
+    sledge_version  TEXT NOT NULL,
+    profile         TEXT NOT NULL,
+    command_line    TEXT NOT NULL,
+    status          TEXT NOT NULL
+                    CHECK (status IN ('running', 'complete', 'partial', 'failed', 'abandoned')),
+    cpus            TEXT NOT NULL DEFAULT '[]',
+    warnings        TEXT NOT NULL DEFAULT '[]',
+    hostname        TEXT NOT NULL DEFAULT '',
+    host            TEXT NOT NULL DEFAULT '{}',
+    uuid            TEXT,
+    host_key        TEXT NOT NULL DEFAULT '',
+    owner           TEXT                          -- BOOT_ID:PID:STARTTIME while running
+);
+INSERT INTO run_v4 (id, started, finished, sledge_version, profile, command_line, status,
+                    cpus, warnings, hostname, host, uuid, host_key)
+    SELECT id, started, finished, sledge_version, profile, command_line, status,
+           cpus, warnings, hostname, host, uuid, host_key
+    FROM run;
+DROP TABLE run;
+ALTER TABLE run_v4 RENAME TO run;
+CREATE UNIQUE INDEX run_uuid ON run (uuid);
+CREATE INDEX run_host_key ON run (host_key);
+"#,
 ];
 
 /// The schema version this build creates and understands.
@@ -158,6 +191,19 @@ pub(crate) fn migrate(conn: &mut Connection) -> rusqlite::Result<Migration> {
     if version == SCHEMA_VERSION {
         return Ok(Migration::Done);
     }
+    // A step may rebuild a table that others reference; with foreign keys
+    // on, dropping the old table would delete every row that points at it.
+    // The pragma has no effect inside a transaction, so it is set around
+    // it, and the references are checked before the commit.
+    let foreign_keys: bool = conn.pragma_query_value(None, "foreign_keys", |row| row.get(0))?;
+    conn.pragma_update(None, "foreign_keys", false)?;
+    let result = apply_steps(conn);
+    conn.pragma_update(None, "foreign_keys", foreign_keys)?;
+    result
+}
+
+/// Applies the missing steps in one transaction (see [`migrate`]).
+fn apply_steps(conn: &mut Connection) -> rusqlite::Result<Migration> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     // Another process may have migrated while we waited for the lock.
     let version = user_version(&tx)?;
@@ -169,6 +215,19 @@ pub(crate) fn migrate(conn: &mut Connection) -> rusqlite::Result<Migration> {
     }
     for step in &MIGRATIONS[version as usize..] {
         tx.execute_batch(step)?;
+    }
+    let dangling: i64 =
+        tx.query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |row| {
+            row.get(0)
+        })?;
+    if dangling > 0 {
+        // Dropping the transaction rolls every step back.
+        return Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CONSTRAINT),
+            Some(format!(
+                "the upgrade left {dangling} reference(s) to missing rows; nothing was changed"
+            )),
+        ));
     }
     tx.pragma_update(None, "application_id", APPLICATION_ID as i32)?;
     tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;

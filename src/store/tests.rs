@@ -1354,3 +1354,129 @@ fn deleting_runs_removes_every_row_they_own() {
     let outcome = store.import_runs(&[exported_run(UUID_A, "a")]).unwrap();
     assert!(matches!(outcome[0], Imported::Added { .. }), "{outcome:?}");
 }
+
+/// Sets run `id` running with this owner, as a sledge running it would
+/// have left it.
+fn set_owner(store: &Store, id: i64, owner: Option<&str>) {
+    store
+        .conn
+        .execute(
+            "UPDATE run SET owner = ?1, status = 'running', finished = NULL WHERE id = ?2",
+            rusqlite::params![owner, id],
+        )
+        .unwrap();
+}
+
+#[test]
+fn a_running_run_whose_sledge_is_gone_reads_and_is_marked_abandoned() {
+    let (_dir, mut store) = new_store();
+    let me = crate::monitor::procfs::ProcessIdentity::current().unwrap();
+    // Run 1: started by this process (alive). Run 2: by a process of
+    // another boot (gone). Run 3: by an older sledge (owner unknown).
+    // Run 4: complete.
+    let alive = store_run(&mut store, "quick", "2026-01-01T00:00:00Z", 1);
+    let gone = store_run(&mut store, "quick", "2026-01-02T00:00:00Z", 2);
+    let unknown = store_run(&mut store, "quick", "2026-01-03T00:00:00Z", 1);
+    let done = store_run(&mut store, "quick", "2026-01-04T00:00:00Z", 1);
+    store
+        .finish_run(done, RunStatus::Complete, "2026-01-04T00:01:00Z", &[])
+        .unwrap();
+    assert_eq!(
+        store
+            .conn
+            .query_row("SELECT owner FROM run WHERE id = ?1", [alive], |r| r
+                .get::<_, String>(0))
+            .unwrap(),
+        me.to_string(),
+        "a run this process begins is owned by it"
+    );
+    set_owner(&store, alive, Some(&me.to_string()));
+    set_owner(
+        &store,
+        gone,
+        Some(&format!("another-boot:{}:{}", me.pid, me.starttime)),
+    );
+    set_owner(&store, unknown, None);
+
+    // Read-only views already say so, without writing.
+    let status_of = |store: &Store, id| store.load_run(id).unwrap().status;
+    assert_eq!(status_of(&store, gone), RunStatus::Abandoned);
+    assert_eq!(status_of(&store, alive), RunStatus::Running);
+    assert_eq!(status_of(&store, unknown), RunStatus::Running);
+    let listed = store.list_runs().unwrap();
+    assert_eq!(
+        listed.iter().find(|r| r.id == gone).unwrap().status,
+        RunStatus::Abandoned
+    );
+
+    assert_eq!(store.mark_abandoned_runs().unwrap(), vec![gone]);
+    let run = store.load_run(gone).unwrap();
+    assert_eq!(run.status, RunStatus::Abandoned);
+    assert_eq!(run.cases.len(), 2, "its stored cases are kept");
+    assert!(
+        run.warnings
+            .iter()
+            .any(|w| w.starts_with("abandoned: the sledge running it"))
+    );
+    // Nothing more to mark the second time.
+    assert!(store.mark_abandoned_runs().unwrap().is_empty());
+
+    // A second Ctrl-C marks this process's running runs partial.
+    assert_eq!(
+        store.mark_own_runs_partial("2026-01-05T00:00:00Z").unwrap(),
+        vec![alive]
+    );
+    assert_eq!(status_of(&store, alive), RunStatus::Partial);
+    assert_eq!(status_of(&store, unknown), RunStatus::Running);
+}
+
+#[test]
+fn the_run_table_rebuild_keeps_every_case_linked() {
+    // A store at version 3 with a run and a case: the upgrade to 4
+    // rebuilds the run table with foreign keys off, and must neither drop
+    // the case nor leave it pointing nowhere.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v3.db");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        for step in &schema::MIGRATIONS[..3] {
+            conn.execute_batch(step).unwrap();
+        }
+        conn.pragma_update(None, "application_id", APPLICATION_ID as i32)
+            .unwrap();
+        conn.pragma_update(None, "user_version", 3).unwrap();
+        conn.execute(
+            "INSERT INTO run (started, sledge_version, profile, command_line, status, uuid)
+             VALUES ('2026-01-01T00:00:00Z', '0.1.0', 'quick', 'sledge run', 'complete',
+                     '6f1c1c3e-2b4d-4c55-9a77-0d7e8f9a0b1c')",
+            [],
+        )
+        .unwrap();
+        conn.execute(
+            "INSERT INTO run_case (run_id, workload, workload_version) VALUES (1, 'cpu.primes', 1)",
+            [],
+        )
+        .unwrap();
+    }
+    let mut store = Store::open(&path).unwrap();
+    assert_eq!(schema::user_version(&store.conn).unwrap(), SCHEMA_VERSION);
+    let run = store.load_run(1).unwrap();
+    assert_eq!(run.cases.len(), 1);
+    assert_eq!(run.uuid, "6f1c1c3e-2b4d-4c55-9a77-0d7e8f9a0b1c");
+    let foreign_keys: bool = store
+        .conn
+        .pragma_query_value(None, "foreign_keys", |row| row.get(0))
+        .unwrap();
+    assert!(foreign_keys, "foreign keys are on again after the upgrade");
+    // The new status is allowed, and deleting the run still cascades.
+    store
+        .conn
+        .execute("UPDATE run SET status = 'abandoned' WHERE id = 1", [])
+        .unwrap();
+    store.delete_runs(&[1]).unwrap();
+    let cases: i64 = store
+        .conn
+        .query_row("SELECT count(*) FROM run_case", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(cases, 0);
+}

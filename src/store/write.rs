@@ -97,6 +97,78 @@ impl Store {
         Ok(())
     }
 
+    /// Marks every run stored as `running` whose sledge is gone (killed,
+    /// or the machine rebooted) as `abandoned`, with a warning saying so;
+    /// returns the ids marked. Runs whose owner was never recorded (made by
+    /// an older sledge) are left alone: nothing says they stopped.
+    pub fn mark_abandoned_runs(&mut self) -> Result<Vec<i64>, StoreError> {
+        let Store { conn, path } = self;
+        let path: &Path = path;
+        let doing = "marking abandoned runs";
+        let running: Vec<(i64, Option<String>, String)> = conn
+            .prepare("SELECT id, owner, warnings FROM run WHERE status = 'running'")
+            .and_then(|mut stmt| {
+                stmt.query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+                    .collect()
+            })
+            .map_err(sql_err(path, doing))?;
+        let mut marked = Vec::new();
+        for (id, owner, warnings) in running {
+            if !super::read::owner_is_gone(owner.as_deref()) {
+                continue;
+            }
+            let mut warnings: Vec<String> = serde_json::from_str(&warnings).unwrap_or_default();
+            let pid = owner
+                .as_deref()
+                .and_then(crate::monitor::procfs::ProcessIdentity::parse)
+                .map_or(0, |o| o.pid);
+            warnings.push(format!(
+                "abandoned: the sledge running it (pid {pid}) is gone, killed or rebooted without saying how the run ended; the cases it stored are kept"
+            ));
+            let warnings = to_json(path, || format!("run {id}"), "warnings", &warnings)?;
+            // Only if still running and still this owner: another sledge
+            // may have marked it meanwhile.
+            let changed = conn
+                .execute(
+                    "UPDATE run SET status = 'abandoned', warnings = ?1
+                     WHERE id = ?2 AND status = 'running' AND owner IS ?3",
+                    params![warnings, id, owner],
+                )
+                .map_err(sql_err(path, doing))?;
+            if changed > 0 {
+                marked.push(id);
+            }
+        }
+        Ok(marked)
+    }
+
+    /// Marks the runs this process started that are still `running` as
+    /// `partial`, finished at `finished` (what a second Ctrl-C does before
+    /// exiting); returns their ids.
+    pub fn mark_own_runs_partial(&mut self, finished: &str) -> Result<Vec<i64>, StoreError> {
+        let Some(me) = crate::monitor::procfs::ProcessIdentity::current() else {
+            return Ok(Vec::new());
+        };
+        let doing = "marking this process's runs partial";
+        let ids: Vec<i64> = self
+            .conn
+            .prepare("SELECT id FROM run WHERE status = 'running' AND owner = ?1")
+            .and_then(|mut stmt| {
+                stmt.query_map([me.to_string()], |row| row.get(0))?
+                    .collect()
+            })
+            .map_err(sql_err(&self.path, doing))?;
+        for id in &ids {
+            self.conn
+                .execute(
+                    "UPDATE run SET status = 'partial', finished = ?1 WHERE id = ?2",
+                    params![finished, id],
+                )
+                .map_err(sql_err(&self.path, doing))?;
+        }
+        Ok(ids)
+    }
+
     /// Adds whole runs (as read from an export) in ONE transaction: either
     /// every new run is stored with all its cases, or nothing is. A run
     /// whose UUID the store already holds (or that came earlier in `runs`)
@@ -245,8 +317,8 @@ impl<'a> RunRow<'a> {
         let run = self.run;
         conn.execute(
             "INSERT INTO run (started, finished, sledge_version, profile, command_line,
-                              status, cpus, warnings, hostname, host, uuid, host_key)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                              status, cpus, warnings, hostname, host, uuid, host_key, owner)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
             params![
                 run.started,
                 run.finished,
@@ -260,6 +332,12 @@ impl<'a> RunRow<'a> {
                 self.host,
                 self.uuid,
                 run.host_key(),
+                // A run this process starts is this process's; an imported
+                // one belongs to no process here.
+                (run.status == RunStatus::Running)
+                    .then(crate::monitor::procfs::ProcessIdentity::current)
+                    .flatten()
+                    .map(|o| o.to_string()),
             ],
         )
         .map_err(sql_err(path, "storing a new run"))?;

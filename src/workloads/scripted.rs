@@ -58,6 +58,15 @@ impl Workload for Scripted {
                 default: "0",
             },
             ParamSpec {
+                name: "cleanup",
+                help: "how long each round's cleanup takes (not cut short by Ctrl-C)",
+                kind: ParamKind::Seconds {
+                    min: 0.0,
+                    max: 60.0,
+                },
+                default: "0",
+            },
+            ParamSpec {
                 name: "label",
                 help: "any text, to make cases differ",
                 kind: ParamKind::Text,
@@ -70,6 +79,7 @@ impl Workload for Scripted {
         Ok(Box::new(ScriptedCase {
             rounds: parse_values(&values)?,
             sleep: Duration::from_secs_f64(params.f64("sleep")),
+            cleanup: Duration::from_secs_f64(params.f64("cleanup")),
             call: 0,
         }))
     }
@@ -96,10 +106,16 @@ fn parse_values(text: &str) -> anyhow::Result<Vec<Vec<f64>>> {
 struct ScriptedCase {
     rounds: Vec<Vec<f64>>,
     sleep: Duration,
+    cleanup: Duration,
     call: usize,
 }
 
 impl Case for ScriptedCase {
+    fn cleanup(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
+        std::thread::sleep(self.cleanup);
+        Ok(())
+    }
+
     fn trial(&mut self, ctx: &TrialContext) -> anyhow::Result<TrialOutput> {
         let deadline = std::time::Instant::now() + self.sleep;
         while std::time::Instant::now() < deadline {
