@@ -10,13 +10,15 @@
 //! line per event.
 //!
 //! Lifetime: the child asks the kernel for SIGTERM when its parent dies
-//! (`PR_SET_PDEATHSIG`), so a killed sledge leaves no round running; a
+//! (`PR_SET_PDEATHSIG`, between fork and exec, so that no moment is
+//! left uncovered), so a killed sledge leaves no round running; a
 //! Ctrl-C reaches both (the terminal signals the whole process group), and
 //! the parent also forwards its own cancellation as SIGTERM, which the
 //! child treats like Ctrl-C: stop, clean up, report.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -142,18 +144,35 @@ fn run_child(
     cancel: &CancelToken,
     progress: &dyn Progress,
 ) -> anyhow::Result<RoundOutcome> {
-    let mut child = Command::new(program)
+    let mut command = Command::new(program);
+    command
         .arg(ROUND_SUBCOMMAND)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| {
-            anyhow::anyhow!(
-                "cannot start a round's process ({}): {e}",
-                program.display()
-            )
-        })?;
+        .stderr(Stdio::inherit());
+    // The child asks for SIGTERM when this process dies, before it even
+    // runs sledge: asked later, a parent killed in between would leave it
+    // running for good. If the parent is already gone, it stops at once.
+    let parent = std::process::id();
+    // SAFETY: only async-signal-safe calls (prctl, getppid, _exit) run
+    // between fork and exec.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if libc::getppid() as u32 != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().map_err(|e| {
+        anyhow::anyhow!(
+            "cannot start a round's process ({}): {e}",
+            program.display()
+        )
+    })?;
     let pid = child.id() as libc::pid_t;
 
     // Forward a cancellation as SIGTERM until the child is done.
@@ -323,9 +342,6 @@ fn emit(event: &RoundEvent) {
 /// process and writes its events to stdout. `cancel` is set by the
 /// caller's signal handler.
 pub fn serve_round(cancel: &CancelToken) -> anyhow::Result<()> {
-    // SAFETY: prctl with PR_SET_PDEATHSIG and a signal number has no
-    // memory effects.
-    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) };
     let mut line = String::new();
     std::io::stdin().read_line(&mut line)?;
     let job: RoundJob = serde_json::from_str(&line)
