@@ -8,4 +8,5 @@ mod cli_run;
 mod compute;
 mod http;
 mod http_db;
+mod sched;
 mod storage;

@@ -246,6 +246,8 @@ mod tests {
             state: 'R',
             utime: ticks,
             stime: 0,
+            cutime: 0,
+            cstime: 0,
             starttime,
         }
     }

@@ -217,7 +217,7 @@ pub fn parse_vmstat(text: &str) -> Option<SwapCounters> {
 ///
 /// For a process (as opposed to `/proc/[pid]/task/[tid]/stat`) `utime` and
 /// `stime` cover all its threads, live and exited; children only count once
-/// waited for, in fields this struct does not keep.
+/// waited for, in `cutime` and `cstime`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PidStat {
     /// Process id.
@@ -231,6 +231,10 @@ pub struct PidStat {
     pub utime: u64,
     /// Kernel-mode CPU time in clock ticks.
     pub stime: u64,
+    /// User-mode CPU time of its waited-for children (and theirs), ticks.
+    pub cutime: u64,
+    /// Kernel-mode CPU time of its waited-for children (and theirs), ticks.
+    pub cstime: u64,
     /// Start time after boot in clock ticks (tells a reused pid apart).
     pub starttime: u64,
 }
@@ -239,6 +243,14 @@ impl PidStat {
     /// `utime + stime`.
     pub fn cpu_ticks(&self) -> u64 {
         self.utime.saturating_add(self.stime)
+    }
+
+    /// `utime + stime + cutime + cstime`: the process and the children it
+    /// has reaped, which work for it (hackbench's tasks, a compiler).
+    pub fn cpu_ticks_with_children(&self) -> u64 {
+        self.cpu_ticks()
+            .saturating_add(self.cutime)
+            .saturating_add(self.cstime)
     }
 }
 
@@ -262,6 +274,8 @@ pub fn parse_pid_stat(text: &str) -> Option<PidStat> {
         state,
         utime: field(14)?.parse().ok()?,
         stime: field(15)?.parse().ok()?,
+        cutime: field(16)?.parse().ok()?,
+        cstime: field(17)?.parse().ok()?,
         starttime: field(22)?.parse().ok()?,
     })
 }
@@ -463,15 +477,17 @@ softirq 122937 0 7989 4 9762 60085 0 329 24256 0 20512
     #[test]
     fn pid_stat_with_awkward_name() {
         let text = "7046 (my (odd) name) R 7040 7040 5871 0 -1 4194304 103 0 0 0 \
-                    25 13 0 0 20 0 1 0 17465 3133440 411 18446744073709551615 0\n";
+                    25 13 4 2 20 0 1 0 17465 3133440 411 18446744073709551615 0\n";
         let stat = parse_pid_stat(text).unwrap();
         assert_eq!(stat.pid, 7046);
         assert_eq!(stat.comm, "my (odd) name");
         assert_eq!(stat.state, 'R');
         assert_eq!(stat.utime, 25);
         assert_eq!(stat.stime, 13);
+        assert_eq!((stat.cutime, stat.cstime), (4, 2));
         assert_eq!(stat.starttime, 17465);
         assert_eq!(stat.cpu_ticks(), 38);
+        assert_eq!(stat.cpu_ticks_with_children(), 44);
     }
 
     #[test]

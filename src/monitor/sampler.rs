@@ -42,7 +42,9 @@ pub struct Snapshot {
     pub pswpin: Option<u64>,
     /// Pages swapped out since boot; `None` as for `pswpin`.
     pub pswpout: Option<u64>,
-    /// `utime + stime` of this whole process (all threads), in clock ticks.
+    /// CPU time of this whole process (all threads) and of the children it
+    /// has reaped (`utime + stime + cutime + cstime`), in clock ticks: a
+    /// workload's own child processes are not "other processes".
     pub self_jiffies: u64,
 }
 
@@ -61,7 +63,7 @@ impl Snapshot {
             procs_running: stat.procs_running.unwrap_or(0),
             pswpin: swap.map(|s| s.pswpin),
             pswpout: swap.map(|s| s.pswpout),
-            self_jiffies: own.cpu_ticks(),
+            self_jiffies: own.cpu_ticks_with_children(),
         })
     }
 }
@@ -208,6 +210,35 @@ mod tests {
         assert!(s.at >= 0.0);
         assert!(s.per_cpu.iter().any(Option::is_some));
         assert!(s.ctxt > 0);
+    }
+
+    #[test]
+    fn a_reaped_childs_cpu_time_counts_as_our_own() {
+        let children = |s: &procfs::PidStat| s.cutime + s.cstime;
+        let before = children(&procfs::read_self_stat().unwrap());
+        // A child that spins for 300 ms of CPU, then is reaped.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            let mut ts = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            loop {
+                unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+                if ts.tv_sec > 0 || ts.tv_nsec > 300_000_000 {
+                    unsafe { libc::_exit(0) };
+                }
+            }
+        }
+        let mut status = 0;
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        let stat = procfs::read_self_stat().unwrap();
+        // 300 ms is 30 ticks at USER_HZ 100.
+        assert!(children(&stat) - before >= 25, "{before} -> {stat:?}");
+        // ... and the snapshot counts it.
+        let snapshot = Snapshot::take(Instant::now()).unwrap();
+        assert!(snapshot.self_jiffies >= stat.cpu_ticks_with_children());
     }
 
     #[test]

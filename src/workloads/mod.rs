@@ -5,7 +5,9 @@ pub mod common;
 pub mod cpu;
 pub mod crypto;
 pub mod http;
+pub mod latency;
 pub mod memory;
+pub mod sched;
 pub mod storage;
 
 use crate::engine::Workload;
@@ -26,6 +28,9 @@ pub fn all() -> Vec<&'static dyn Workload> {
         &storage::disk::Disk,
         &storage::fileserver::FileServer,
         &storage::fileserver_net::FileServerNet,
+        &sched::hackbench::Hackbench,
+        &latency::wakeup::Wakeup,
+        &latency::interactive::Interactive,
     ]
 }
 

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Side-by-side: rt-tests' hackbench and cyclictest (Debian package rt-tests)
+# and sledge's sched.hackbench and latency.wakeup on this machine,
+# alternated pair by pair so that drift and noise hit both tools alike.
+# Prints each tool's median and the median of the per-pair ratios
+# sledge / rt-tests.
+#
+#   apt-get install rt-tests && bench/system.sh
+#   PAIRS=9 LOOPS=5000 bench/system.sh
+#   ONLY=hackbench bench/system.sh      # or ONLY=cyclictest
+#
+# hackbench: groups 1, 4, 10 x pipe/socket x process/thread, 100 loops of
+# 100 B; sledge's seconds against hackbench's "Time:". Target: every
+# median ratio within 1.00 +/- 0.10.
+# cyclictest: `cyclictest -m -N -d 0 -t N -i I -l L` (sledge's
+# `distance` is 0 by default; cyclictest's is 500 us) at policy other and,
+# as root, fifo priority 80; latency mean, p99 and max over every
+# wake-up (cyclictest -v lists them). Target: mean ratio within
+# 1.00 +/- 0.15; p99 and max are shown, they are single-sample figures.
+set -euo pipefail
+
+PAIRS=${PAIRS:-5}
+LOOPS=${LOOPS:-2000}
+INTERVAL=${INTERVAL:-1000}
+THREADS=${THREADS:-$(nproc)}
+ONLY=${ONLY:-}
+here=$(cd "$(dirname "$0")/.." && pwd)
+SLEDGE=${SLEDGE:-$here/target/release/sledge}
+
+for tool in hackbench cyclictest python3; do
+  command -v "$tool" >/dev/null || { echo "$tool is missing: apt-get install rt-tests python3" >&2; exit 1; }
+done
+if [ ! -x "$SLEDGE" ]; then
+  (cd "$here" && cargo build --release --locked) >&2
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+store=$work/bench.db
+
+# One sledge case: its warm-up trial, then one counted trial; prints the
+# named metrics of that trial, space separated.
+sledge_metrics() { # "metric metric..." workload params...
+  local names=$1; shift
+  "$SLEDGE" run "$@" --store "$store" --json --no-idle-check \
+      --warmup 1 --min-trials 1 --max-trials 1 2>/dev/null |
+    python3 -c "
+import json, sys
+r = json.load(sys.stdin)
+case = r['cases'][0]
+if case.get('error'):
+    sys.exit('sledge: ' + case['error'])
+m = {x['name']: x['summary']['mean'] for x in case['metrics']}
+print(' '.join(str(m[n]) for n in '$names'.split()))"
+}
+
+hb_time() { hackbench "$@" | awk '/^Time:/ {print $2}'; }
+
+# cyclictest -v -N prints every wake-up as "thread: cycle: ns"; the mean,
+# p99 and max over all of them, in us.
+ct_metrics() {
+  cyclictest -m -N -q -v -d 0 "$@" | python3 -c "
+import sys
+v = sorted(int(l.split(':')[2]) for l in sys.stdin if l.count(':') == 2 and l.split(':')[0].strip().isdigit())
+if not v:
+    sys.exit('cyclictest printed no samples')
+p99 = v[min(len(v) - 1, int(0.99 * len(v)))]
+print(sum(v) / len(v) / 1e3, p99 / 1e3, v[-1] / 1e3)"
+}
+
+ratio_line() { # label unit "rt values" "sledge values"
+  python3 - "$@" <<'PY'
+import statistics, sys
+label, unit, a, b = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4].split()
+a = [float(x) for x in a]; b = [float(x) for x in b]
+ratios = [y / x for x, y in zip(a, b) if x > 0]
+print(f"{label:<34} rt-tests {statistics.median(a):>10.3f}  sledge {statistics.median(b):>10.3f} {unit:<3} "
+      f"ratio {statistics.median(ratios):.3f}  (pairs: {' '.join(f'{r:.2f}' for r in ratios)})")
+PY
+}
+
+echo "sledge vs rt-tests $(hackbench --help 2>&1 | awk 'NR==1 {print $3}'), $PAIRS pairs, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+
+if [ -z "$ONLY" ] || [ "$ONLY" = hackbench ]; then
+  echo "== hackbench: seconds for 100 loops of 100 B (lower is better); ratio sledge / hackbench"
+  for groups in 1 4 10; do
+    for ipc in socket pipe; do
+      for mode in process thread; do
+        hb_args=(-g "$groups" -l 100)
+        [ "$ipc" = pipe ] && hb_args+=(-p)
+        [ "$mode" = thread ] && hb_args+=(-T)
+        a="" b=""
+        for _ in $(seq "$PAIRS"); do
+          a="$a $(hb_time "${hb_args[@]}")"
+          b="$b $(sledge_metrics seconds sched.hackbench -p groups="$groups" -p ipc="$ipc" -p mode="$mode")"
+        done
+        ratio_line "groups=$groups $ipc $mode" s "$a" "$b"
+      done
+    done
+  done
+fi
+
+if [ -z "$ONLY" ] || [ "$ONLY" = cyclictest ]; then
+  policies=(other)
+  [ "$(id -u)" = 0 ] && policies+=(fifo)
+  echo "== cyclictest -t $THREADS -i $INTERVAL -l $LOOPS: wake-up latency in us; ratio sledge / cyclictest"
+  for policy in "${policies[@]}"; do
+    ct_args=(-t "$THREADS" -i "$INTERVAL" -l "$LOOPS")
+    sl_args=(-p threads="$THREADS" -p interval="$INTERVAL" -p loops="$LOOPS" -p policy="$policy")
+    if [ "$policy" = fifo ]; then
+      ct_args+=(-p 80)
+      sl_args+=(-p priority=80)
+    fi
+    mean_a="" mean_b="" p99_a="" p99_b="" max_a="" max_b=""
+    for _ in $(seq "$PAIRS"); do
+      read -r m p x < <(ct_metrics "${ct_args[@]}")
+      mean_a="$mean_a $m" p99_a="$p99_a $p" max_a="$max_a $x"
+      read -r p m x < <(sledge_metrics "latency_p99 latency_mean latency_max" latency.wakeup "${sl_args[@]}")
+      mean_b="$mean_b $m" p99_b="$p99_b $p" max_b="$max_b $x"
+    done
+    ratio_line "policy=$policy mean" us "$mean_a" "$mean_b"
+    ratio_line "policy=$policy p99" us "$p99_a" "$p99_b"
+    ratio_line "policy=$policy max" us "$max_a" "$max_b"
+  done
+fi
