@@ -6,12 +6,14 @@
 # sledge / rt-tests.
 #
 #   apt-get install rt-tests && bench/system.sh
-#   PAIRS=9 LOOPS=5000 bench/system.sh
+#   PAIRS=9 REPS=5 LOOPS=5000 bench/system.sh
 #   ONLY=hackbench bench/system.sh      # or ONLY=cyclictest
 #
 # hackbench: groups 1, 4, 10 x pipe/socket x process/thread, 100 loops of
-# 100 B; sledge's seconds against hackbench's "Time:". Target: every
-# median ratio within 1.00 +/- 0.10.
+# 100 B; sledge's seconds against hackbench's "Time:". A pair is REPS
+# hackbench runs and REPS sledge trials (after its warm-up trial), each
+# side's median taken: a run of a tenth of a second is easily disturbed
+# on a shared host. Target: every median ratio within 1.00 +/- 0.10.
 # cyclictest: `cyclictest -m -N -d 0 -t N -i I -l L` (sledge's
 # `distance` is 0 by default; cyclictest's is 500 us) at policy other and,
 # as root, fifo priority 80; latency mean, p99 and max over every
@@ -20,6 +22,7 @@
 set -euo pipefail
 
 PAIRS=${PAIRS:-5}
+REPS=${REPS:-3}
 LOOPS=${LOOPS:-2000}
 INTERVAL=${INTERVAL:-1000}
 THREADS=${THREADS:-$(nproc)}
@@ -34,27 +37,33 @@ if [ ! -x "$SLEDGE" ]; then
   (cd "$here" && cargo build --release --locked) >&2
 fi
 
-work=$(mktemp -d)
+# The store goes to memory when it can: its fsync at the end of every
+# sledge run would otherwise disturb the next tool's run.
+work=$(mktemp -d -p /dev/shm 2>/dev/null || mktemp -d)
 trap 'rm -rf "$work"' EXIT
 store=$work/bench.db
 
-# One sledge case: its warm-up trial, then one counted trial; prints the
-# named metrics of that trial, space separated.
+# One sledge case: its warm-up trial, then TRIALS counted trials (1 by
+# default); prints the median of the named metrics, space separated.
 sledge_metrics() { # "metric metric..." workload params...
   local names=$1; shift
   "$SLEDGE" run "$@" --store "$store" --json --no-idle-check \
-      --warmup 1 --min-trials 1 --max-trials 1 2>/dev/null |
+      --warmup 1 --min-trials "${TRIALS:-1}" --max-trials "${TRIALS:-1}" 2>/dev/null |
     python3 -c "
 import json, sys
 r = json.load(sys.stdin)
 case = r['cases'][0]
 if case.get('error'):
     sys.exit('sledge: ' + case['error'])
-m = {x['name']: x['summary']['mean'] for x in case['metrics']}
+m = {x['name']: x['summary']['median'] for x in case['metrics']}
 print(' '.join(str(m[n]) for n in '$names'.split()))"
 }
 
-hb_time() { hackbench "$@" | awk '/^Time:/ {print $2}'; }
+# The median of REPS hackbench runs.
+hb_time() {
+  for _ in $(seq "$REPS"); do hackbench "$@" | awk '/^Time:/ {print $2}'; done |
+    sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
 
 # cyclictest -v -N prints every wake-up as "thread: cycle: ns"; the mean,
 # p99 and max over all of them, in us.
@@ -79,7 +88,7 @@ print(f"{label:<34} rt-tests {statistics.median(a):>10.3f}  sledge {statistics.m
 PY
 }
 
-echo "sledge vs rt-tests $(hackbench --help 2>&1 | awk 'NR==1 {print $3}'), $PAIRS pairs, $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "sledge vs rt-tests $(hackbench --help 2>&1 | awk 'NR==1 {print $3}'), $PAIRS pairs ($REPS runs a side for hackbench), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 if [ -z "$ONLY" ] || [ "$ONLY" = hackbench ]; then
   echo "== hackbench: seconds for 100 loops of 100 B (lower is better); ratio sledge / hackbench"
@@ -92,7 +101,7 @@ if [ -z "$ONLY" ] || [ "$ONLY" = hackbench ]; then
         a="" b=""
         for _ in $(seq "$PAIRS"); do
           a="$a $(hb_time "${hb_args[@]}")"
-          b="$b $(sledge_metrics seconds sched.hackbench -p groups="$groups" -p ipc="$ipc" -p mode="$mode")"
+          b="$b $(TRIALS=$REPS sledge_metrics seconds sched.hackbench -p groups="$groups" -p ipc="$ipc" -p mode="$mode")"
         done
         ratio_line "groups=$groups $ipc $mode" s "$a" "$b"
       done
@@ -123,3 +132,4 @@ if [ -z "$ONLY" ] || [ "$ONLY" = cyclictest ]; then
     ratio_line "policy=$policy max" us "$max_a" "$max_b"
   done
 fi
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
