@@ -11,7 +11,7 @@ use predicates::prelude::*;
 use sledge::engine::params::{resolve_cases, split_assignment};
 use sledge::engine::{CancelToken, Cancelled, Case, CaseEnv, TrialContext, TrialOutput};
 
-use crate::common::{FAST, Sandbox};
+use crate::common::{FAST, Sandbox, wait_bounded};
 
 fn env() -> CaseEnv {
     let cpus = sledge::engine::affinity::allowed_cpus().unwrap();
@@ -179,6 +179,119 @@ fn a_failed_hackbench_task_fails_the_trial_and_leaves_no_process() {
     assert!(took < Duration::from_secs(30), "took {took:?}");
     let left = processes_named("hb-failing");
     assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// Children of `parent` as (pid, start time): a pid with the same start
+/// time later is the same process.
+fn children_of(parent: u32) -> Vec<(u32, u64)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Some((ppid, start, _)) = stat_of(pid)
+            && ppid == parent
+        {
+            found.push((pid, start));
+        }
+    }
+    found
+}
+
+/// (parent pid, start time, state) of a process.
+fn stat_of(pid: u32) -> Option<(u32, u64, char)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let close = stat.rfind(')')?;
+    let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+    // proc(5) numbering: state is field 3, ppid 4, starttime 22.
+    Some((
+        fields.get(1)?.parse().ok()?,
+        fields.get(19)?.parse().ok()?,
+        fields.first()?.chars().next()?,
+    ))
+}
+
+/// Starts `sledge run` on a hackbench of hours and waits until its 80
+/// tasks exist; returns the run (the caller waits for it) and the tasks.
+#[allow(clippy::zombie_processes)]
+fn sledge_with_hackbench_tasks(sandbox: &Sandbox) -> (std::process::Child, Vec<(u32, u64)>) {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sledge"))
+        .current_dir(sandbox.path())
+        .env("SLEDGE_STORE", sandbox.store())
+        .args([
+            "run",
+            "sched.hackbench",
+            "-p",
+            "groups=2",
+            "-p",
+            "loops=100000000",
+        ])
+        .args(FAST)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let tasks = children_of(child.id());
+        if tasks.len() >= 80 {
+            return (child, tasks);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("sledge started {} of 80 tasks within 60 s", tasks.len());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Which of `tasks` still run (zombies waiting for init do not count).
+fn still_running(tasks: &[(u32, u64)]) -> Vec<u32> {
+    tasks
+        .iter()
+        .filter(|(pid, start)| {
+            stat_of(*pid).is_some_and(|(_, s, state)| s == *start && state != 'Z')
+        })
+        .map(|(pid, _)| *pid)
+        .collect()
+}
+
+#[test]
+fn ctrl_c_during_hackbench_leaves_no_child_of_sledge() {
+    let sandbox = Sandbox::new();
+    let (mut sledge, tasks) = sledge_with_hackbench_tasks(&sandbox);
+    // SAFETY: plain kill(2) on our own child.
+    unsafe { libc::kill(sledge.id() as i32, libc::SIGINT) };
+    let status = wait_bounded(&mut sledge, Duration::from_secs(30));
+    assert_eq!(status.code(), Some(130));
+    // sledge reaped them all before exiting: none is left, not even a
+    // zombie handed to init.
+    let left: Vec<u32> = tasks
+        .iter()
+        .filter(|(pid, start)| stat_of(*pid).is_some_and(|(_, s, _)| s == *start))
+        .map(|(pid, _)| *pid)
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn hackbench_tasks_die_with_a_killed_sledge() {
+    let sandbox = Sandbox::new();
+    let (mut sledge, tasks) = sledge_with_hackbench_tasks(&sandbox);
+    // SIGKILL leaves sledge no chance to clean up: the kernel kills the
+    // tasks (PR_SET_PDEATHSIG).
+    sledge.kill().unwrap();
+    sledge.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = still_running(&tasks);
+        if left.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "still running: {left:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 #[test]

@@ -45,7 +45,14 @@ impl Workload for Wakeup {
     }
     fn params(&self) -> Vec<ParamSpec> {
         let mut specs = vec![
-            params::threads("all"),
+            ParamSpec {
+                name: "threads",
+                help: "timer threads (cyclictest -t; `all`: one per CPU of the run)",
+                kind: ParamKind::Threads {
+                    max: params::MAX_THREADS,
+                },
+                default: "all",
+            },
             ParamSpec {
                 name: "interval",
                 help: "µs between a thread's deadlines (cyclictest -i)",

@@ -70,7 +70,7 @@ pub fn params() -> Vec<ParamSpec> {
     vec![
         ParamSpec {
             name: "load",
-            help: "background load: none, cpu (spinning threads), memory (copying buffers larger than the caches), io (streaming writes and uncached reads), hackbench (hackbench runs, one group per load thread), http (built-in server and load generator on loopback), build (cc compiling a small file, one job per load thread)",
+            help: "background load: cpu (spinning threads), memory (copying buffers beyond the caches), io (writes and uncached reads), hackbench, http (built-in server and generator), build (cc jobs)",
             kind: ParamKind::Choice(LOAD_NAMES),
             default: "none",
         },
