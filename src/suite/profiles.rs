@@ -275,3 +275,29 @@ pub fn all() -> Vec<Profile> {
 pub fn find(name: &str) -> Option<Profile> {
     all().into_iter().find(|p| p.name == name)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::engine::params::{resolve_cases, split_assignment};
+
+    #[test]
+    fn every_entry_of_every_profile_names_a_workload_and_valid_values() {
+        for profile in all() {
+            for entry in &profile.entries {
+                let workload = crate::workloads::find(entry.workload)
+                    .unwrap_or_else(|| panic!("{}: no workload {}", profile.name, entry.workload));
+                let assignments: BTreeMap<String, Vec<String>> = entry
+                    .params
+                    .iter()
+                    .map(|p| split_assignment(p).unwrap())
+                    .collect();
+                let cases = resolve_cases(workload.id(), &workload.params(), &assignments, 2)
+                    .unwrap_or_else(|e| panic!("{}: {}: {e}", profile.name, entry.workload));
+                assert!(!cases.is_empty());
+            }
+        }
+    }
+}
