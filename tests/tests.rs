@@ -12,4 +12,5 @@ mod http_db;
 mod portable;
 mod report;
 mod rounds;
+mod sched;
 mod storage;

@@ -77,7 +77,8 @@ pub struct TrialHealth {
     pub steal_pct: f64,
     /// CPU used by processes other than this one, in % of ONE CPU, averaged
     /// over the trial: the CPUs' task time (user + nice + system) minus this
-    /// process's `utime + stime` (all its threads), clamped at 0. Interrupt
+    /// process's `utime + stime` (all its threads) and that of the children
+    /// it reaped meanwhile (`cutime + cstime`), clamped at 0. Interrupt
     /// time is left out because it is charged to no process, so a network
     /// benchmark's own softirq work does not count against the host.
     pub other_cpu_pct: f64,

@@ -606,8 +606,10 @@ softirq 122937 0 7989 4 9762 60085 0 329 24256 0 20512
         assert_eq!(stat.state, 'R');
         assert_eq!(stat.utime, 25);
         assert_eq!(stat.stime, 13);
+        assert_eq!((stat.cutime, stat.cstime), (4, 2));
         assert_eq!(stat.starttime, 17465);
         assert_eq!(stat.cpu_ticks(), 38);
+        assert_eq!(stat.tree_ticks(), 44);
     }
 
     #[test]

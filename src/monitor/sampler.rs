@@ -224,6 +224,35 @@ mod tests {
     }
 
     #[test]
+    fn a_reaped_childs_cpu_time_counts_as_our_own() {
+        let children = |s: &procfs::PidStat| s.cutime + s.cstime;
+        let before = children(&procfs::read_self_stat().unwrap());
+        // A child that spins for 300 ms of CPU, then is reaped.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            let mut ts = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            loop {
+                unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+                if ts.tv_sec > 0 || ts.tv_nsec > 300_000_000 {
+                    unsafe { libc::_exit(0) };
+                }
+            }
+        }
+        let mut status = 0;
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        let stat = procfs::read_self_stat().unwrap();
+        // 300 ms is 30 ticks at USER_HZ 100.
+        assert!(children(&stat) - before >= 25, "{before} -> {stat:?}");
+        // ... and the snapshot counts it.
+        let snapshot = Snapshot::take(Instant::now()).unwrap();
+        assert!(snapshot.self_jiffies >= stat.tree_ticks());
+    }
+
+    #[test]
     fn monitor_covers_a_busy_trial() {
         let monitor = Monitor::start(Duration::from_millis(200));
         let begin = Instant::now();

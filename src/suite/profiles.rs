@@ -89,6 +89,16 @@ fn quick() -> Profile {
                 "fileserver.net",
                 &["clients=1,all", "time=0.3", "warmup=0.1"],
             ),
+            // Scheduler: a short hackbench over both IPCs; wake-up latency
+            // idle and under a CPU load (about 5 s together on 2 CPUs).
+            entry(
+                "sched.hackbench",
+                &["groups=2", "loops=50", "ipc=socket,pipe"],
+            ),
+            entry(
+                "latency.wakeup",
+                &["loops=200", "load=none,cpu", "settle=0.1"],
+            ),
         ],
         methodology: Methodology {
             min_rounds: 3,
@@ -126,6 +136,9 @@ fn standard() -> Profile {
                     "time=1",
                 ],
             ),
+            entry("sched.hackbench", &["cpus=1,all"]),
+            // cyclictest -l 10000: 10 s of 1 ms wake-ups per thread.
+            entry("latency.wakeup", &["loops=10000"]),
         ],
         methodology: Methodology::default(),
     }
@@ -135,7 +148,7 @@ fn standard() -> Profile {
 fn seeds() -> Profile {
     Profile {
         name: "seeds",
-        summary: "the reference articles' battery: sysbench cpu at max_prime 20000 on 1 thread, threads at 128 threads / 200 yields / 4 locks; ab, httperf and siege plans against the built-in HTTP server; openssl speed MD5/SHA-256/AES-256-CBC on 1 and all cores; 4 STREAM copies of 20 M elements; fileio 5 GB rndrw, bonnie-style disk, dbench/tbench at 1..256 clients",
+        summary: "the reference articles' battery: sysbench cpu at max_prime 20000 on 1 thread, threads at 128 threads / 200 yields / 4 locks; ab, httperf and siege plans against the built-in HTTP server; openssl speed MD5/SHA-256/AES-256-CBC on 1 and all cores; 4 STREAM copies of 20 M elements; fileio 5 GB rndrw, bonnie-style disk, dbench/tbench at 1..256 clients; hackbench on 1 and all cores; Interbench's tasks under its loads",
         entries: vec![
             entry("cpu.primes", &["max_prime=20000", "threads=1", "time=10"]),
             // The article reported the total time of a fixed amount of work:
@@ -241,6 +254,19 @@ fn seeds() -> Profile {
                 "fileserver.net",
                 &["clients=1,2,4,8,16,32,64,128,256", "time=60", "warmup=12"],
             ),
+            // hackbench's defaults (10 groups, 100 loops) on one core and on
+            // all of them: the article's 1 core vs 2 cores.
+            entry("sched.hackbench", &["cpus=1,all"]),
+            // Interbench: its four interactive tasks under each load, 10 s
+            // per trial (one sweep of X's 0-100% ramp).
+            entry(
+                "latency.interactive",
+                &[
+                    "task=audio,video,x,gaming",
+                    "load=none,cpu,memory,io,hackbench,http,build",
+                    "time=10",
+                ],
+            ),
         ],
         methodology: Methodology::default(),
     }
@@ -254,4 +280,30 @@ pub fn all() -> Vec<Profile> {
 /// The profile with this name.
 pub fn find(name: &str) -> Option<Profile> {
     all().into_iter().find(|p| p.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::engine::params::{resolve_cases, split_assignment};
+
+    #[test]
+    fn every_entry_of_every_profile_names_a_workload_and_valid_values() {
+        for profile in all() {
+            for entry in &profile.entries {
+                let workload = crate::workloads::find(entry.workload)
+                    .unwrap_or_else(|| panic!("{}: no workload {}", profile.name, entry.workload));
+                let assignments: BTreeMap<String, Vec<String>> = entry
+                    .params
+                    .iter()
+                    .map(|p| split_assignment(p).unwrap())
+                    .collect();
+                let cases = resolve_cases(workload.id(), &workload.params(), &assignments, 2)
+                    .unwrap_or_else(|e| panic!("{}: {}: {e}", profile.name, entry.workload));
+                assert!(!cases.is_empty());
+            }
+        }
+    }
 }

@@ -5,7 +5,9 @@ pub mod common;
 pub mod cpu;
 pub mod crypto;
 pub mod http;
+pub mod latency;
 pub mod memory;
+pub mod sched;
 pub mod scripted;
 pub mod storage;
 
@@ -37,6 +39,9 @@ fn measuring() -> Vec<&'static dyn Workload> {
         &storage::disk::Disk,
         &storage::fileserver::FileServer,
         &storage::fileserver_net::FileServerNet,
+        &sched::hackbench::Hackbench,
+        &latency::wakeup::Wakeup,
+        &latency::interactive::Interactive,
     ]
 }
 

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# Side-by-side: rt-tests' hackbench and cyclictest (Debian package rt-tests)
+# and sledge's sched.hackbench and latency.wakeup on this machine,
+# alternated pair by pair so that drift and noise hit both tools alike.
+# Prints each tool's median and the median of the per-pair ratios
+# sledge / rt-tests.
+#
+#   apt-get install rt-tests && bench/system.sh
+#   PAIRS=9 REPS=5 LOOPS=5000 bench/system.sh
+#   ONLY=hackbench bench/system.sh      # or ONLY=cyclictest
+#
+# hackbench: groups 1, 4, 10 x pipe/socket x process/thread, 100 loops of
+# 100 B; sledge's seconds against hackbench's "Time:". A pair is REPS
+# hackbench runs and REPS sledge trials (after its warm-up trial), each
+# side's median taken: a run of a tenth of a second is easily disturbed
+# on a shared host. Target: every median ratio within 1.00 +/- 0.10.
+# cyclictest: `cyclictest -m -N -t N -i I -l L` with its histogram on
+# (which also sets the distance to 0, sledge's default; cyclictest's is
+# 500 us) at policy other and, as root, fifo priority 80; latency mean,
+# p99 and max. Target: mean ratio within 1.00 +/- 0.15; p99 and max are
+# shown (the max is a single sample: expect it to wander).
+set -euo pipefail
+
+PAIRS=${PAIRS:-5}
+REPS=${REPS:-3}
+LOOPS=${LOOPS:-2000}
+INTERVAL=${INTERVAL:-1000}
+THREADS=${THREADS:-$(nproc)}
+ONLY=${ONLY:-}
+here=$(cd "$(dirname "$0")/.." && pwd)
+SLEDGE=${SLEDGE:-$here/target/release/sledge}
+
+for tool in hackbench cyclictest python3; do
+  command -v "$tool" >/dev/null || { echo "$tool is missing: apt-get install rt-tests python3" >&2; exit 1; }
+done
+if [ ! -x "$SLEDGE" ]; then
+  (cd "$here" && cargo build --release --locked) >&2
+fi
+
+# The store goes to memory when it can: its fsync at the end of every
+# sledge run would otherwise disturb the next tool's run.
+work=$(mktemp -d -p /dev/shm 2>/dev/null || mktemp -d)
+trap 'rm -rf "$work"' EXIT
+store=$work/bench.db
+
+# One sledge case: its warm-up trial, then TRIALS counted trials (1 by
+# default); prints the median of the named metrics, space separated.
+sledge_metrics() { # "metric metric..." workload params...
+  local names=$1; shift
+  "$SLEDGE" run "$@" --store "$store" --json --no-idle-check \
+      --warmup 1 --min-trials "${TRIALS:-1}" --max-trials "${TRIALS:-1}" 2>/dev/null |
+    python3 -c "
+import json, sys
+r = json.load(sys.stdin)
+case = r['cases'][0]
+if case.get('error'):
+    sys.exit('sledge: ' + case['error'])
+m = {x['name']: x['summary']['median'] for x in case['metrics']}
+print(' '.join(str(m[n]) for n in '$names'.split()))"
+}
+
+# The median of REPS hackbench runs.
+hb_time() {
+  for _ in $(seq "$REPS"); do hackbench "$@" | awk '/^Time:/ {print $2}'; done |
+    sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
+
+# cyclictest's own summary, from its histogram file: -N counts in ns, -h
+# keeps a 1 ns histogram up to 1 ms (cyclictest's cap) plus the count
+# beyond; the mean comes from its exact per-thread averages. Prints the
+# mean, p99 (or "nan" when the 99th percentile is beyond 1 ms) and max, in
+# us. (Its -v would list every wake-up, but printing them through a pipe
+# while it measures raised its mean by 10-150% here.)
+ct_metrics() {
+  cyclictest -m -N -q -h 1000000 --histfile="$work/hist" "$@" >/dev/null 2>&1
+  python3 - "$work/hist" <<'PY'
+import sys
+counts, totals, avgs, maxes, over = {}, [], [], [], []
+for line in open(sys.argv[1]):
+    f = line.split()
+    if not f:
+        continue
+    if line.startswith("# Total:"):
+        totals = [int(x) for x in f[2:]]
+    elif line.startswith("# Avg Latencies:"):
+        avgs = [int(x) for x in f[3:]]
+    elif line.startswith("# Max Latencies:"):
+        maxes = [int(x) for x in f[3:]]
+    elif line.startswith("# Histogram Overflows:"):
+        over = [int(x) for x in f[3:]]
+    elif not line.startswith("#"):
+        n = sum(int(x) for x in f[1:])
+        if n:
+            counts[int(f[0])] = n
+cycles = [t + o for t, o in zip(totals, over)]
+mean = sum(a * c for a, c in zip(avgs, cycles)) / sum(cycles)
+rank, seen, p99 = 0.99 * sum(cycles), 0, float("nan")
+for ns in sorted(counts):
+    seen += counts[ns]
+    if seen >= rank:
+        p99 = ns
+        break
+print(mean / 1e3, p99 / 1e3, max(maxes) / 1e3)
+PY
+}
+
+ratio_line() { # label unit "rt values" "sledge values"
+  python3 - "$@" <<'PY'
+import statistics, sys
+label, unit, a, b = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4].split()
+a = [float(x) for x in a]; b = [float(x) for x in b]
+# A pair without a figure on one side (cyclictest's p99 beyond 1 ms) is left out.
+pairs = [(x, y) for x, y in zip(a, b) if x == x and y == y and x > 0]
+if not pairs:
+    print(f"{label:<34} no pair has both figures")
+    sys.exit(0)
+ratios = [y / x for x, y in pairs]
+print(f"{label:<34} rt-tests {statistics.median(x for x, _ in pairs):>10.3f}  sledge {statistics.median(y for _, y in pairs):>10.3f} {unit:<3} "
+      f"ratio {statistics.median(ratios):.3f}  ({len(pairs)} pairs: {' '.join(f'{r:.2f}' for r in ratios)})")
+PY
+}
+
+echo "sledge vs rt-tests $(hackbench --help 2>&1 | awk 'NR==1 {print $3}'), $PAIRS pairs ($REPS runs a side for hackbench), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+
+if [ -z "$ONLY" ] || [ "$ONLY" = hackbench ]; then
+  echo "== hackbench: seconds for 100 loops of 100 B (lower is better); ratio sledge / hackbench"
+  for groups in 1 4 10; do
+    for ipc in socket pipe; do
+      for mode in process thread; do
+        hb_args=(-g "$groups" -l 100)
+        [ "$ipc" = pipe ] && hb_args+=(-p)
+        [ "$mode" = thread ] && hb_args+=(-T)
+        a="" b=""
+        for _ in $(seq "$PAIRS"); do
+          a="$a $(hb_time "${hb_args[@]}")"
+          b="$b $(TRIALS=$REPS sledge_metrics seconds sched.hackbench -p groups="$groups" -p ipc="$ipc" -p mode="$mode")"
+        done
+        ratio_line "groups=$groups $ipc $mode" s "$a" "$b"
+      done
+    done
+  done
+fi
+
+if [ -z "$ONLY" ] || [ "$ONLY" = cyclictest ]; then
+  policies=(other)
+  [ "$(id -u)" = 0 ] && policies+=(fifo)
+  echo "== cyclictest -t $THREADS -i $INTERVAL -l $LOOPS: wake-up latency in us; ratio sledge / cyclictest"
+  for policy in "${policies[@]}"; do
+    ct_args=(-t "$THREADS" -i "$INTERVAL" -l "$LOOPS")
+    sl_args=(-p threads="$THREADS" -p interval="$INTERVAL" -p loops="$LOOPS" -p policy="$policy")
+    if [ "$policy" = fifo ]; then
+      ct_args+=(-p 80)
+      sl_args+=(-p priority=80)
+    fi
+    mean_a="" mean_b="" p99_a="" p99_b="" max_a="" max_b=""
+    for _ in $(seq "$PAIRS"); do
+      read -r m p x < <(ct_metrics "${ct_args[@]}")
+      mean_a="$mean_a $m" p99_a="$p99_a $p" max_a="$max_a $x"
+      read -r p m x < <(sledge_metrics "latency_p99 latency_mean latency_max" latency.wakeup "${sl_args[@]}")
+      mean_b="$mean_b $m" p99_b="$p99_b $p" max_b="$max_b $x"
+    done
+    ratio_line "policy=$policy mean" us "$mean_a" "$mean_b"
+    ratio_line "policy=$policy p99" us "$p99_a" "$p99_b"
+    ratio_line "policy=$policy max" us "$max_a" "$max_b"
+  done
+fi
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,0 +1,138 @@
+//! `sched.hackbench`: rt-tests' hackbench, a scheduler and IPC stress.
+//!
+//! `groups` groups of `fds` senders and `fds` receivers; every sender
+//! writes `loops` messages of `datasize` bytes to each receiver of its
+//! group over socket pairs or pipes, in processes or threads. A trial is
+//! one hackbench run, timed from the moment every task is ready until all
+//! have finished, as hackbench times it. The article's "1 core vs 2 cores"
+//! is `cpus=1,all` in one run (or `--cpus`).
+
+use anyhow::bail;
+
+use super::hackbench_run::{self, Config, Mode};
+use super::hackbench_tasks::Ipc;
+use super::process;
+use crate::engine::{
+    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput, Workload,
+};
+use crate::workloads::common::params::MAX_THREADS;
+
+/// The `sched.hackbench` workload.
+pub struct Hackbench;
+
+/// Open files kept spare beyond the run's own (the store, /proc reads).
+const SPARE_FILES: u64 = 64;
+
+impl Workload for Hackbench {
+    fn id(&self) -> &'static str {
+        "sched.hackbench"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn summary(&self) -> &'static str {
+        "groups of senders and receivers passing messages over sockets or pipes, processes or threads; compatible with rt-tests' hackbench"
+    }
+    fn params(&self) -> Vec<ParamSpec> {
+        vec![
+            ParamSpec {
+                name: "groups",
+                help: "groups of senders and receivers (hackbench -g)",
+                kind: ParamKind::Int {
+                    min: 1,
+                    max: 10_000,
+                },
+                default: "10",
+            },
+            ParamSpec {
+                name: "fds",
+                help: "senders and receivers per group (hackbench -f)",
+                kind: ParamKind::Int { min: 1, max: 1_000 },
+                default: "20",
+            },
+            ParamSpec {
+                name: "loops",
+                help: "messages each sender sends to each receiver (hackbench -l)",
+                kind: ParamKind::Int {
+                    min: 1,
+                    max: 1_000_000_000,
+                },
+                default: "100",
+            },
+            ParamSpec {
+                name: "datasize",
+                help: "bytes per message (hackbench -s)",
+                kind: ParamKind::Int {
+                    min: 1,
+                    max: 1 << 20,
+                },
+                default: "100",
+            },
+            ParamSpec {
+                name: "ipc",
+                help: "socket: AF_UNIX socket pairs (default); pipe: pipes (hackbench -p)",
+                kind: ParamKind::Choice(&["socket", "pipe"]),
+                default: "socket",
+            },
+            ParamSpec {
+                name: "mode",
+                help: "process: forked processes (default); thread: threads (hackbench -T)",
+                kind: ParamKind::Choice(&["process", "thread"]),
+                default: "process",
+            },
+            ParamSpec {
+                name: "cpus",
+                help: "run every task on the first N CPUs of the run (`all`: on all of them); `cpus=1,all` is one core vs all cores",
+                kind: ParamKind::Threads { max: MAX_THREADS },
+                default: "all",
+            },
+        ]
+    }
+    fn build(&self, p: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
+        let cpus = p.u64("cpus") as usize;
+        if cpus > env.cpus.len() {
+            bail!(
+                "sched.hackbench: cpus={cpus} but the run may use {} CPU(s); allowed is 1 to {} or `all`",
+                env.cpus.len(),
+                env.cpus.len()
+            );
+        }
+        let config = Config {
+            groups: p.u64("groups") as usize,
+            fds: p.u64("fds") as usize,
+            loops: p.u64("loops"),
+            datasize: p.u64("datasize") as usize,
+            ipc: match p.str("ipc") {
+                "pipe" => Ipc::Pipe,
+                _ => Ipc::Socket,
+            },
+            mode: match p.str("mode") {
+                "thread" => Mode::Thread,
+                _ => Mode::Process,
+            },
+            cpus: (cpus < env.cpus.len()).then(|| env.cpus[..cpus].to_vec()),
+        };
+        // Limits are checked now, before any task exists.
+        process::check_task_limit(config.tasks(), config.mode == Mode::Process)?;
+        crate::http::limits::ensure_open_files(config.open_files() + SPARE_FILES)?;
+        Ok(Box::new(HackbenchCase { config }))
+    }
+}
+
+struct HackbenchCase {
+    config: Config,
+}
+
+impl Case for HackbenchCase {
+    fn trial(&mut self, ctx: &TrialContext) -> anyhow::Result<TrialOutput> {
+        let run = hackbench_run::run(&self.config, &ctx.cancel)?;
+        let messages = run.messages(self.config.datasize) as f64;
+        Ok(TrialOutput {
+            metrics: vec![
+                Metric::lower("seconds", "s", run.seconds),
+                Metric::higher("messages_per_sec", "msg/s", messages / run.seconds),
+            ],
+            latency_ns: None,
+        })
+    }
+}
