@@ -1,9 +1,11 @@
 //! Reports: the terminal table, JSON, CSV and Markdown exports of a run,
-//! comparisons of runs, and the listing tables.
+//! comparisons of runs (with performance per unit of price), and the
+//! listing tables.
 
 pub mod compare;
 pub mod compare_table;
 pub mod export;
 pub mod format;
 pub mod listing;
+pub mod price;
 pub mod run_table;

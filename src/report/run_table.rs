@@ -27,10 +27,16 @@ pub fn render(run: &RunRecord) -> String {
     out
 }
 
-/// One line about the run: id, profile, status, host, time.
+/// One line about the run (id, profile, status, host, time), and its
+/// notes on a second line when it has any.
 pub fn header(run: &RunRecord) -> String {
+    let notes = if run.notes.is_empty() {
+        String::new()
+    } else {
+        format!("notes: {}\n", run.notes.join(" · "))
+    };
     format!(
-        "run {} · profile {} · {} · {} ({} CPUs used) · {} · sledge {}\n",
+        "run {} · profile {} · {} · {} ({} CPUs used) · {} · sledge {}\n{notes}",
         run.id,
         run.profile,
         run.status.as_str(),

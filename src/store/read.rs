@@ -47,7 +47,7 @@ impl Store {
         let row = tx
             .query_row(
                 "SELECT started, finished, sledge_version, profile, command_line, status,
-                        cpus, warnings, host
+                        cpus, warnings, host, notes
                  FROM run WHERE id = ?1",
                 [run_id],
                 |row| {
@@ -61,6 +61,7 @@ impl Store {
                         row.get::<_, String>(6)?,
                         row.get::<_, String>(7)?,
                         row.get::<_, String>(8)?,
+                        row.get::<_, String>(9)?,
                     ))
                 },
             )
@@ -76,6 +77,7 @@ impl Store {
             cpus,
             warnings,
             host,
+            notes,
         )) = row
         else {
             return Err(StoreError::NoSuchRun {
@@ -121,6 +123,7 @@ impl Store {
             command_line,
             status: parse_status(path, &status, || what("status"))?,
             cpus: from_json(path, &cpus, || what("CPU list"))?,
+            notes: from_json(path, &notes, || what("notes"))?,
             warnings: from_json(path, &warnings, || what("warnings"))?,
             host: from_json(path, &host, || what("host inventory"))?,
             cases,

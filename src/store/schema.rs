@@ -99,6 +99,10 @@ UPDATE run SET host_key = hostname
 CREATE INDEX run_host_key ON run (host_key);
 CREATE INDEX run_case_lookup ON run_case (workload, workload_version, params);
 "#,
+    // Free notes given with `sledge run --note` (a price, a rack...).
+    r#"
+ALTER TABLE run ADD COLUMN notes TEXT NOT NULL DEFAULT '[]';  -- JSON array of strings
+"#,
 ];
 
 /// The schema version this build creates and understands.

@@ -42,6 +42,7 @@ fn run(profile: &str, started: &str, hostname: &str) -> RunRecord {
         command_line: format!("sledge run --profile {profile}"),
         status: RunStatus::Running,
         cpus: vec![0, 1],
+        notes: vec!["price=2400EUR".to_string(), "rack 3".to_string()],
         warnings: vec!["host was busy at the start".to_string()],
         host: host(hostname),
         cases: Vec::new(),

@@ -18,11 +18,12 @@ impl Store {
         let hostname = find_hostname(&host).unwrap_or_default().to_owned();
         let cpus = to_json(&self.path, what, "CPU list", &run.cpus)?;
         let warnings = to_json(&self.path, what, "warnings", &run.warnings)?;
+        let notes = to_json(&self.path, what, "notes", &run.notes)?;
         self.conn
             .execute(
                 "INSERT INTO run (started, finished, sledge_version, profile, command_line,
-                                  status, cpus, warnings, hostname, host, host_key)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                                  status, cpus, warnings, hostname, host, host_key, notes)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 params![
                     run.started,
                     run.finished,
@@ -35,6 +36,7 @@ impl Store {
                     hostname,
                     host.to_string(),
                     run.host_key(),
+                    notes,
                 ],
             )
             .map_err(sql_err(&self.path, "storing a new run"))?;
