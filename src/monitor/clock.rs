@@ -19,14 +19,18 @@
 //!
 //! Otherwise the clock is not available (a VM without any of these), which
 //! the run says once. The TSC rate the counters need is measured over the
-//! trial itself, from `rdtsc` against the monotonic clock, so it needs an
-//! invariant TSC (`constant_tsc` and `nonstop_tsc` in `/proc/cpuinfo`).
+//! trial itself, from `rdtsc` against the monotonic clock read right next
+//! to it (so a slow read of the counters does not bend the rate), and so
+//! needs an invariant TSC (`constant_tsc` and `nonstop_tsc` in
+//! `/proc/cpuinfo`).
 //!
 //! Readers take a root directory so that tests run on fixture trees.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
@@ -79,6 +83,16 @@ pub(crate) fn tsc_now() -> Option<u64> {
     {
         None
     }
+}
+
+/// The TSC and the monotonic clock (nanoseconds since an origin fixed for
+/// the process), read back to back.
+fn tsc_and_time() -> Option<(u64, u64)> {
+    static ORIGIN: OnceLock<Instant> = OnceLock::new();
+    let origin = *ORIGIN.get_or_init(Instant::now);
+    let tsc = tsc_now()?;
+    let ns = u64::try_from(origin.elapsed().as_nanos()).ok()?;
+    Some((tsc, ns))
 }
 
 /// Whether `/proc/cpuinfo` under `root` says the TSC ticks at a constant
@@ -198,12 +212,15 @@ pub(crate) enum ClockReaders {
 pub enum ClockReading {
     /// Cycle counters, read at the start and end of a trial: per CPU
     /// `(cycles at the actual clock, cycles at the TSC rate)`, and the TSC
-    /// read right after them.
+    /// and the monotonic clock read right after them.
     Counters {
         /// Which counters.
         source: ClockSource,
         /// The TSC at the reading.
         tsc: u64,
+        /// The monotonic clock at the TSC's reading, nanoseconds from an
+        /// arbitrary origin.
+        tsc_ns: u64,
         /// Per CPU number, its counters if they could be read.
         per_cpu: Vec<(usize, Option<(u64, u64)>)>,
     },
@@ -243,9 +260,11 @@ impl ClockReaders {
                     .iter()
                     .map(|(cpu, file)| (*cpu, file.as_ref().and_then(|f| read_aperf_mperf(f).ok())))
                     .collect();
+                let (tsc, tsc_ns) = tsc_and_time()?;
                 Some(ClockReading::Counters {
                     source: ClockSource::AperfMperf,
-                    tsc: tsc_now()?,
+                    tsc,
+                    tsc_ns,
                     per_cpu,
                 })
             }
@@ -254,9 +273,11 @@ impl ClockReaders {
                     .iter()
                     .map(|(cpu, c)| (*cpu, c.as_ref().and_then(|c| c.read().ok())))
                     .collect();
+                let (tsc, tsc_ns) = tsc_and_time()?;
                 Some(ClockReading::Counters {
                     source: ClockSource::PerfCycles,
-                    tsc: tsc_now()?,
+                    tsc,
+                    tsc_ns,
                     per_cpu,
                 })
             }
@@ -274,9 +295,9 @@ impl ClockReaders {
 /// Folds a trial's clock readings into its effective clock.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ClockAccumulator {
-    /// The first and the latest counter readings, with their times.
-    first_counters: Option<(f64, ClockReading)>,
-    last_counters: Option<(f64, ClockReading)>,
+    /// The first and the latest counter readings.
+    first_counters: Option<ClockReading>,
+    last_counters: Option<ClockReading>,
     /// cpufreq: Σ kHz × busy ticks and Σ busy ticks.
     busy_weighted: (f64, f64),
     /// cpufreq: Σ kHz × seconds and Σ seconds, for when no CPU was busy
@@ -288,17 +309,16 @@ pub(crate) struct ClockAccumulator {
 }
 
 impl ClockAccumulator {
-    /// Takes a reading made at `at` seconds, ending an interval of
-    /// `interval` seconds (0 for the first reading) in which each CPU
-    /// (indexed by number) was busy `busy[cpu]` ticks (an empty slice when
-    /// unknown).
-    pub(crate) fn push(&mut self, at: f64, interval: f64, reading: &ClockReading, busy: &[u64]) {
+    /// Takes a reading ending an interval of `interval` seconds (0 for the
+    /// first reading) in which each CPU (indexed by number) was busy
+    /// `busy[cpu]` ticks (an empty slice when unknown).
+    pub(crate) fn push(&mut self, interval: f64, reading: &ClockReading, busy: &[u64]) {
         match reading {
             ClockReading::Counters { .. } => {
                 if self.first_counters.is_none() {
-                    self.first_counters = Some((at, reading.clone()));
+                    self.first_counters = Some(reading.clone());
                 } else {
-                    self.last_counters = Some((at, reading.clone()));
+                    self.last_counters = Some(reading.clone());
                 }
             }
             ClockReading::Cpufreq(per_cpu) => {
@@ -330,8 +350,8 @@ impl ClockAccumulator {
     /// The effective clock in MHz and where it came from; `None` when no
     /// reading gave one.
     pub(crate) fn finish(&self) -> Option<(f64, ClockSource)> {
-        if let (Some((t0, first)), Some((t1, last))) = (&self.first_counters, &self.last_counters) {
-            return counters_mhz(*t1 - *t0, first, last);
+        if let (Some(first), Some(last)) = (&self.first_counters, &self.last_counters) {
+            return counters_mhz(first, last);
         }
         let khz = if self.busy_weighted.1 > 0.0 {
             self.busy_weighted.0 / self.busy_weighted.1
@@ -346,19 +366,17 @@ impl ClockAccumulator {
 
 /// `TSC rate × ΣΔactual / ΣΔreference` over the CPUs read at both ends, in
 /// MHz; `None` when no CPU was busy or the readings do not fit together.
-fn counters_mhz(
-    seconds: f64,
-    first: &ClockReading,
-    last: &ClockReading,
-) -> Option<(f64, ClockSource)> {
+fn counters_mhz(first: &ClockReading, last: &ClockReading) -> Option<(f64, ClockSource)> {
     let (
         ClockReading::Counters {
             source,
             tsc: tsc0,
+            tsc_ns: ns0,
             per_cpu: before,
         },
         ClockReading::Counters {
             tsc: tsc1,
+            tsc_ns: ns1,
             per_cpu: after,
             ..
         },
@@ -366,9 +384,10 @@ fn counters_mhz(
     else {
         return None;
     };
-    if seconds.is_nan() || seconds <= 0.0 || tsc1 <= tsc0 {
+    if ns1 <= ns0 || tsc1 <= tsc0 {
         return None;
     }
+    let seconds = (ns1 - ns0) as f64 / 1e9;
     let (mut actual, mut reference) = (0u128, 0u128);
     for (cpu, end) in after {
         let start = before.iter().find(|(c, _)| c == cpu).and_then(|(_, r)| *r);
@@ -394,10 +413,13 @@ fn counters_mhz(
 mod tests {
     use super::*;
 
+    /// Counters read with a 2 GHz TSC: `tsc` ticks after the origin, at
+    /// `tsc / 2` nanoseconds.
     fn counters(tsc: u64, per_cpu: Vec<(usize, Option<(u64, u64)>)>) -> ClockReading {
         ClockReading::Counters {
             source: ClockSource::AperfMperf,
             tsc,
+            tsc_ns: tsc / 2,
             per_cpu,
         }
     }
@@ -409,12 +431,10 @@ mod tests {
         let mut acc = ClockAccumulator::default();
         acc.push(
             0.0,
-            0.0,
             &counters(1_000, vec![(0, Some((0, 0))), (1, Some((10, 10)))]),
             &[],
         );
         acc.push(
-            0.5,
             0.5,
             &counters(
                 1_000 + 1_000_000_000,
@@ -438,14 +458,24 @@ mod tests {
                 (2, Some((9, 9))),
             ],
         );
-        let (mhz, _) = counters_mhz(1.0, &first, &last).unwrap();
-        assert!((mhz - 3000.0).abs() < 1e-9, "{mhz}");
+        // Only CPU 1 counts: 3x the 2 GHz reference.
+        let (mhz, _) = counters_mhz(&first, &last).unwrap();
+        assert!((mhz - 6000.0).abs() < 1e-9, "{mhz}");
         // Idle throughout: no clock rather than a division by zero.
         let idle = counters(1_000_000_000, vec![(0, Some((500, 500)))]);
-        assert_eq!(counters_mhz(1.0, &first, &idle), None);
-        // No time, or a TSC that did not move.
-        assert_eq!(counters_mhz(0.0, &first, &last), None);
-        assert_eq!(counters_mhz(1.0, &first, &counters(0, vec![])), None);
+        assert_eq!(counters_mhz(&first, &idle), None);
+        // A TSC that did not move, or no time between the readings.
+        assert_eq!(counters_mhz(&first, &counters(0, vec![])), None);
+        let ClockReading::Counters { per_cpu, .. } = last.clone() else {
+            unreachable!()
+        };
+        let frozen = ClockReading::Counters {
+            source: ClockSource::AperfMperf,
+            tsc: 1_000_000_000,
+            tsc_ns: 0,
+            per_cpu,
+        };
+        assert_eq!(counters_mhz(&first, &frozen), None);
     }
 
     #[test]
@@ -453,18 +483,17 @@ mod tests {
         // CPU 0 busy at 3 GHz, CPU 1 idle at 800 MHz: the clock is CPU 0's.
         let reading = ClockReading::Cpufreq(vec![(0, Some(3_000_000)), (1, Some(800_000))]);
         let mut acc = ClockAccumulator::default();
-        acc.push(0.0, 0.0, &reading, &[]);
-        acc.push(0.2, 0.2, &reading, &[20, 0]);
+        acc.push(0.0, &reading, &[]);
+        acc.push(0.2, &reading, &[20, 0]);
         let (mhz, source) = acc.finish().unwrap();
         assert_eq!(source, ClockSource::Cpufreq);
         assert!((mhz - 3000.0).abs() < 1e-9, "{mhz}");
 
         // Busy time unknown: every CPU and interval counts by its length.
         let mut acc = ClockAccumulator::default();
-        acc.push(0.0, 0.0, &reading, &[]);
-        acc.push(0.2, 0.2, &reading, &[]);
+        acc.push(0.0, &reading, &[]);
+        acc.push(0.2, &reading, &[]);
         acc.push(
-            0.6,
             0.4,
             &ClockReading::Cpufreq(vec![(0, Some(2_000_000)), (1, None)]),
             &[],
@@ -475,7 +504,7 @@ mod tests {
 
         // One reading only: its plain mean.
         let mut acc = ClockAccumulator::default();
-        acc.push(0.0, 0.0, &reading, &[]);
+        acc.push(0.0, &reading, &[]);
         assert!((acc.finish().unwrap().0 - 1900.0).abs() < 1e-9);
         assert_eq!(ClockAccumulator::default().finish(), None);
     }
@@ -548,5 +577,28 @@ mod tests {
         // Counters are not read between the edges.
         let msr = ClockReaders::open(root, ClockMethod::Msr, &[0]);
         assert_eq!(msr.read(false), None);
+    }
+
+    #[test]
+    fn msr_readers_read_each_cpu_at_the_edges() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let msr = msr_path(root, 0);
+        std::fs::create_dir_all(msr.parent().unwrap()).unwrap();
+        let mut bytes = vec![0u8; 0x100];
+        bytes[0xE8] = 3; // APERF 3, MPERF 3 × 256 (the registers overlap here)
+        std::fs::write(&msr, &bytes).unwrap();
+        // CPU 1 has no device: it is left out, not an error.
+        let readers = ClockReaders::open(root, ClockMethod::Msr, &[0, 1]);
+        match readers.read(true) {
+            Some(ClockReading::Counters {
+                source, per_cpu, ..
+            }) => {
+                assert_eq!(source, ClockSource::AperfMperf);
+                assert_eq!(per_cpu, [(0, Some((3, 3 * 256))), (1, None)]);
+            }
+            None => assert!(tsc_now().is_none(), "x86-64 has a TSC"),
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -187,7 +187,7 @@ impl SensorAccumulator {
             energy_zones: !first.energy.is_empty(),
             ..SensorAccumulator::default()
         };
-        acc.take(at, 0.0, first, &[]);
+        acc.take(0.0, first, &[]);
         acc
     }
 
@@ -196,12 +196,12 @@ impl SensorAccumulator {
     /// ticks (empty when unknown).
     pub fn push(&mut self, at: f64, interval: f64, sample: &SensorSample, busy: &[u64]) {
         self.last_at = at;
-        self.take(at, interval, sample, busy);
+        self.take(interval, sample, busy);
     }
 
-    fn take(&mut self, at: f64, interval: f64, sample: &SensorSample, busy: &[u64]) {
+    fn take(&mut self, interval: f64, sample: &SensorSample, busy: &[u64]) {
         if let Some(reading) = &sample.clock {
-            self.clock.push(at, interval, reading, busy);
+            self.clock.push(interval, reading, busy);
         }
         if let Some(counts) = &sample.throttle {
             if self.throttle_first.is_none() {

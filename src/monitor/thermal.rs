@@ -12,7 +12,10 @@
 //!   input (`/sys/class/hwmon/hwmon*/temp*_input`), both in millidegrees
 //!   Celsius and readable by everyone. Values outside
 //!   [`PLAUSIBLE_CELSIUS`] are dropped: some firmware reports -273 or 255
-//!   for a sensor that is not wired.
+//!   for a sensor that is not wired. Drives' sensors ([`DRIVE_HWMON`]) are
+//!   not read: each read is a command to the drive, which every 200 ms
+//!   would disturb the storage workloads, and a disk's temperature says
+//!   nothing about the CPU's limits.
 //!
 //! Readers take a root directory so that tests run on fixture trees.
 
@@ -25,6 +28,10 @@ use super::sysfs_value::{ReadFailure, entries, read_i64, read_text, read_u64};
 /// Temperatures believed, in °C: below any data centre's air and above
 /// every CPU's shutdown point (about 105 °C).
 pub(crate) const PLAUSIBLE_CELSIUS: RangeInclusive<f64> = -40.0..=150.0;
+
+/// hwmon drivers of drives (`name`), left out: reading them sends the
+/// drive a command.
+pub(crate) const DRIVE_HWMON: [&str; 2] = ["drivetemp", "nvme"];
 
 /// The throttle counter files of one CPU.
 const THROTTLE_COUNTERS: [&str; 2] = ["core_throttle_count", "package_throttle_count"];
@@ -128,6 +135,10 @@ impl TemperatureSensors {
         let hwmon = root.join("sys/class/hwmon");
         for device in entries(&hwmon) {
             let dir = hwmon.join(&device);
+            let name = read_text(&dir.join("name")).unwrap_or_default();
+            if DRIVE_HWMON.contains(&name.as_str()) {
+                continue;
+            }
             for name in entries(&dir)
                 .into_iter()
                 .filter(|n| n.starts_with("temp") && n.ends_with("_input"))
@@ -237,6 +248,9 @@ mod tests {
         write(root, "sys/class/hwmon/hwmon0/temp1_input", "61500\n");
         write(root, "sys/class/hwmon/hwmon0/temp1_crit", "100000\n");
         write(root, "sys/class/hwmon/hwmon1/temp2_input", "-273150\n");
+        // A hot NVMe drive is not read at all.
+        write(root, "sys/class/hwmon/hwmon2/name", "nvme\n");
+        write(root, "sys/class/hwmon/hwmon2/temp1_input", "79850\n");
         let sensors = TemperatureSensors::discover(root);
         assert_eq!(sensors.files.len(), 4);
         assert_eq!(sensors.read_max(), Some(61.5));
