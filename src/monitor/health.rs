@@ -139,9 +139,9 @@ pub struct TrialHealth {
 ///
 /// Turbo budgets that run out, power limits and thermal limits all show as
 /// a lower clock; sbc-bench compares the clock before and after its
-/// heaviest test for the same reason. The issue that asked for the flag set
-/// 5%: above the few percent a sampled cpufreq clock wanders on an
-/// unthrottled CPU, below the 10-20% a turbo budget is worth.
+/// heaviest test for the same reason. 5% is the project's choice: above
+/// the few percent a sampled cpufreq clock wanders on an unthrottled CPU,
+/// below the 10-20% a turbo budget is worth.
 pub const CLOCK_DROP_THRESHOLD: f64 = 0.05;
 
 /// Computes a trial's health from its snapshots, in time order.

@@ -62,4 +62,4 @@ pub use health::{
 pub use idle::{BusyProcess, IdleReport, idle_check};
 pub use procfs::CpuTimes;
 pub use sampler::{Monitor, Snapshot};
-pub use sensors::{SensorAccumulator, SensorSample, SensorReaders, Sensors};
+pub use sensors::{SensorAccumulator, SensorReaders, SensorSample, Sensors};

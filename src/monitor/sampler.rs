@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use super::health::{HealthAccumulator, TrialHealth};
 use super::procfs::{self, CpuTimes};
-use super::sensors::{SensorSample, SensorReaders};
+use super::sensors::{SensorReaders, SensorSample};
 
 /// Shortest sampling interval [`Monitor::start`] honours.
 ///

@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::clock::{self, ClockAccumulator, ClockMethod, ClockReading, ClockReaders};
+use super::clock::{self, ClockAccumulator, ClockMethod, ClockReaders, ClockReading};
 use super::energy::{self, EnergyAccumulator, EnergyReading, RaplZone};
 use super::health::TrialHealth;
 use super::sysfs_value::online_cpus;
