@@ -333,7 +333,8 @@ fn footer(run: &RunComparison) -> String {
 fn price_line(run: &RunComparison) -> Option<String> {
     let price = run.price.as_ref()?;
     let s = &run.summary;
-    let money = |amount: f64| format!("{} {}", format::value(amount), price.currency);
+    // The amounts as the notes gave them: 1999.90 must not read 2000.
+    let money = |amount: f64| format!("{amount} {}", price.currency);
     let geo = match (s.geometric_mean_per_price, s.geometric_mean_per_price_ci) {
         (Some(g), Some((lo, hi))) => {
             format!(
