@@ -81,6 +81,11 @@ pub struct RunRecord {
     pub status: RunStatus,
     /// The CPUs the run was restricted to (`--cpus`), in order.
     pub cpus: Vec<usize>,
+    /// Free notes given with `--note` (`price=2400EUR`, `rack 3`), in the
+    /// order given; a `price=` note lets `compare` show performance per
+    /// unit of price.
+    #[serde(default)]
+    pub notes: Vec<String>,
     /// Warnings about the whole run (for example a busy host at the start).
     #[serde(default)]
     pub warnings: Vec<String>,
@@ -151,9 +156,9 @@ impl CaseRecord {
     }
 
     /// Each kind of disturbance seen in the trials the statistics use
-    /// (`busy`, `steal`, `swap`) with the number of trials it disturbed,
-    /// sorted by kind. Disturbed trials that were replaced are not counted
-    /// here: see [`replaced_trials`](Self::replaced_trials).
+    /// (`busy`, `steal`, `swap`, `throttled`) with the number of trials it
+    /// disturbed, sorted by kind. Disturbed trials that were replaced are
+    /// not counted here: see [`replaced_trials`](Self::replaced_trials).
     pub fn disturbances(&self) -> Vec<(&'static str, usize)> {
         let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
         for trial in self.trials.iter().filter(|t| !t.replaced) {
@@ -225,7 +230,9 @@ pub struct TrialRecord {
     #[serde(deserialize_with = "nan_from_null::float")]
     pub seconds: f64,
     /// What the monitor saw during the trial; `health.flags` lists the
-    /// disturbances (steal, swap, busy) that make this trial suspect.
+    /// disturbances (steal, swap, busy, throttled) that make this trial
+    /// suspect; with clock, throttle, temperature and energy figures where
+    /// the hardware shows them.
     pub health: TrialHealth,
 }
 
@@ -262,6 +269,62 @@ impl MetricRecord {
     pub fn rounds(&self, trials: &[TrialRecord]) -> Vec<Vec<f64>> {
         group_by_round(trials, &self.samples)
     }
+}
+
+/// The metric the engine adds next to a case's headline metric when a
+/// trial's energy is known: how much work a joule buys, or how much energy
+/// a unit of work costs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnergyCompanion {
+    /// Its name: `events_per_sec` gives `events_per_joule`, `ns_per_load`
+    /// gives `nj_per_load`, `total_time` gives `total_time_energy`.
+    pub name: String,
+    /// Its unit: `events/s` gives `events/J`, `ns` gives `nJ`.
+    pub unit: String,
+    /// True for work per joule (rate ÷ watts, higher is better), false for
+    /// energy per unit of work (time × watts, lower is better).
+    pub per_joule: bool,
+}
+
+/// The energy companion of a headline metric: a per-second rate gets work
+/// per joule (`rate × seconds / joules`), a lower-is-better time (s, ms,
+/// µs, ns) gets the energy it cost at the trial's mean power; any other
+/// metric gets none.
+pub fn energy_companion(name: &str, unit: &str, direction: Direction) -> Option<EnergyCompanion> {
+    if let Some(work) = unit.strip_suffix("/s")
+        && direction == Direction::Higher
+        && !work.is_empty()
+    {
+        let stem = name.strip_suffix("_per_sec").unwrap_or(name);
+        return Some(EnergyCompanion {
+            name: format!("{stem}_per_joule"),
+            unit: format!("{work}/J"),
+            per_joule: true,
+        });
+    }
+    if direction != Direction::Lower {
+        return None;
+    }
+    let energy_unit = match unit {
+        "s" => "J",
+        "ms" => "mJ",
+        "µs" | "us" => "µJ",
+        "ns" => "nJ",
+        _ => return None,
+    };
+    let time_prefix = format!("{}_per_", unit.replace('µ', "u"));
+    let name = match name.strip_prefix(&time_prefix) {
+        Some(rest) => format!(
+            "{}_per_{rest}",
+            energy_unit.replace('µ', "u").to_lowercase()
+        ),
+        None => format!("{name}_energy"),
+    };
+    Some(EnergyCompanion {
+        name,
+        unit: energy_unit.to_string(),
+        per_joule: false,
+    })
 }
 
 /// `samples` (one per trial) grouped by the trials' rounds, replaced trials
@@ -337,5 +400,47 @@ mod nan_from_null {
             min: s.min,
             max: s.max,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn companion(name: &str, unit: &str, direction: Direction) -> Option<(String, String, bool)> {
+        energy_companion(name, unit, direction).map(|c| (c.name, c.unit, c.per_joule))
+    }
+
+    #[test]
+    fn rates_get_work_per_joule_and_times_get_energy() {
+        let per_joule = |n: &str, u: &str| Some((n.to_string(), u.to_string(), true));
+        let energy = |n: &str, u: &str| Some((n.to_string(), u.to_string(), false));
+        assert_eq!(
+            companion("events_per_sec", "events/s", Direction::Higher),
+            per_joule("events_per_joule", "events/J")
+        );
+        assert_eq!(
+            companion("requests_per_sec", "req/s", Direction::Higher),
+            per_joule("requests_per_joule", "req/J")
+        );
+        assert_eq!(
+            companion("triad", "MB/s", Direction::Higher),
+            per_joule("triad_per_joule", "MB/J")
+        );
+        assert_eq!(
+            companion("ns_per_load", "ns", Direction::Lower),
+            energy("nj_per_load", "nJ")
+        );
+        assert_eq!(
+            companion("total_time", "s", Direction::Lower),
+            energy("total_time_energy", "J")
+        );
+        assert_eq!(
+            companion("latency_avg", "µs", Direction::Lower),
+            energy("latency_avg_energy", "µJ")
+        );
+        assert_eq!(companion("events", "events", Direction::Higher), None);
+        assert_eq!(companion("errors", "requests", Direction::Lower), None);
+        assert_eq!(companion("odd", "/s", Direction::Higher), None);
     }
 }

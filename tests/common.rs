@@ -102,6 +102,7 @@ pub fn store_fixture_run(store: &Path, status: sledge::results::RunStatus, sampl
         sledge_version: env!("CARGO_PKG_VERSION").to_string(),
         profile: "custom".to_string(),
         command_line: "sledge run cpu.primes".to_string(),
+        notes: Vec::new(),
         status: RunStatus::Running,
         cpus: vec![0],
         warnings: Vec::new(),

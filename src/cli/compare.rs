@@ -36,7 +36,7 @@ pub struct CompareArgs {
     /// Which metrics to show: each case's headline metric, or all.
     #[arg(long, value_enum, default_value_t = Metrics::Headline)]
     metrics: Metrics,
-    /// Judge cases whose trials were flagged (busy, steal, swap) instead of
+    /// Judge cases whose trials were flagged (busy, steal, swap, throttled) instead of
     /// withholding their verdict.
     #[arg(long)]
     trust_flagged: bool,

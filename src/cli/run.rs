@@ -17,6 +17,9 @@ use crate::{report, suite};
 /// The longest case budget accepted: a week.
 const MAX_BUDGET_SECS: u64 = 7 * 24 * 3600;
 
+/// The longest note accepted, in characters.
+const MAX_NOTE_CHARS: usize = 500;
+
 /// Options of `sledge run` (and of `sledge calibrate`, which repeats it).
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -74,12 +77,47 @@ pub struct RunArgs {
     /// Skip the one-second check for other busy processes before the run.
     #[arg(long)]
     no_idle_check: bool,
+    /// A free note stored with the run; repeatable (`--note price=2400EUR
+    /// --note "rack 3"`). A `price=` note (an amount and its currency)
+    /// lets `compare` show performance per unit of price.
+    #[arg(long = "note", value_name = "TEXT")]
+    notes: Vec<String>,
 }
 
 impl RunArgs {
     /// Whether `--json` was given.
     pub(super) fn json(&self) -> bool {
         self.json
+    }
+
+    /// The notes, trimmed, each checked: text without control characters,
+    /// and a `price=` note that reads as a price.
+    fn checked_notes(&self) -> Result<Vec<String>, UsageError> {
+        self.notes
+            .iter()
+            .map(|note| {
+                let note = note.trim();
+                if note.is_empty() {
+                    return Err(UsageError(
+                        "--note needs some text, for example --note \"rack 3\"".to_string(),
+                    ));
+                }
+                if note.chars().any(char::is_control) || note.chars().count() > MAX_NOTE_CHARS {
+                    return Err(UsageError(format!(
+                        "--note {note:?}: a note is one line of at most {MAX_NOTE_CHARS} characters"
+                    )));
+                }
+                if let Some(price) = report::price::price_note(note)
+                    && report::price::parse_price(price).is_none()
+                {
+                    return Err(UsageError(format!(
+                        "--note {note}: a price note needs an amount above 0 and its currency, \
+                         for example price=2400EUR or \"price=1999.90 USD\""
+                    )));
+                }
+                Ok(note.to_string())
+            })
+            .collect()
     }
 
     fn methodology(&self, base: Methodology) -> anyhow::Result<Methodology> {
@@ -169,6 +207,7 @@ pub(super) fn prepare(args: &RunArgs) -> anyhow::Result<(suite::Plan, Methodolog
     let plan = suite::plan(&args.targets, &args.params, cpus.len())
         .map_err(|e| UsageError(e.to_string()))?;
     let methodology = args.methodology(plan.methodology.clone())?;
+    args.checked_notes()?;
     Ok((plan, methodology, cpus))
 }
 
@@ -191,6 +230,7 @@ pub(super) fn run_once(
         methodology: methodology.clone(),
         idle_check: !args.no_idle_check,
         command_line: crate::secrets::redact_args(&std::env::args().collect::<Vec<_>>()),
+        notes: args.checked_notes()?,
     };
     let executor = suite::subprocess::Subprocess::current()?;
     suite::execute(plan, options, store, &executor, cancel, &progress).map_err(|err| {

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 use super::context::{Cancelled, TrialContext};
+use super::energy_metric;
 use super::progress::Progress;
 use super::trial_monitor::TrialMonitor;
 use super::workload::{Case, CaseEnv, Metric, PlannedCase, TrialOutput};
@@ -36,10 +37,10 @@ pub struct RoundRequest {
     pub ci_target: f64,
     /// No counted trial starts past this (once `min_trials` ran).
     pub budget: Duration,
-    /// A counted trial the monitor flagged (steal, swap, busy) is replaced
-    /// by one more trial, at most this many times per round and never twice
-    /// in a row; the flagged trial is kept, marked replaced, and left out of
-    /// the statistics.
+    /// A counted trial the monitor flagged (steal, swap, busy, throttled) is
+    /// replaced by one more trial, at most this many times per round and
+    /// never twice in a row; the flagged trial is kept, marked replaced,
+    /// and left out of the statistics.
     pub max_replacements: u32,
 }
 
@@ -205,9 +206,10 @@ fn run_trials(
         let seconds = trial_start.elapsed().as_secs_f64();
         let health = watch.finish();
         let TrialOutput {
-            metrics,
+            mut metrics,
             latency_ns,
         } = output?;
+        energy_metric::add_energy_metric(&mut metrics, &health);
         // A flagged trial is replaced, but not one right after another
         // flagged trial: then the host is busy for longer than a trial, a
         // replacement would only be flagged again, and the round keeps it.

@@ -6,7 +6,9 @@
 //! system.
 
 pub mod affinity;
+mod clock_drop;
 pub mod context;
+mod energy_metric;
 pub mod executor;
 pub mod methodology;
 pub mod params;
@@ -14,6 +16,8 @@ pub mod planner;
 pub mod progress;
 mod record;
 pub mod runner;
+#[cfg(test)]
+mod sensor_tests;
 pub mod trial_monitor;
 pub mod workload;
 
@@ -24,5 +28,5 @@ pub use params::{ParamKind, ParamSet, ParamSpec, ParamValue};
 pub use planner::{History, NoHistory, VarianceHint};
 pub use progress::{Progress, Silent};
 pub use runner::{CaseOutcome, PlanOutcome, RunSetup, run_case, run_plan};
-pub use trial_monitor::{ProcMonitor, ScriptedMonitor, TrialMonitor};
+pub use trial_monitor::{ProcMonitor, ScriptedMonitor, TrialMonitor, host_sensors};
 pub use workload::{Case, CaseEnv, Metric, PlannedCase, TrialOutput, Workload};

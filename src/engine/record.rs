@@ -1,17 +1,22 @@
 //! Turns a case's rounds into its record: per metric the two-level summary,
-//! the merged latency histogram, and a warning about disturbed trials.
+//! the merged latency histogram, the `throttled` flags that need all of
+//! the case's trials (see `clock_drop.rs`), and a warning about disturbed
+//! trials.
 
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 
+use super::clock_drop::flag_clock_drops;
 use super::executor::TrialResult;
 use crate::results::{CaseRecord, MetricRecord, TrialRecord};
 use crate::stats;
 
 /// Rebuilds `record.trials`, `record.metrics` and the histogram from every
-/// trial so far (`trials[i]` belongs to round `rounds[i]`), and refreshes
-/// the disturbance warning. Replaced trials stay in the record and out of
-/// the statistics.
+/// trial so far (`trials[i]` belongs to round `rounds[i]`), flags trials
+/// whose clock fell below the case's best, and refreshes the disturbance
+/// warning. Replaced trials stay in the record and out of the statistics;
+/// a trial flagged here stays in the statistics, flagged, as any trial the
+/// monitor flagged but could not replace.
 pub(crate) fn rebuild(record: &mut CaseRecord, trials: &[(u32, TrialResult)]) {
     record.trials = trials
         .iter()
@@ -24,6 +29,7 @@ pub(crate) fn rebuild(record: &mut CaseRecord, trials: &[(u32, TrialResult)]) {
             health: t.health.clone(),
         })
         .collect();
+    flag_clock_drops(&mut record.trials);
     record.metrics = summarize_metrics(&record.trials, trials);
     record.latency_histogram = merge_histograms(trials);
     record

@@ -2,10 +2,13 @@
 //! engine's tests decide what the host "did" instead of depending on this
 //! machine's load.
 
-use std::sync::Mutex;
-use std::time::Duration;
+use std::path::Path;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
-use crate::monitor::{Disturbance, Monitor, TrialHealth};
+use crate::monitor::{
+    Disturbance, Monitor, SensorAccumulator, SensorReaders, Sensors, TrialHealth,
+};
 
 /// How often the real monitor samples /proc during a trial.
 const MONITOR_INTERVAL: Duration = Duration::from_millis(200);
@@ -22,12 +25,26 @@ pub trait RunningMonitor {
     fn finish(self: Box<Self>) -> TrialHealth;
 }
 
-/// The real monitor: samples /proc on the run's CPUs (see [`Monitor`]).
+/// The real monitor: samples /proc on the run's CPUs, and the host's
+/// clock, throttle counters, temperatures and energy where it has them
+/// (see [`Monitor`] and [`Sensors`]).
 pub struct ProcMonitor;
+
+/// The host's sensors, found once per process (each round is a process).
+pub fn host_sensors() -> &'static Sensors {
+    static SENSORS: OnceLock<Sensors> = OnceLock::new();
+    SENSORS.get_or_init(|| Sensors::discover(Path::new("/")))
+}
 
 impl TrialMonitor for ProcMonitor {
     fn start(&self, cpus: &[usize]) -> Box<dyn RunningMonitor> {
-        Box::new(Monitor::start_on(Some(cpus), MONITOR_INTERVAL))
+        let sensors = host_sensors();
+        let readers = (!sensors.is_empty()).then(|| sensors.open(cpus));
+        Box::new(Monitor::start_with_sensors(
+            Some(cpus),
+            MONITOR_INTERVAL,
+            readers,
+        ))
     }
 }
 
@@ -39,9 +56,17 @@ impl RunningMonitor for Monitor {
 
 /// A monitor that reports what it was told: for each counted trial in
 /// turn, the disturbances listed (none once the list runs out). For tests.
+///
+/// With [`with_sensors`](Self::with_sensors) it also reads hardware
+/// sensors (a fixture tree the test changes as its "hardware" would) at
+/// the start and end of each trial, and adds what they show: clock,
+/// throttling, temperature, energy, and a `throttled` flag when a throttle
+/// counter rose. `/proc` is never read, so this machine's load cannot flag
+/// a trial.
 #[derive(Debug, Default)]
 pub struct ScriptedMonitor {
     script: Mutex<std::collections::VecDeque<Vec<Disturbance>>>,
+    sensors: Option<Sensors>,
 }
 
 impl ScriptedMonitor {
@@ -49,6 +74,7 @@ impl ScriptedMonitor {
     pub fn new(flags: Vec<Vec<Disturbance>>) -> Self {
         ScriptedMonitor {
             script: Mutex::new(flags.into()),
+            sensors: None,
         }
     }
 
@@ -56,27 +82,54 @@ impl ScriptedMonitor {
     pub fn quiet() -> Self {
         Self::default()
     }
+
+    /// Also reads `sensors` around each trial.
+    pub fn with_sensors(mut self, sensors: Sensors) -> Self {
+        self.sensors = Some(sensors);
+        self
+    }
 }
 
-struct Scripted(Vec<Disturbance>);
+struct Scripted {
+    flags: Vec<Disturbance>,
+    /// The sensors' readers, their first sample and when it was taken.
+    sensors: Option<(SensorReaders, SensorAccumulator, Instant)>,
+}
 
 impl TrialMonitor for ScriptedMonitor {
-    fn start(&self, _cpus: &[usize]) -> Box<dyn RunningMonitor> {
+    fn start(&self, cpus: &[usize]) -> Box<dyn RunningMonitor> {
         let flags = self
             .script
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .pop_front()
             .unwrap_or_default();
-        Box::new(Scripted(flags))
+        let sensors = self.sensors.as_ref().map(|sensors| {
+            let readers = sensors.open(cpus);
+            let acc = SensorAccumulator::new(0.0, &readers.sample(true));
+            (readers, acc, Instant::now())
+        });
+        Box::new(Scripted { flags, sensors })
     }
 }
 
 impl RunningMonitor for Scripted {
     fn finish(self: Box<Self>) -> TrialHealth {
-        TrialHealth {
-            flags: self.0,
+        let mut health = TrialHealth {
+            flags: self.flags,
             ..TrialHealth::default()
+        };
+        if let Some((readers, mut acc, started)) = self.sensors {
+            let seconds = started.elapsed().as_secs_f64();
+            acc.push(seconds, seconds, &readers.sample(true), &[]);
+            acc.finish(&mut health);
+            health.seconds = seconds;
+            if health.throttle_events.unwrap_or(0) > 0
+                && !health.flags.contains(&Disturbance::Throttled)
+            {
+                health.flags.push(Disturbance::Throttled);
+            }
         }
+        health
     }
 }

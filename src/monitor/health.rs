@@ -8,8 +8,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::clock::ClockSource;
 use super::procfs::{CpuTimes, DEFAULT_CLOCK_TICKS_PER_SEC};
 use super::sampler::Snapshot;
+use super::sensors::SensorAccumulator;
 
 /// Steal time, in % of all CPU time of all CPUs over a trial, above which
 /// the trial is flagged [`Disturbance::Steal`].
@@ -54,15 +56,22 @@ pub enum Disturbance {
     Swap,
     /// Other processes used more than [`OTHER_CPU_THRESHOLD_PCT`] of a CPU.
     BusyHost,
+    /// The hardware slowed down: a thermal-throttle counter rose during
+    /// the trial (the monitor's finding), or the trial's effective clock
+    /// was more than [`CLOCK_DROP_THRESHOLD`] below the case's best trial
+    /// (found when the case's trials are put together).
+    Throttled,
 }
 
 impl Disturbance {
-    /// Short label for tables and logs: `"steal"`, `"swap"` or `"busy"`.
+    /// Short label for tables and logs: `"steal"`, `"swap"`, `"busy"` or
+    /// `"throttled"`.
     pub fn label(&self) -> &'static str {
         match self {
             Disturbance::Steal => "steal",
             Disturbance::Swap => "swap",
             Disturbance::BusyHost => "busy",
+            Disturbance::Throttled => "throttled",
         }
     }
 }
@@ -97,9 +106,44 @@ pub struct TrialHealth {
     pub context_switches_per_sec: f64,
     /// Largest `procs_running` seen (runnable tasks, ours included).
     pub run_queue_max: u32,
-    /// Disturbances found, in the order steal, swap, busy.
+    /// Disturbances found, in the order steal, swap, busy, throttled.
     pub flags: Vec<Disturbance>,
+    /// Effective clock of the trial's CPUs while busy, MHz: from APERF/MPERF,
+    /// perf cycles / ref-cycles, or cpufreq's `scaling_cur_freq` sampled
+    /// and weighted by busy time (see `clock_source`). Absent where none
+    /// can be read (most VMs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock_mhz: Option<f64>,
+    /// Where `clock_mhz` came from: `aperf_mperf`, `perf_cycles` or
+    /// `cpufreq`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock_source: Option<ClockSource>,
+    /// How many times the thermal-throttle counters of the trial's CPUs
+    /// and their packages rose during the trial; absent without counters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub throttle_events: Option<u64>,
+    /// Highest temperature any thermal zone or hwmon sensor showed during
+    /// the trial, °C; absent without sensors.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature_max_c: Option<f64>,
+    /// Energy of the RAPL package and DRAM zones over the trial, joules
+    /// (the whole sockets, not this process alone); absent without RAPL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub energy_joules: Option<f64>,
+    /// Mean power over the trial, watts: `energy_joules / seconds`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power_watts: Option<f64>,
 }
+
+/// How far below the case's best trial a trial's effective clock may fall
+/// before the trial is flagged [`Disturbance::Throttled`]: 5%.
+///
+/// Turbo budgets that run out, power limits and thermal limits all show as
+/// a lower clock; sbc-bench compares the clock before and after its
+/// heaviest test for the same reason. 5% is the project's choice: above
+/// the few percent a sampled cpufreq clock wanders on an unthrottled CPU,
+/// below the 10-20% a turbo budget is worth.
+pub const CLOCK_DROP_THRESHOLD: f64 = 0.05;
 
 /// Computes a trial's health from its snapshots, in time order.
 ///
@@ -164,6 +208,8 @@ pub(super) struct HealthAccumulator {
     /// The last window that was judged, to absorb a short tail.
     closed_window: Option<Window>,
     peak_pct: f64,
+    /// The hardware sensors' readings, when the snapshots carry them.
+    sensors: Option<SensorAccumulator>,
 }
 
 impl HealthAccumulator {
@@ -175,6 +221,10 @@ impl HealthAccumulator {
             DEFAULT_CLOCK_TICKS_PER_SEC
         };
         let cpus = first.per_cpu.len();
+        let sensors = first
+            .sensors
+            .as_ref()
+            .map(|sample| SensorAccumulator::new(first.at, sample));
         HealthAccumulator {
             ticks_per_sec,
             run_queue_max: first.procs_running,
@@ -190,6 +240,7 @@ impl HealthAccumulator {
             open_window: Window::default(),
             closed_window: None,
             peak_pct: 0.0,
+            sensors,
         }
     }
 
@@ -205,6 +256,7 @@ impl HealthAccumulator {
             self.cpu_total.resize(cpus, 0);
         }
         let mut task = 0u64;
+        let mut interval_busy = vec![0u64; cpus];
         // Only CPUs online at both ends of the interval have a delta; a CPU
         // that went offline or came online in between is skipped for it.
         for (i, (a, b)) in prev.per_cpu.iter().zip(&next.per_cpu).enumerate() {
@@ -212,6 +264,7 @@ impl HealthAccumulator {
                 continue;
             };
             let d: CpuTimes = b.saturating_sub(a);
+            interval_busy[i] = d.busy();
             self.cpu_busy[i] = self.cpu_busy[i].saturating_add(d.busy());
             self.cpu_total[i] = self.cpu_total[i].saturating_add(d.total());
             self.steal = self.steal.saturating_add(d.steal);
@@ -235,6 +288,12 @@ impl HealthAccumulator {
             self.swap_out = self.swap_out.saturating_add(b.saturating_sub(a));
         }
         self.run_queue_max = self.run_queue_max.max(next.procs_running);
+        if let Some(sample) = &next.sensors {
+            match &mut self.sensors {
+                Some(acc) => acc.push(next.at, seconds, sample, &interval_busy),
+                None => self.sensors = Some(SensorAccumulator::new(next.at, sample)),
+            }
+        }
 
         self.open_window.add(interval);
         if self.open_window.seconds >= PEAK_WINDOW_MIN_SECS {
@@ -289,8 +348,11 @@ impl HealthAccumulator {
                 0.0
             },
             run_queue_max: self.run_queue_max,
-            flags: Vec::new(),
+            ..TrialHealth::default()
         };
+        if let Some(sensors) = self.sensors {
+            sensors.finish(&mut health);
+        }
         health.flags = flags_for(&health);
         health
     }
@@ -309,6 +371,9 @@ fn flags_for(health: &TrialHealth) -> Vec<Disturbance> {
     }
     if health.other_cpu_pct > OTHER_CPU_THRESHOLD_PCT {
         flags.push(Disturbance::BusyHost);
+    }
+    if health.throttle_events.unwrap_or(0) > 0 {
+        flags.push(Disturbance::Throttled);
     }
     flags
 }
@@ -339,6 +404,7 @@ mod tests {
             pswpin: Some(10),
             pswpout: Some(20),
             self_jiffies,
+            sensors: None,
         }
     }
 
@@ -547,6 +613,41 @@ mod tests {
         let h = summarize_snapshots(&snaps, HZ);
         assert_eq!(h.run_queue_max, 7);
         assert!((h.context_switches_per_sec - 4321.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn sensor_samples_ride_with_the_snapshots() {
+        use crate::monitor::clock::ClockReading;
+        use crate::monitor::sensors::SensorSample;
+        // CPU 0 busy at 3 GHz, CPU 1 idle at 1 GHz; a throttle counter
+        // rises by one between the edges.
+        let sample = |throttle: u64| SensorSample {
+            clock: Some(ClockReading::Cpufreq(vec![
+                (0, Some(3_000_000)),
+                (1, Some(1_000_000)),
+            ])),
+            throttle: Some(vec![Some(throttle)]),
+            temperature_c: Some(60.0 + throttle as f64),
+            energy: Vec::new(),
+        };
+        let mut snaps = one_second(0, 0, 0);
+        snaps[1].per_cpu = vec![cpu(100, 0, 100), cpu(0, 0, 100)];
+        snaps[1].self_jiffies = 100;
+        snaps[0].sensors = Some(sample(7));
+        snaps[1].sensors = Some(sample(8));
+        let h = summarize_snapshots(&snaps, HZ);
+        assert_eq!(h.clock_mhz, Some(3000.0));
+        assert_eq!(h.clock_source, Some(ClockSource::Cpufreq));
+        assert_eq!(h.throttle_events, Some(1));
+        assert_eq!(h.temperature_max_c, Some(68.0));
+        assert_eq!(h.energy_joules, None);
+        assert_eq!(h.flags, vec![Disturbance::Throttled]);
+        // Absent figures stay out of the JSON.
+        let json = serde_json::to_string(&summarize_snapshots(&one_second(1, 0, 1), HZ)).unwrap();
+        assert!(
+            !json.contains("clock") && !json.contains("energy"),
+            "{json}"
+        );
     }
 
     #[test]

@@ -25,7 +25,14 @@
 //!   `/proc/[pid]/stat`, `/proc/loadavg` and `/proc/uptime`, and readers;
 //! * `sampler`: [`Snapshot`] and the sampling thread behind [`Monitor`];
 //! * `health`: [`TrialHealth`], the thresholds and [`summarize_snapshots`];
-//! * `idle`: [`idle_check`].
+//! * `idle`: [`idle_check`];
+//! * the hardware, read by the same monitor where the host offers it:
+//!   `clock` (effective clock from APERF/MPERF, perf cycles or cpufreq),
+//!   `perf_counters` (the perf events behind the second), `thermal`
+//!   (throttle counters and temperatures), `energy` (RAPL through
+//!   powercap), `sensors` (what a host offers, and the per-trial readers
+//!   and sums), `sysfs_value` (reading one value, telling missing from
+//!   denied).
 //!
 //! Limits worth knowing: "this process" is the benchmark's process with all
 //! its threads, so child processes a workload spawns count as other
@@ -34,13 +41,25 @@
 
 pub mod procfs;
 
+mod clock;
+mod energy;
+#[cfg(test)]
+pub(crate) mod fixture_tests;
 mod health;
 mod idle;
+mod perf_counters;
 mod sampler;
+mod sensors;
+mod sysfs_value;
+mod thermal;
 
+pub use clock::{ClockReading, ClockSource};
+pub use energy::EnergyReading;
 pub use health::{
-    Disturbance, OTHER_CPU_THRESHOLD_PCT, STEAL_THRESHOLD_PCT, TrialHealth, summarize_snapshots,
+    CLOCK_DROP_THRESHOLD, Disturbance, OTHER_CPU_THRESHOLD_PCT, STEAL_THRESHOLD_PCT, TrialHealth,
+    summarize_snapshots,
 };
 pub use idle::{BusyProcess, IdleReport, idle_check};
 pub use procfs::CpuTimes;
 pub use sampler::{Monitor, Snapshot};
+pub use sensors::{SensorAccumulator, SensorReaders, SensorSample, Sensors};

@@ -6,16 +6,22 @@
 //! takes a last snapshot. Start and finish samples are taken on the caller's
 //! thread, so even a trial shorter than one interval is covered exactly.
 //!
+//! With [`SensorReaders`] each snapshot also carries the hardware
+//! sensors' readings (clock, throttle counters, temperature, energy; see
+//! `sensors.rs`), taken right after the `/proc` counters.
+//!
 //! Snapshots are folded into running sums as they arrive instead of being
 //! kept, so an hour-long trial on a 256-CPU host costs kilobytes, not the
 //! hundreds of megabytes 18 000 full snapshots would.
 
 use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::health::{HealthAccumulator, TrialHealth};
 use super::procfs::{self, CpuTimes};
+use super::sensors::{SensorReaders, SensorSample};
 
 /// Shortest sampling interval [`Monitor::start`] honours.
 ///
@@ -45,6 +51,8 @@ pub struct Snapshot {
     /// CPU time of this whole process (all threads) and its descendants,
     /// in clock ticks (see [`procfs::read_tree_ticks`]).
     pub self_jiffies: u64,
+    /// The hardware sensors' readings, when the monitor has sensors.
+    pub sensors: Option<SensorSample>,
 }
 
 impl Snapshot {
@@ -63,6 +71,7 @@ impl Snapshot {
             pswpin: swap.map(|s| s.pswpin),
             pswpout: swap.map(|s| s.pswpout),
             self_jiffies: own,
+            sensors: None,
         })
     }
 }
@@ -89,18 +98,37 @@ pub struct Monitor {
     first: Option<Snapshot>,
     /// The CPUs counted, or `None` for all.
     only: Option<Vec<usize>>,
+    /// The hardware sensors, shared with the thread.
+    sensors: Option<SharedSensors>,
 }
 
-/// A snapshot with the CPUs outside `only` left out (as if offline).
-fn take_on(origin: Instant, only: Option<&[usize]>) -> Option<Snapshot> {
-    let mut snapshot = Snapshot::take(origin)?;
-    if let Some(only) = only {
+/// A trial's sensor readers, used by the caller's thread at the edges and
+/// by the sampling thread in between.
+type SharedSensors = Arc<Mutex<SensorReaders>>;
+
+/// What a snapshot covers.
+#[derive(Clone, Copy)]
+struct Scope<'a> {
+    origin: Instant,
+    /// The CPUs counted, or `None` for all.
+    only: Option<&'a [usize]>,
+    sensors: Option<&'a SharedSensors>,
+}
+
+/// A snapshot with the CPUs outside `only` left out (as if offline) and
+/// the sensors read (`edge`: at the trial's start or end).
+fn take_on(scope: Scope, edge: bool) -> Option<Snapshot> {
+    let mut snapshot = Snapshot::take(scope.origin)?;
+    if let Some(only) = scope.only {
         for (cpu, times) in snapshot.per_cpu.iter_mut().enumerate() {
             if !only.contains(&cpu) {
                 *times = None;
             }
         }
     }
+    snapshot.sensors = scope
+        .sensors
+        .map(|s| s.lock().unwrap_or_else(|e| e.into_inner()).sample(edge));
     Some(snapshot)
 }
 
@@ -118,10 +146,29 @@ impl Monitor {
     /// `--cpus` run is pinned to), so load elsewhere on the host does not
     /// flag the trial and steal on its own CPUs is not diluted.
     pub fn start_on(cpus: Option<&[usize]>, interval: Duration) -> Monitor {
+        Self::start_with_sensors(cpus, interval, None)
+    }
+
+    /// Like [`start_on`](Self::start_on), also reading the hardware
+    /// `sensors` with every snapshot.
+    pub fn start_with_sensors(
+        cpus: Option<&[usize]>,
+        interval: Duration,
+        sensors: Option<SensorReaders>,
+    ) -> Monitor {
+        let interval = interval.max(MIN_INTERVAL);
         let origin = Instant::now();
         let ticks_per_sec = procfs::clock_ticks_per_sec();
         let only: Option<Vec<usize>> = cpus.map(|c| c.to_vec());
-        let first = take_on(origin, only.as_deref());
+        let sensors = sensors.map(|s| Arc::new(Mutex::new(s)));
+        let first = take_on(
+            Scope {
+                origin,
+                only: only.as_deref(),
+                sensors: sensors.as_ref(),
+            },
+            true,
+        );
         let acc = first
             .clone()
             .map(|s| HealthAccumulator::new(s, ticks_per_sec));
@@ -130,10 +177,16 @@ impl Monitor {
             .name("sledge-monitor".into())
             .spawn({
                 let only = only.clone();
+                let sensors = sensors.clone();
                 move || {
+                    let scope = Scope {
+                        origin,
+                        only: only.as_deref(),
+                        sensors: sensors.as_ref(),
+                    };
                     let mut acc = acc;
                     sample_until_stopped(&stopped, interval, || {
-                        if let Some(snapshot) = take_on(origin, only.as_deref()) {
+                        if let Some(snapshot) = take_on(scope, false) {
                             fold(&mut acc, snapshot, ticks_per_sec);
                         }
                     });
@@ -148,6 +201,7 @@ impl Monitor {
             thread,
             first,
             only,
+            sensors,
         }
     }
 
@@ -161,6 +215,7 @@ impl Monitor {
             thread,
             first,
             only,
+            sensors,
         } = self;
         drop(stop);
         // A panicked thread (or none) loses the middle samples only.
@@ -168,7 +223,12 @@ impl Monitor {
             .and_then(|t| t.join().ok())
             .flatten()
             .or_else(|| first.map(|s| HealthAccumulator::new(s, ticks_per_sec)));
-        if let Some(last) = take_on(origin, only.as_deref()) {
+        let scope = Scope {
+            origin,
+            only: only.as_deref(),
+            sensors: sensors.as_ref(),
+        };
+        if let Some(last) = take_on(scope, true) {
             fold(&mut acc, last, ticks_per_sec);
         }
         acc.map(HealthAccumulator::finish).unwrap_or_default()
@@ -344,7 +404,12 @@ mod tests {
     fn a_cpu_filter_leaves_other_cpus_out() {
         let origin = Instant::now();
         let all = Snapshot::take(origin).expect("Linux /proc");
-        let only = take_on(origin, Some(&[0])).expect("Linux /proc");
+        let scope = Scope {
+            origin,
+            only: Some(&[0]),
+            sensors: None,
+        };
+        let only = take_on(scope, true).expect("Linux /proc");
         assert_eq!(only.per_cpu.len(), all.per_cpu.len());
         assert!(only.per_cpu[0].is_some());
         assert!(only.per_cpu[1..].iter().all(Option::is_none));

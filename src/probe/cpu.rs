@@ -68,6 +68,14 @@ pub struct CpuInfo {
     pub governor: Option<String>,
     /// cpufreq driver, e.g. `"intel_pstate"`, `"acpi-cpufreq"`, `"amd-pstate-epp"`.
     pub scaling_driver: Option<String>,
+    /// Whether turbo / boost is enabled (`intel_pstate/no_turbo`,
+    /// `cpufreq/boost`); `None` when no driver says.
+    pub turbo: Option<bool>,
+    /// Simultaneous multithreading as `smt/control` says: `"on"`, `"off"`,
+    /// `"forceoff"`, `"notsupported"` or `"notimplemented"`.
+    pub smt: Option<String>,
+    /// Whether sibling hardware threads are running (`smt/active`).
+    pub smt_active: Option<bool>,
     /// Microcode revision as the kernel prints it, e.g. `"0x1000065"`.
     pub microcode: Option<String>,
 }
@@ -422,6 +430,7 @@ pub(crate) fn probe(facts: &CpuinfoFacts) -> CpuInfo {
         .microcode
         .clone()
         .or_else(|| read_trimmed(format!("{CPU_SYS}/cpu{first}/microcode/version")));
+    let policy = super::cpu_policy::probe(std::path::Path::new("/"));
 
     CpuInfo {
         model: facts.model.clone(),
@@ -435,6 +444,9 @@ pub(crate) fn probe(facts: &CpuinfoFacts) -> CpuInfo {
         max_mhz,
         governor: read_trimmed(freq(first, "scaling_governor")),
         scaling_driver: read_trimmed(freq(first, "scaling_driver")),
+        turbo: policy.turbo,
+        smt: policy.smt,
+        smt_active: policy.smt_active,
         microcode,
     }
 }

@@ -49,7 +49,7 @@ fn cache_entry(cache: &CacheInfo) -> String {
     )
 }
 
-/// `"2600 MHz (max 3700), governor performance (acpi-cpufreq)"`.
+/// `"2600 MHz (max 3700), governor performance (acpi-cpufreq), turbo on"`.
 fn clock_line(cpu: &CpuInfo) -> String {
     let mut parts = Vec::new();
     match (cpu.mhz, cpu.max_mhz) {
@@ -64,10 +64,33 @@ fn clock_line(cpu: &CpuInfo) -> String {
         (None, Some(driver)) => parts.push(format!("driver {driver}")),
         (None, None) => {}
     }
+    match cpu.turbo {
+        Some(true) => parts.push("turbo on".to_string()),
+        Some(false) => parts.push("turbo off".to_string()),
+        None => {}
+    }
     if parts.is_empty() {
         "unknown".to_string()
     } else {
         parts.join(", ")
+    }
+}
+
+/// `"on (active)"`, `"off"`, `"not supported"`: what `smt/control` and
+/// `smt/active` say.
+fn smt_line(cpu: &CpuInfo) -> String {
+    let Some(control) = &cpu.smt else {
+        return "unknown".to_string();
+    };
+    let control = match control.as_str() {
+        "notsupported" => "not supported",
+        "notimplemented" => "not implemented",
+        other => other,
+    };
+    match (control, cpu.smt_active) {
+        ("on", Some(true)) => "on (active)".to_string(),
+        ("on", Some(false)) => "on (inactive)".to_string(),
+        _ => control.to_string(),
     }
 }
 
@@ -118,7 +141,7 @@ fn or(value: String, fallback: &str) -> String {
 
 impl HostInfo {
     /// Key/value lines for display, in a fixed order (host, CPU, caches,
-    /// flags, clock, microcode, memory, swap, kernel, distribution,
+    /// flags, clock with governor and turbo, SMT, microcode, memory, swap, kernel, distribution,
     /// virtualization, mitigations, THP, NUMA nodes, filesystem), with sizes
     /// in binary units, e.g. `("CPU", "AMD EPYC, 1 socket, 2 cores, 2 threads")`
     /// or `("Caches", "L1d 48 KiB ×2, L1i 32 KiB ×2, L2 1 MiB ×2, L3 32 MiB ×1")`.
@@ -171,6 +194,7 @@ impl HostInfo {
             ("Caches", or(caches.join(", "), "unavailable")),
             ("Flags", or(cpu.flags.join(" "), "none notable")),
             ("Clock", clock_line(cpu)),
+            ("SMT", smt_line(cpu)),
             (
                 "Microcode",
                 cpu.microcode.clone().unwrap_or_else(|| "unknown".into()),
@@ -244,6 +268,9 @@ mod tests {
                 max_mhz: Some(3700.0),
                 governor: Some("performance".into()),
                 scaling_driver: Some("acpi-cpufreq".into()),
+                turbo: Some(true),
+                smt: Some("on".into()),
+                smt_active: Some(true),
                 microcode: Some("0x1000065".into()),
             },
             memory: MemoryInfo {
@@ -306,8 +333,9 @@ mod tests {
                 ("Flags", "aes avx2 avx512f sha_ni vaes"),
                 (
                     "Clock",
-                    "2600 MHz (max 3700), governor performance (acpi-cpufreq)"
+                    "2600 MHz (max 3700), governor performance (acpi-cpufreq), turbo on"
                 ),
+                ("SMT", "on (active)"),
                 ("Microcode", "0x1000065"),
                 ("Memory", "23.5 GiB, 21.0 GiB available"),
                 ("Swap", "none"),
@@ -338,7 +366,8 @@ mod tests {
                 .map(|(_, v)| v.clone())
                 .unwrap()
         };
-        assert_eq!(lines.len(), 15);
+        assert_eq!(lines.len(), 16);
+        assert_eq!(value("SMT"), "unknown");
         assert_eq!(value("CPU"), "unknown CPU, 0 sockets, 0 cores, 0 threads");
         assert_eq!(value("Caches"), "unavailable");
         assert_eq!(value("Clock"), "unknown");
@@ -357,10 +386,13 @@ mod tests {
         host.memory.swap_free_bytes = 3 << 30;
         host.cpu.governor = None;
         host.cpu.max_mhz = None;
+        host.cpu.turbo = None;
+        host.cpu.smt = Some("notsupported".into());
         let lines = host.display_lines();
         let value = |key: &str| lines.iter().find(|(k, _)| k == key).unwrap().1.clone();
         assert_eq!(value("Virtualization"), "KVM, container: docker");
         assert_eq!(value("Swap"), "4 GiB, 3 GiB free");
         assert_eq!(value("Clock"), "2600 MHz, driver acpi-cpufreq");
+        assert_eq!(value("SMT"), "not supported");
     }
 }

@@ -19,11 +19,12 @@
 //!   against fixed samples of real files.
 //!
 //! One idea per file: [`cpu`](CpuInfo) (model, topology, caches, flags,
-//! clocks), [`memory`](MemoryInfo) (size, swap, NUMA, huge pages),
+//! clocks, governor), `cpu_policy` (turbo / boost and SMT), [`memory`](MemoryInfo) (size, swap, NUMA, huge pages),
 //! [`os`](OsInfo), [`virtualization`](Virtualization), mitigations,
 //! [`filesystem`](FilesystemInfo), display formatting and [`human_bytes`].
 
 mod cpu;
+mod cpu_policy;
 mod display;
 mod filesystem;
 mod memory;

@@ -8,13 +8,16 @@
 //! where earlier runs of the case measured it, and never narrower than a
 //! 2% change. A side with a single round has only trials to offer, and its
 //! verdicts are marked as weaker. **Disturbed data is not judged**: when a
-//! trial the statistics use was flagged (steal, swap, busy) on either side,
-//! the verdict is withheld unless the user trusts flagged trials.
+//! trial the statistics use was flagged (steal, swap, busy, throttled) on
+//! either side, the verdict is withheld unless the user trusts flagged
+//! trials. **Price**: when both runs carry a `price=` note in one currency,
+//! each ratio and the summary also come per unit of price (`price.rs`).
 
 use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
+use super::price::{PriceComparison, apply_prices, compare_prices};
 use crate::results::{CaseRecord, MetricRecord, RunRecord};
 use crate::stats::{self, CiBasis, Comparison, Direction, RunNoise, Side, Verdict, VerdictBasis};
 
@@ -67,6 +70,9 @@ pub struct RunComparison {
     pub unmatched: Vec<String>,
     /// The headline metrics over all matched cases.
     pub summary: ComparisonSummary,
+    /// Both runs' prices, when both have a `price=` note in one currency.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub price: Option<PriceComparison>,
 }
 
 /// One fact about the hosts that differs.
@@ -128,6 +134,11 @@ pub struct MetricComparison {
     pub baseline_history_runs: usize,
     /// The same for the candidate side.
     pub candidate_history_runs: usize,
+    /// The ratio per unit of price (see
+    /// [`ratio_per_price`](super::price::ratio_per_price)), when both
+    /// runs have a price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ratio_per_price: Option<f64>,
 }
 
 impl MetricComparison {
@@ -160,6 +171,13 @@ pub struct ComparisonSummary {
     pub not_judged: usize,
     /// Verdicts that rest only on within-run trials (weaker).
     pub weak: usize,
+    /// The geometric mean per unit of price (above 1 = the candidate gives
+    /// more for its price), when both runs have a price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub geometric_mean_per_price: Option<f64>,
+    /// Its 95% CI.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub geometric_mean_per_price_ci: Option<(f64, f64)>,
 }
 
 /// Parameters whose value `all` (one per CPU) is resolved to a number at
@@ -257,14 +275,19 @@ pub fn compare_runs(
         }
     }
     let summary = summarize(&cases);
-    RunComparison {
+    let mut comparison = RunComparison {
         baseline: baseline.id,
         candidate: candidate.id,
         host_differences: host_differences(baseline, candidate),
         cases,
         unmatched,
         summary,
+        price: None,
+    };
+    if let Some(prices) = compare_prices(baseline, candidate) {
+        apply_prices(&mut comparison, prices);
     }
+    comparison
 }
 
 fn compare_case(
@@ -311,6 +334,7 @@ fn compare_case(
                 judged: clean || options.trust_flagged,
                 baseline_history_runs: base_history.map_or(0, |h| h.runs),
                 candidate_history_runs: cand_history.map_or(0, |h| h.runs),
+                ratio_per_price: None,
             })
         })
         .collect();
@@ -427,6 +451,12 @@ fn host_differences(a: &RunRecord, b: &RunRecord) -> Vec<HostDifference> {
                 "governor".to_string(),
                 h.cpu.governor.clone().unwrap_or_default(),
             ),
+            ("turbo".to_string(), on_off(h.cpu.turbo)),
+            ("SMT".to_string(), h.cpu.smt.clone().unwrap_or_default()),
+            (
+                "price".to_string(),
+                super::price::run_price(r).map_or_else(String::new, |p| p.to_string()),
+            ),
             (
                 "filesystem".to_string(),
                 h.filesystem
@@ -485,6 +515,15 @@ fn host_differences(a: &RunRecord, b: &RunRecord) -> Vec<HostDifference> {
         }
     }
     differences
+}
+
+/// `on`, `off`, or empty when unknown.
+fn on_off(state: Option<bool>) -> String {
+    match state {
+        Some(true) => "on".to_string(),
+        Some(false) => "off".to_string(),
+        None => String::new(),
+    }
 }
 
 /// The headline verdicts that fail a `--fail-if-slower PCT` gate: judged
@@ -574,6 +613,7 @@ mod tests {
             command_line: String::new(),
             status: RunStatus::Complete,
             cpus: (0..cpus).collect(),
+            notes: vec![],
             warnings: vec![],
             host: Default::default(),
             cases,
@@ -679,6 +719,28 @@ mod tests {
         assert_eq!(disturbed(&replaced), vec!["steal 1/4".to_string()]);
         replaced.trials[0].replaced = true;
         assert!(disturbed(&replaced).is_empty());
+    }
+
+    #[test]
+    fn prices_in_one_currency_give_per_price_ratios() {
+        let mut a = run(1, 1, vec![case("1", &[&[100.0], &[101.0], &[99.0]])]);
+        let mut b = run(2, 1, vec![case("1", &[&[120.0], &[121.0], &[119.0]])]);
+        a.notes = vec!["price=2000EUR".into()];
+        b.notes = vec!["rack 3".into(), "price=3000 EUR".into()];
+        let cmp = plain(&a, &b);
+        let prices = cmp.price.as_ref().unwrap();
+        assert_eq!((prices.baseline, prices.candidate), (2000.0, 3000.0));
+        // 1.2x the events for 1.5x the money: 0.8x the events per euro.
+        let per_price = cmp.cases[0].metrics[0].ratio_per_price.unwrap();
+        assert!((per_price - 0.8).abs() < 1e-9, "{per_price}");
+        let g = cmp.summary.geometric_mean_per_price.unwrap();
+        assert!((g - 0.8).abs() < 1e-9, "{g}");
+        let price = cmp.host_differences.iter().find(|d| d.what == "price");
+        assert_eq!(price.unwrap().candidate, "3000 EUR");
+        b.notes = vec!["price=3000USD".into()];
+        let cmp = plain(&a, &b);
+        assert!(cmp.price.is_none());
+        assert_eq!(cmp.cases[0].metrics[0].ratio_per_price, None);
     }
 
     struct FixedNoise(RunNoise);

@@ -9,12 +9,14 @@ use comfy_table::{Cell, CellAlignment, Color};
 use super::compare::{CaseComparison, MetricComparison, MultiComparison, RunComparison};
 use super::format;
 use super::listing::new_table;
+use crate::results::energy_companion;
 use crate::stats::{NOISE_THRESHOLD, Verdict, VerdictBasis};
 
 /// Which metrics a table shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MetricSelection {
-    /// The headline metric of each case.
+    /// The headline metric of each case, and its per-joule companion where
+    /// both runs measured energy.
     #[default]
     Headline,
     /// Every metric.
@@ -26,7 +28,7 @@ pub fn render(c: &MultiComparison, metrics: MetricSelection) -> String {
     let mut out = String::new();
     for run in &c.candidates {
         out.push_str(&header(run));
-        let mut table = new_table(COLUMNS.to_vec());
+        let mut table = new_table(columns(run));
         table.set_width(format::REPORT_WIDTH as u16);
         for row in rows(run, metrics) {
             table.add_row(
@@ -35,7 +37,7 @@ pub fn render(c: &MultiComparison, metrics: MetricSelection) -> String {
                     .enumerate()
                     .map(|(i, text)| {
                         let cell = Cell::new(text);
-                        let cell = if (1..=3).contains(&i) {
+                        let cell = if (1..=3).contains(&i) || i == 5 {
                             cell.set_alignment(CellAlignment::Right)
                         } else {
                             cell
@@ -77,8 +79,9 @@ pub fn markdown(c: &MultiComparison, metrics: MetricSelection) -> String {
         if !run.host_differences.is_empty() {
             out.push('\n');
         }
-        out.push_str(&format!("| {} |\n", COLUMNS.join(" | ")));
-        out.push_str(&format!("|{}\n", "---|".repeat(COLUMNS.len())));
+        let columns = columns(run);
+        out.push_str(&format!("| {} |\n", columns.join(" | ")));
+        out.push_str(&format!("|{}\n", "---|".repeat(columns.len())));
         for row in rows(run, metrics) {
             let cells: Vec<String> = row.cells.iter().map(|c| md(c)).collect();
             out.push_str(&format!("| {} |\n", cells.join(" | ")));
@@ -103,6 +106,31 @@ const COLUMNS: [&str; 5] = [
     "verdict (basis)",
 ];
 
+/// The table's columns: [`COLUMNS`], and the ratio per unit of price when
+/// both runs have a price.
+fn columns(run: &RunComparison) -> Vec<&'static str> {
+    let mut columns = COLUMNS.to_vec();
+    if run.price.is_some() {
+        columns.push("per price");
+    }
+    columns
+}
+
+/// The metrics a row block shows for `case`.
+fn shown_metrics(case: &CaseComparison, metrics: MetricSelection) -> Vec<&MetricComparison> {
+    match metrics {
+        MetricSelection::All => case.metrics.iter().collect(),
+        MetricSelection::Headline => {
+            let Some(headline) = case.headline() else {
+                return Vec::new();
+            };
+            let companion = energy_companion(&headline.name, &headline.unit, headline.direction)
+                .and_then(|c| case.metrics.iter().find(|m| m.name == c.name));
+            std::iter::once(headline).chain(companion).collect()
+        }
+    }
+}
+
 struct Row {
     cells: Vec<String>,
     verdict: Option<Verdict>,
@@ -126,13 +154,11 @@ fn rows(run: &RunComparison, metrics: MetricSelection) -> Vec<Row> {
     let varying = varying_params(&run.cases);
     let mut rows = Vec::new();
     for case in &run.cases {
-        let shown: Vec<&MetricComparison> = match metrics {
-            MetricSelection::Headline => case.headline().into_iter().collect(),
-            MetricSelection::All => case.metrics.iter().collect(),
-        };
+        let shown = shown_metrics(case, metrics);
+        let named = metrics == MetricSelection::All || shown.len() > 1;
         for (i, m) in shown.into_iter().enumerate() {
             let first = i == 0;
-            let name = if metrics == MetricSelection::All {
+            let name = if named {
                 format!(" · {}", m.name)
             } else {
                 String::new()
@@ -152,18 +178,25 @@ fn rows(run: &RunComparison, metrics: MetricSelection) -> Vec<Row> {
             } else {
                 String::new()
             };
+            let mut cells = vec![
+                case_cell + &name,
+                format!("{} {}", format::value(m.baseline_mean), m.unit),
+                format::value(m.candidate_mean),
+                ratio_text(m),
+                if m.judged && m.comparison.is_some() {
+                    format!("{} ({})", verdict_text(case, m), basis_text(m))
+                } else {
+                    verdict_text(case, m)
+                },
+            ];
+            if run.price.is_some() {
+                cells.push(
+                    m.ratio_per_price
+                        .map_or("-".to_string(), |r| format!("{r:.3}")),
+                );
+            }
             rows.push(Row {
-                cells: vec![
-                    case_cell + &name,
-                    format!("{} {}", format::value(m.baseline_mean), m.unit),
-                    format::value(m.candidate_mean),
-                    ratio_text(m),
-                    if m.judged && m.comparison.is_some() {
-                        format!("{} ({})", verdict_text(case, m), basis_text(m))
-                    } else {
-                        verdict_text(case, m)
-                    },
-                ],
+                cells,
                 verdict: m.verdict(),
             });
         }
@@ -290,7 +323,33 @@ fn footer(run: &RunComparison) -> String {
             String::new()
         }
     ));
+    if let Some(line) = price_line(run) {
+        out.push_str(&line);
+    }
     out
+}
+
+/// The summary per unit of price, when both runs have one.
+fn price_line(run: &RunComparison) -> Option<String> {
+    let price = run.price.as_ref()?;
+    let s = &run.summary;
+    // The amounts as the notes gave them: 1999.90 must not read 2000.
+    let money = |amount: f64| format!("{amount} {}", price.currency);
+    let geo = match (s.geometric_mean_per_price, s.geometric_mean_per_price_ci) {
+        (Some(g), Some((lo, hi))) => {
+            format!(
+                "geometric mean of the headline ratios per unit of price: {g:.3} [{lo:.3}, {hi:.3}]"
+            )
+        }
+        _ => "no judged case for a geometric mean".to_string(),
+    };
+    Some(format!(
+        "per price, run {} ({}) against run {} ({}): {geo}\n",
+        run.candidate,
+        money(price.candidate).trim_end(),
+        run.baseline,
+        money(price.baseline).trim_end(),
+    ))
 }
 
 fn legend() -> String {
@@ -300,7 +359,7 @@ fn legend() -> String {
          = the host's run-to-run noise over N earlier runs of the case was wider than the rounds' \
          CI, so it decided; `trials, weak` = a run of one round, whose CI misses the variance \
          between processes. `not judged`: trials the statistics use were flagged (busy, steal, \
-         swap); --trust-flagged judges them anyway.\n",
+         swap, throttled); --trust-flagged judges them anyway.\n",
         format::percent(NOISE_THRESHOLD)
     )
 }
@@ -329,6 +388,7 @@ mod tests {
             judged,
             baseline_history_runs: if basis == VerdictBasis::History { 8 } else { 0 },
             candidate_history_runs: 0,
+            ratio_per_price: None,
         }
     }
 
@@ -370,6 +430,7 @@ mod tests {
                     not_judged: 1,
                     ..ComparisonSummary::default()
                 },
+                price: None,
             }],
         }
     }
@@ -398,6 +459,49 @@ mod tests {
             "{text}"
         );
         assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    }
+
+    #[test]
+    fn the_headline_view_shows_the_per_joule_companion_too() {
+        let mut c = comparison();
+        let mut per_joule = metric(Verdict::Faster, VerdictBasis::Rounds, true);
+        per_joule.name = "events_per_joule".into();
+        per_joule.unit = "events/J".into();
+        let mut other = metric(Verdict::Slower, VerdictBasis::Rounds, true);
+        other.name = "events".into();
+        c.candidates[0].cases[0].metrics.push(other);
+        c.candidates[0].cases[0].metrics.push(per_joule);
+        let text = render(&c, MetricSelection::Headline);
+        assert!(text.contains("events_per_joule"), "{text}");
+        assert!(text.contains("100 events/J"), "{text}");
+        assert!(!text.contains("· events "), "{text}");
+        // A case without energy shows its headline alone, unnamed.
+        let md = markdown(&c, MetricSelection::Headline);
+        assert!(md.contains("| cpu.primes threads=all |"), "{md}");
+    }
+
+    #[test]
+    fn prices_add_a_column_and_a_summary_line() {
+        let mut c = comparison();
+        let run = &mut c.candidates[0];
+        run.price = Some(crate::report::price::PriceComparison {
+            currency: "EUR".into(),
+            baseline: 2000.0,
+            candidate: 2500.0,
+        });
+        run.cases[0].metrics[0].ratio_per_price = Some(0.712);
+        run.summary.geometric_mean_per_price = Some(0.712);
+        run.summary.geometric_mean_per_price_ci = Some((0.68, 0.744));
+        let text = render(&c, MetricSelection::Headline);
+        assert!(text.contains("per price"), "{text}");
+        assert!(text.contains("0.712"), "{text}");
+        assert!(
+            text.contains("per price, run 2 (2500 EUR) against run 1 (2000 EUR): geometric mean"),
+            "{text}"
+        );
+        assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+        let md = markdown(&c, MetricSelection::Headline);
+        assert!(md.contains("| verdict (basis) | per price |"), "{md}");
     }
 
     #[test]

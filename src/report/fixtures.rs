@@ -98,6 +98,7 @@ pub fn run(id: i64, hostname: &str, cpus: usize, cases: Vec<CaseRecord>) -> RunR
         sledge_version: "0.1.0".into(),
         profile: "quick".into(),
         command_line: "sledge run".into(),
+        notes: Vec::new(),
         status: RunStatus::Complete,
         cpus: (0..cpus).collect(),
         warnings: Vec::new(),

@@ -1,5 +1,6 @@
 //! Reports: the terminal table, JSON, CSV and Markdown exports of a run,
-//! comparisons of runs, and the listing tables.
+//! comparisons of runs (with performance per unit of price), and the
+//! listing tables.
 
 pub mod compare;
 pub mod compare_table;
@@ -11,6 +12,7 @@ pub mod html;
 pub mod listing;
 pub mod noise;
 pub mod portable;
+pub mod price;
 pub mod run_table;
 pub mod summary;
 pub mod sweeps;

@@ -14,6 +14,9 @@ pub fn render(run: &RunRecord) -> String {
     out.push_str(&table(run).to_string());
     out.push('\n');
     for case in &run.cases {
+        if let Some(line) = hardware_line(case) {
+            out.push_str(&format!("hardware: {}: {line}\n", case.label()));
+        }
         for warning in &case.warnings {
             out.push_str(&format!("warning: {}: {warning}\n", case.label()));
         }
@@ -27,10 +30,50 @@ pub fn render(run: &RunRecord) -> String {
     out
 }
 
-/// One line about the run: id, profile, status, host, time.
+/// What the hardware did during a case's trials (the ones its statistics
+/// use): mean effective clock, hottest temperature, mean power, throttle
+/// events; `None` when the host showed none of it.
+pub fn hardware_line(case: &CaseRecord) -> Option<String> {
+    let used: Vec<&crate::monitor::TrialHealth> = case
+        .trials
+        .iter()
+        .filter(|t| !t.replaced)
+        .map(|t| &t.health)
+        .collect();
+    let mean = |values: Vec<f64>| {
+        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+    };
+    let mut parts = Vec::new();
+    if let Some(mhz) = mean(used.iter().filter_map(|h| h.clock_mhz).collect()) {
+        parts.push(format!("clock {} MHz", format::value(mhz)));
+    }
+    if let Some(max) = used
+        .iter()
+        .filter_map(|h| h.temperature_max_c)
+        .reduce(f64::max)
+    {
+        parts.push(format!("up to {max:.0} °C"));
+    }
+    if let Some(watts) = mean(used.iter().filter_map(|h| h.power_watts).collect()) {
+        parts.push(format!("{} W", format::value(watts)));
+    }
+    let throttles: Vec<u64> = used.iter().filter_map(|h| h.throttle_events).collect();
+    if !throttles.is_empty() {
+        parts.push(format!("{} throttle events", throttles.iter().sum::<u64>()));
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// One line about the run (id, profile, status, host, time), and its
+/// notes on a second line when it has any.
 pub fn header(run: &RunRecord) -> String {
+    let notes = if run.notes.is_empty() {
+        String::new()
+    } else {
+        format!("notes: {}\n", run.notes.join(" · "))
+    };
     format!(
-        "run {} · profile {} · {} · {} ({} CPUs used) · {} · sledge {}\n",
+        "run {} · profile {} · {} · {} ({} CPUs used) · {} · sledge {}\n{notes}",
         run.id,
         run.profile,
         run.status.as_str(),
@@ -137,4 +180,54 @@ pub fn flags(case: &CaseRecord, metric: &MetricRecord, first_row: bool) -> Strin
         }
     }
     flags.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    use crate::results::TrialRecord;
+
+    fn case(healths: &[serde_json::Value]) -> CaseRecord {
+        CaseRecord {
+            workload: "cpu.primes".into(),
+            workload_version: 1,
+            params: Default::default(),
+            warnings: vec![],
+            error: None,
+            rounds: vec![],
+            trials: healths
+                .iter()
+                .enumerate()
+                .map(|(i, h)| TrialRecord {
+                    index: i as u32,
+                    round: 0,
+                    replaced: i == 2,
+                    seconds: 1.0,
+                    health: serde_json::from_value(h.clone()).unwrap(),
+                })
+                .collect(),
+            metrics: vec![],
+            latency_histogram: None,
+        }
+    }
+
+    #[test]
+    fn the_hardware_line_sums_up_the_used_trials() {
+        let c = case(&[
+            json!({"clock_mhz": 3000.0, "temperature_max_c": 70.0, "power_watts": 100.0,
+                   "throttle_events": 0}),
+            json!({"clock_mhz": 3100.0, "temperature_max_c": 74.4, "power_watts": 110.0,
+                   "throttle_events": 1}),
+            // Replaced: left out.
+            json!({"clock_mhz": 1000.0, "temperature_max_c": 99.0, "power_watts": 300.0,
+                   "throttle_events": 5}),
+        ]);
+        assert_eq!(
+            hardware_line(&c).as_deref(),
+            Some("clock 3050 MHz, up to 74 °C, 105 W, 1 throttle events")
+        );
+        assert_eq!(hardware_line(&case(&[json!({}), json!({})])), None);
+    }
 }

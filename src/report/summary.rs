@@ -335,7 +335,11 @@ pub fn flags(case: &CaseRecord) -> String {
         }
     }
     for (kind, count) in case.disturbances() {
-        flags.push(format!("{kind} {count}/{}", case.trials.len()));
+        flags.push(format!("{kind} {count}/{}", case.used_trials()));
+    }
+    let replaced = case.replaced_trials();
+    if replaced > 0 {
+        flags.push(format!("{replaced} replaced"));
     }
     if case.error.is_some() {
         flags.push("failed".to_string());
@@ -362,14 +366,15 @@ fn legend(run: &RunRecord) -> Option<String> {
         .cases
         .iter()
         .any(|c| headline(c).is_some_and(|m| m.outliers.iter().any(|&o| o)));
-    if kinds.is_empty() && !outliers {
+    let replaced = run.cases.iter().any(|c| c.replaced_trials() > 0);
+    if kinds.is_empty() && !outliers && !replaced {
         return None;
     }
     let mut parts = Vec::new();
     for kind in kinds {
         parts.push(match kind {
             "busy" => format!(
-                "busy k/n: k of n trials ran while other processes used more than {OTHER_CPU_THRESHOLD_PCT}% of a CPU"
+                "busy k/n: k of the n trials used ran while other processes used more than {OTHER_CPU_THRESHOLD_PCT}% of a CPU"
             ),
             "steal" => format!(
                 "steal k/n: the hypervisor took more than {STEAL_THRESHOLD_PCT}% of the CPU time in k trials"
@@ -380,6 +385,12 @@ fn legend(run: &RunRecord) -> Option<String> {
     }
     if outliers {
         parts.push("outlier: a trial outside Tukey's fences (kept, not dropped)".into());
+    }
+    if replaced {
+        parts.push(
+            "k replaced: k disturbed trials were each replaced by another trial of their round (kept in the record, left out of the numbers)"
+                .into(),
+        );
     }
     let mut text = wrap_text("flags: ", &parts.join("; "));
     text.push_str("treat flagged cases with care; `--metrics all` shows every metric\n");
@@ -529,7 +540,7 @@ mod tests {
         // The disturbance warning is folded into the flags and the legend.
         assert!(!text.contains("trials disturbed"), "{text}");
         assert!(
-            text.contains("flags: busy k/n: k of n trials ran while other processes"),
+            text.contains("flags: busy k/n: k of the n trials used ran while other"),
             "{text}"
         );
         // One line per case plus headers: 15 cases here.

@@ -47,7 +47,7 @@ impl Store {
         let row = tx
             .query_row(
                 "SELECT started, finished, sledge_version, profile, command_line, status,
-                        cpus, warnings, host, uuid, owner
+                        cpus, warnings, host, uuid, owner, notes
                  FROM run WHERE id = ?1",
                 [run_id],
                 |row| {
@@ -63,6 +63,7 @@ impl Store {
                         row.get::<_, String>(8)?,
                         row.get::<_, Option<String>>(9)?,
                         row.get::<_, Option<String>>(10)?,
+                        row.get::<_, String>(11)?,
                     ))
                 },
             )
@@ -80,6 +81,7 @@ impl Store {
             host,
             uuid,
             owner,
+            notes,
         )) = row
         else {
             return Err(StoreError::NoSuchRun {
@@ -126,6 +128,7 @@ impl Store {
             command_line,
             status: effective_status(parse_status(path, &status, || what("status"))?, owner),
             cpus: from_json(path, &cpus, || what("CPU list"))?,
+            notes: from_json(path, &notes, || what("notes"))?,
             warnings: from_json(path, &warnings, || what("warnings"))?,
             host: from_json(path, &host, || what("host inventory"))?,
             cases,

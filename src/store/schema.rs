@@ -145,6 +145,10 @@ ALTER TABLE run_v4 RENAME TO run;
 CREATE UNIQUE INDEX run_uuid ON run (uuid);
 CREATE INDEX run_host_key ON run (host_key);
 "#,
+    // Version 5: free notes given with `sledge run --note` (a price, a rack...).
+    r#"
+ALTER TABLE run ADD COLUMN notes TEXT NOT NULL DEFAULT '[]';  -- JSON array of strings
+"#,
 ];
 
 /// The schema version this build creates and understands.

@@ -44,6 +44,7 @@ fn run(profile: &str, started: &str, hostname: &str) -> RunRecord {
         command_line: format!("sledge run --profile {profile}"),
         status: RunStatus::Running,
         cpus: vec![0, 1],
+        notes: vec!["price=2400EUR".to_string(), "rack 3".to_string()],
         warnings: vec!["host was busy at the start".to_string()],
         host: host(hostname),
         cases: Vec::new(),
@@ -123,7 +124,14 @@ fn full_case() -> CaseRecord {
                 round: 1,
                 replaced: false,
                 seconds: 1.75,
-                health: TrialHealth::default(),
+                // What a bare-metal host's sensors add.
+                health: serde_json::from_value(json!({
+                    "clock_mhz": 3187.5, "clock_source": "aperf_mperf",
+                    "throttle_events": 1, "temperature_max_c": 81.5,
+                    "energy_joules": 210.25, "power_watts": 120.5,
+                    "flags": ["throttled"]
+                }))
+                .unwrap(),
             },
         ],
         metrics: vec![
@@ -1041,6 +1049,7 @@ fn a_store_from_before_rounds_is_migrated_and_keyed() {
     }
     let store = Store::open(&path).unwrap();
     let run = store.load_run(1).unwrap();
+    assert!(run.notes.is_empty());
     assert_eq!(run.cases[0].trials[0].round, 0);
     assert!(!run.cases[0].trials[0].replaced);
     assert!(run.cases[0].rounds.is_empty());

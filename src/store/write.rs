@@ -285,6 +285,7 @@ struct RunRow<'a> {
     host: String,
     cpus: String,
     warnings: String,
+    notes: String,
 }
 
 impl<'a> RunRow<'a> {
@@ -310,6 +311,7 @@ impl<'a> RunRow<'a> {
             host: host.to_string(),
             cpus: to_json(path, what, "CPU list", &run.cpus)?,
             warnings: to_json(path, what, "warnings", &run.warnings)?,
+            notes: to_json(path, what, "notes", &run.notes)?,
         })
     }
 
@@ -317,8 +319,9 @@ impl<'a> RunRow<'a> {
         let run = self.run;
         conn.execute(
             "INSERT INTO run (started, finished, sledge_version, profile, command_line,
-                              status, cpus, warnings, hostname, host, uuid, host_key, owner)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                              status, cpus, warnings, hostname, host, uuid, host_key, owner,
+                              notes)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             params![
                 run.started,
                 run.finished,
@@ -338,6 +341,7 @@ impl<'a> RunRow<'a> {
                     .then(crate::monitor::procfs::ProcessIdentity::current)
                     .flatten()
                     .map(|o| o.to_string()),
+                self.notes,
             ],
         )
         .map_err(sql_err(path, "storing a new run"))?;

@@ -35,6 +35,8 @@ pub struct RunOptions {
     pub idle_check: bool,
     /// The command line, recorded with the run.
     pub command_line: String,
+    /// Free notes stored with the run (`--note`).
+    pub notes: Vec<String>,
 }
 
 /// Runs `plan` and stores it in `store`; returns the stored run as loaded
@@ -69,6 +71,11 @@ pub fn execute(
         eprintln!("warning: {warning}");
         warnings.push(warning);
     }
+    // Once per run, not per trial: what the hardware monitor cannot see
+    // here (on most VMs: clock, throttling, temperature and energy).
+    if let Some(warning) = engine::host_sensors().not_available_warning() {
+        warnings.push(warning);
+    }
 
     let ctx = TrialContext::new(options.cpus.clone(), cancel.clone());
     let run = RunRecord {
@@ -81,6 +88,7 @@ pub fn execute(
         command_line: options.command_line,
         status: RunStatus::Running,
         cpus: options.cpus,
+        notes: options.notes,
         warnings,
         host,
         cases: Vec::new(),
@@ -147,6 +155,7 @@ mod tests {
             },
             idle_check: false,
             command_line: "test".to_string(),
+            notes: vec!["price=2400EUR".to_string()],
         }
     }
 
@@ -184,6 +193,21 @@ mod tests {
         assert_eq!(run.cases[0].params["threads"], "1");
         assert_eq!(run.cases[1].params["threads"], "2");
         assert_eq!(store.list_runs().unwrap().len(), 1);
+        assert_eq!(run.notes, ["price=2400EUR"]);
+        // What the hardware monitor cannot read here is said once, in the
+        // run's warnings, whatever the number of trials.
+        let unavailable = crate::engine::host_sensors().not_available_warning();
+        let said: Vec<&String> = run
+            .warnings
+            .iter()
+            .filter(|w| w.contains("not available on this host"))
+            .collect();
+        assert_eq!(
+            said.len(),
+            usize::from(unavailable.is_some()),
+            "{:?}",
+            run.warnings
+        );
     }
 
     #[test]

@@ -408,6 +408,12 @@ mod tests {
                 seconds: 0.5,
                 health: TrialHealth {
                     steal_pct: 3.5,
+                    clock_mhz: Some(3100.5),
+                    clock_source: Some(crate::monitor::ClockSource::AperfMperf),
+                    throttle_events: Some(2),
+                    energy_joules: Some(12.25),
+                    power_watts: Some(24.5),
+                    flags: vec![crate::monitor::Disturbance::Throttled],
                     ..TrialHealth::default()
                 },
                 replaced: true,
@@ -427,6 +433,11 @@ mod tests {
         assert_eq!(trial.metrics[0].unit, "events/s");
         assert_eq!(trial.histogram.as_ref().unwrap(), &histogram);
         assert_eq!(trial.health.steal_pct, 3.5);
+        // The hardware figures and the flag travel with the trial.
+        assert_eq!(trial.health.clock_mhz, Some(3100.5));
+        assert_eq!(trial.health.throttle_events, Some(2));
+        assert_eq!(trial.health.energy_joules, Some(12.25));
+        assert_eq!(trial.health.flags, [crate::monitor::Disturbance::Throttled]);
         assert!(trial.replaced);
         assert_eq!((back.error.as_deref(), back.seconds), (Some("e"), 1.25));
     }
