@@ -9,3 +9,4 @@ mod compute;
 mod http;
 mod http_db;
 mod storage;
+mod unixbench;

@@ -246,6 +246,7 @@ mod tests {
             state: 'R',
             utime: ticks,
             stime: 0,
+            children_ticks: 0,
             starttime,
         }
     }

@@ -216,8 +216,8 @@ pub fn parse_vmstat(text: &str) -> Option<SwapCounters> {
 /// The parts of `/proc/[pid]/stat` the monitor uses.
 ///
 /// For a process (as opposed to `/proc/[pid]/task/[tid]/stat`) `utime` and
-/// `stime` cover all its threads, live and exited; children only count once
-/// waited for, in fields this struct does not keep.
+/// `stime` cover all its threads, live and exited; children count in
+/// `cutime` and `cstime` once waited for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PidStat {
     /// Process id.
@@ -231,6 +231,9 @@ pub struct PidStat {
     pub utime: u64,
     /// Kernel-mode CPU time in clock ticks.
     pub stime: u64,
+    /// CPU time (user + kernel) of the children it waited for, and of
+    /// theirs, in clock ticks (`cutime + cstime`).
+    pub children_ticks: u64,
     /// Start time after boot in clock ticks (tells a reused pid apart).
     pub starttime: u64,
 }
@@ -262,6 +265,10 @@ pub fn parse_pid_stat(text: &str) -> Option<PidStat> {
         state,
         utime: field(14)?.parse().ok()?,
         stime: field(15)?.parse().ok()?,
+        children_ticks: field(16)?
+            .parse::<u64>()
+            .ok()?
+            .saturating_add(field(17)?.parse().ok()?),
         starttime: field(22)?.parse().ok()?,
     })
 }
@@ -463,7 +470,7 @@ softirq 122937 0 7989 4 9762 60085 0 329 24256 0 20512
     #[test]
     fn pid_stat_with_awkward_name() {
         let text = "7046 (my (odd) name) R 7040 7040 5871 0 -1 4194304 103 0 0 0 \
-                    25 13 0 0 20 0 1 0 17465 3133440 411 18446744073709551615 0\n";
+                    25 13 4 3 20 0 1 0 17465 3133440 411 18446744073709551615 0\n";
         let stat = parse_pid_stat(text).unwrap();
         assert_eq!(stat.pid, 7046);
         assert_eq!(stat.comm, "my (odd) name");
@@ -472,6 +479,20 @@ softirq 122937 0 7989 4 9762 60085 0 329 24256 0 20512
         assert_eq!(stat.stime, 13);
         assert_eq!(stat.starttime, 17465);
         assert_eq!(stat.cpu_ticks(), 38);
+        assert_eq!(stat.children_ticks, 7);
+    }
+
+    #[test]
+    fn children_count_once_waited_for() {
+        let before = read_self_stat().unwrap().children_ticks;
+        // A child that burns a few tenths of a second of CPU, then is reaped.
+        let status = std::process::Command::new("sh")
+            .args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let after = read_self_stat().unwrap().children_ticks;
+        assert!(after > before, "{before} -> {after}");
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod crypto;
 pub mod http;
 pub mod memory;
 pub mod storage;
+pub mod unixbench;
 
 use crate::engine::Workload;
 
@@ -26,6 +27,15 @@ pub fn all() -> Vec<&'static dyn Workload> {
         &storage::disk::Disk,
         &storage::fileserver::FileServer,
         &storage::fileserver_net::FileServerNet,
+        &unixbench::dhrystone::DhrystoneWorkload,
+        &unixbench::whetstone::WhetstoneWorkload,
+        &unixbench::execl::ExeclWorkload,
+        &unixbench::fcopy::FileCopyWorkload,
+        &unixbench::pipe::PipeWorkload,
+        &unixbench::context::ContextWorkload,
+        &unixbench::spawn::SpawnWorkload,
+        &unixbench::syscall::SyscallWorkload,
+        &unixbench::shell::ShellWorkload,
     ]
 }
 
