@@ -1,18 +1,18 @@
-//! Builds the small C program that `unixbench.execl` executes over and
-//! over (`src/workloads/unixbench/execl_image.c`) with the target's C
-//! compiler, the one the bundled SQLite needs anyway. sledge embeds the
-//! executable and writes it out for the case; see that file for why the
-//! test does not exec sledge itself.
+//! Builds sledge's small fork/exec program
+//! (`src/workloads/unixbench/forkexec.c`), which runs the execl and spawn
+//! loops from a small C program as UnixBench does, with the target's C
+//! compiler (the one the bundled SQLite needs anyway). sledge embeds the
+//! executable; see `src/workloads/unixbench/forkexec.rs` for why.
 
 use std::env;
 use std::path::PathBuf;
 
-const SOURCE: &str = "src/workloads/unixbench/execl_image.c";
+const SOURCE: &str = "src/workloads/unixbench/forkexec.c";
 
 fn main() {
     println!("cargo:rerun-if-changed={SOURCE}");
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"))
-        .join("sledge-execl-image");
+        .join("sledge-forkexec");
     let compiler = cc::Build::new().opt_level(2).warnings(true).get_compiler();
     let status = compiler
         .to_command()

@@ -146,6 +146,9 @@ fn every_test_runs_at_two_copies_and_the_index_follows() {
 #[test]
 fn each_copy_is_its_own_process_and_reports() {
     let sledge = use_sledge();
+    // Spawn's copies become the fork/exec program, found in their working directory.
+    let dir = tempfile::tempdir().unwrap();
+    sledge::workloads::unixbench::forkexec::write_into(dir.path()).unwrap();
     for (program, seconds) in [
         (Program::Spawn, 0.05),
         (Program::Context, 0.05),
@@ -155,7 +158,7 @@ fn each_copy_is_its_own_process_and_reports() {
             executable: sledge.clone(),
             args: program.to_args(),
             seconds,
-            cwd: None,
+            cwd: Some(dir.path().to_path_buf()),
             env: vec![],
         };
         let outcomes = run_copies(&command, 3, &CancelToken::new()).unwrap();
@@ -185,7 +188,9 @@ fn a_copy_that_fails_fails_the_trial_with_its_message() {
     let err = run_copies(&command, 2, &CancelToken::new()).unwrap_err();
     let msg = format!("{err:#}");
     assert!(
-        msg.contains("copy 0") && msg.contains("driver script") && msg.contains("missing"),
+        msg.contains("stopped before it could set itself up")
+            && msg.contains("driver script")
+            && msg.contains("missing"),
         "{msg}"
     );
     assert!(

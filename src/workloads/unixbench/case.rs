@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 
 use super::copies::{CopyCommand, run_copies};
-use super::execl;
+use super::forkexec;
 use super::process;
 use super::program::Program;
 use super::score::combine;
@@ -98,8 +98,8 @@ impl Case for UnixbenchCase {
             match self.program {
                 Program::Shell { .. } => shell_script::write_into(scratch.path())
                     .with_context(|| format!("{}: writing the scripts", self.workload))?,
-                Program::Execl => execl::write_image(scratch.path())
-                    .with_context(|| format!("{}: writing the program", self.workload))?,
+                Program::Execl | Program::Spawn => forkexec::write_into(scratch.path())
+                    .with_context(|| format!("{}: writing the fork/exec program", self.workload))?,
                 _ => {}
             }
             self.scratch = Some(scratch);

@@ -72,7 +72,7 @@ pub fn run_copies(
         |copy| copy.ready,
         Instant::now() + READY_LIMIT,
         READY_LIMIT,
-        "set themselves up",
+        ("set itself up", "set themselves up"),
         cancel,
     )?;
     for (index, copy) in group.copies.iter_mut().enumerate() {
@@ -86,7 +86,7 @@ pub fn run_copies(
         |copy| copy.result.is_some() && copy.closed,
         Instant::now() + limit,
         limit,
-        "finish",
+        ("finish", "finish"),
         cancel,
     )?;
     group.reap()
@@ -217,13 +217,14 @@ impl Group {
 
     /// Reads the copies' output until every copy satisfies `done`; fails
     /// when one cannot any more (its output ended first), at `deadline`, or
-    /// on a cancellation.
+    /// on a cancellation. `what` says what `done` means, for one copy and
+    /// for several.
     fn pump(
         &mut self,
         done: impl Fn(&Copy) -> bool,
         deadline: Instant,
         limit: Duration,
-        what: &str,
+        what: (&str, &str),
         cancel: &CancelToken,
     ) -> anyhow::Result<()> {
         loop {
@@ -233,7 +234,7 @@ impl Group {
                 .enumerate()
                 .find(|(_, c)| c.closed && !done(c))
             {
-                return Err(copy.failure(index, &format!("stopped before it could {what}")));
+                return Err(copy.failure(index, &format!("stopped before it could {}", what.0)));
             }
             if self.copies.iter().all(&done) {
                 return Ok(());
@@ -245,8 +246,9 @@ impl Group {
             if now >= deadline {
                 let late = self.copies.iter().filter(|c| !done(c)).count();
                 bail!(
-                    "{late} of {} copies did not {what} within {} s; all were stopped",
+                    "{late} of {} copies did not {} within {} s; all were stopped",
                     self.copies.len(),
+                    what.1,
                     limit.as_secs()
                 );
             }

@@ -27,6 +27,7 @@ pub mod copy_main;
 pub mod dhrystone;
 pub mod execl;
 pub mod fcopy;
+pub mod forkexec;
 pub mod pipe;
 pub mod process;
 pub mod program;
