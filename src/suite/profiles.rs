@@ -89,13 +89,13 @@ fn quick() -> Profile {
             // UnixBench's CPU, pipe and process tests at one copy, about
             // 8 s together; the file copies and shell scripts need longer
             // passes to mean anything and are left to `unixbench`.
-            entry("unixbench.dhrystone", &["time=0.2"]),
-            entry("unixbench.whetstone", &["time=0.2"]),
-            entry("unixbench.execl", &["time=0.2"]),
-            entry("unixbench.pipe", &["time=0.2"]),
-            entry("unixbench.context", &["time=0.2"]),
-            entry("unixbench.spawn", &["time=0.2"]),
-            entry("unixbench.syscall", &["time=0.2"]),
+            entry("unixbench.dhrystone", &["time=0.15"]),
+            entry("unixbench.whetstone", &["time=0.15"]),
+            entry("unixbench.execl", &["time=0.15"]),
+            entry("unixbench.pipe", &["time=0.15"]),
+            entry("unixbench.context", &["time=0.15"]),
+            entry("unixbench.spawn", &["time=0.15"]),
+            entry("unixbench.syscall", &["time=0.15"]),
         ],
         methodology: Methodology {
             max_trials: 5,

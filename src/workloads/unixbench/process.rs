@@ -1,6 +1,6 @@
 //! Low-level process functions of the UnixBench family: fork, exec, wait,
-//! process groups, parent-death signals, pipes, polling and the monotonic
-//! clock, as thin wrappers over libc.
+//! process groups, parent-death signals, pipes, polling, the monotonic
+//! clock and sync, as thin wrappers over libc.
 //!
 //! They live here until the project's `sys` module exists. The UnixBench
 //! programs fork and exec in their hot loops, so these wrappers add nothing
@@ -9,7 +9,7 @@
 
 use std::ffi::CStr;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::time::Duration;
 
 /// What `fork` returned, seen from each side.
@@ -108,23 +108,6 @@ pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-/// Writes all of `buf` to `fd`, retrying on `EINTR` and short writes.
-pub fn write_all(fd: &impl AsRawFd, mut buf: &[u8]) -> io::Result<()> {
-    while !buf.is_empty() {
-        // SAFETY: `buf` is valid for `buf.len()` bytes.
-        let n = unsafe { libc::write(fd.as_raw_fd(), buf.as_ptr().cast(), buf.len()) };
-        if n < 0 {
-            let err = io::Error::last_os_error();
-            if err.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(err);
-        }
-        buf = &buf[n as usize..];
-    }
-    Ok(())
-}
-
 /// Asks the kernel to kill this process when the thread that started it
 /// ends, then checks that the parent is still `parent` (it may have died
 /// before the request was made). A copy thus never outlives a sledge that
@@ -221,6 +204,8 @@ pub fn describe_status(status: i32) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::os::fd::AsRawFd;
+
     use super::*;
 
     #[test]
@@ -238,7 +223,7 @@ mod tests {
             poll_readable(&[read.as_raw_fd()], Duration::from_millis(1)).unwrap(),
             vec![false]
         );
-        write_all(&write, b"go\n").unwrap();
+        std::io::Write::write_all(&mut std::fs::File::from(write), b"go\n").unwrap();
         assert_eq!(
             poll_readable(&[read.as_raw_fd()], Duration::from_secs(1)).unwrap(),
             vec![true]
