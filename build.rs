@@ -11,8 +11,8 @@ const SOURCE: &str = "src/workloads/unixbench/forkexec.c";
 
 fn main() {
     println!("cargo:rerun-if-changed={SOURCE}");
-    let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"))
-        .join("sledge-forkexec");
+    let out =
+        PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("sledge-forkexec");
     let compiler = cc::Build::new().opt_level(2).warnings(true).get_compiler();
     let status = compiler
         .to_command()
