@@ -6,6 +6,10 @@ use clap::Parser;
 use sledge::cli::{Cli, UsageError, execute};
 
 fn main() -> ExitCode {
+    // A UnixBench copy (or execl image) runs before anything else.
+    if let Some(code) = sledge::workloads::unixbench::run_if_asked() {
+        return ExitCode::from(code);
+    }
     let cli = Cli::parse();
     match execute(cli) {
         Ok(status) => ExitCode::from(status.code()),

@@ -16,3 +16,4 @@ mod report;
 mod rounds;
 mod sched;
 mod storage;
+mod unixbench;

@@ -154,7 +154,10 @@ pub enum MetricsShown {
 pub fn run_text(run: &crate::results::RunRecord, shown: MetricsShown) -> String {
     match shown {
         MetricsShown::Headline => {
-            crate::report::summary::render(run, &crate::suite::defaults_for(run))
+            let mut text = crate::report::summary::render(run, &crate::suite::defaults_for(run));
+            // A run with UnixBench's tests ends with its index, as UnixBench's does.
+            text.push_str(&crate::report::unixbench_index::render(run));
+            text
         }
         MetricsShown::All => crate::report::run_table::render(run),
     }

@@ -1,6 +1,6 @@
 //! Reports: the terminal table, JSON, CSV and Markdown exports of a run,
-//! comparisons of runs (with performance per unit of price), and the
-//! listing tables.
+//! comparisons of runs (with performance per unit of price), the listing
+//! tables, and UnixBench's index of a run.
 
 pub mod compare;
 pub mod compare_table;
@@ -16,3 +16,4 @@ pub mod price;
 pub mod run_table;
 pub mod summary;
 pub mod sweeps;
+pub mod unixbench_index;

@@ -7,12 +7,14 @@ use super::format;
 use super::listing::new_table;
 use crate::results::{CaseRecord, MetricRecord, RunRecord};
 
-/// Renders the run's header and its results table.
+/// Renders the run's header and its results table, then UnixBench's index
+/// tables when the run has UnixBench cases.
 pub fn render(run: &RunRecord) -> String {
     let mut out = header(run);
     out.push('\n');
     out.push_str(&table(run).to_string());
     out.push('\n');
+    out.push_str(&super::unixbench_index::render(run));
     for case in &run.cases {
         if let Some(line) = hardware_line(case) {
             out.push_str(&format!("hardware: {}: {line}\n", case.label()));

@@ -99,6 +99,16 @@ fn quick() -> Profile {
                 "latency.wakeup",
                 &["loops=200", "load=none,cpu", "settle=0.1"],
             ),
+            // UnixBench's CPU, pipe and process tests at one copy, about
+            // 8 s together; the file copies and shell scripts need longer
+            // passes to mean anything and are left to `unixbench`.
+            entry("unixbench.dhrystone", &["time=0.15"]),
+            entry("unixbench.whetstone", &["time=0.15"]),
+            entry("unixbench.execl", &["time=0.15"]),
+            entry("unixbench.pipe", &["time=0.15"]),
+            entry("unixbench.context", &["time=0.15"]),
+            entry("unixbench.spawn", &["time=0.15"]),
+            entry("unixbench.syscall", &["time=0.15"]),
         ],
         methodology: Methodology {
             min_rounds: 3,
@@ -148,7 +158,7 @@ fn standard() -> Profile {
 fn seeds() -> Profile {
     Profile {
         name: "seeds",
-        summary: "the reference articles' battery: sysbench cpu at max_prime 20000 on 1 thread, threads at 128 threads / 200 yields / 4 locks; ab, httperf and siege plans against the built-in HTTP server; openssl speed MD5/SHA-256/AES-256-CBC on 1 and all cores; 4 STREAM copies of 20 M elements; fileio 5 GB rndrw, bonnie-style disk, dbench/tbench at 1..256 clients; hackbench on 1 and all cores; Interbench's tasks under its loads",
+        summary: "the reference articles' battery: sysbench cpu at max_prime 20000 on 1 thread, threads at 128 threads / 200 yields / 4 locks; ab, httperf and siege plans against the built-in HTTP server; openssl speed MD5/SHA-256/AES-256-CBC on 1 and all cores; 4 STREAM copies of 20 M elements; fileio 5 GB rndrw, bonnie-style disk, dbench/tbench at 1..256 clients; hackbench on 1 and all cores; Interbench's tasks under its loads; UnixBench's index tests at 1 and all copies with its index",
         entries: vec![
             entry("cpu.primes", &["max_prime=20000", "threads=1", "time=10"]),
             // The article reported the total time of a fixed amount of work:
@@ -267,14 +277,46 @@ fn seeds() -> Profile {
                     "time=10",
                 ],
             ),
-        ],
+        ]
+        .into_iter()
+        // UnixBench's index tests at 1 copy and one per CPU, for its index.
+        .chain(unixbench_entries())
+        .collect(),
+        methodology: Methodology::default(),
+    }
+}
+
+/// UnixBench's twelve index tests at its own durations, with 1 copy and
+/// with one copy per CPU: what `./Run` does on a multi-CPU machine.
+fn unixbench_entries() -> Vec<Entry> {
+    vec![
+        entry("unixbench.dhrystone", &["copies=1,all"]),
+        entry("unixbench.whetstone", &["copies=1,all"]),
+        entry("unixbench.execl", &["copies=1,all"]),
+        entry("unixbench.fcopy", &["copies=1,all", "buffer=1K,256,4K"]),
+        entry("unixbench.pipe", &["copies=1,all"]),
+        entry("unixbench.context", &["copies=1,all"]),
+        entry("unixbench.spawn", &["copies=1,all"]),
+        entry("unixbench.syscall", &["copies=1,all"]),
+        entry("unixbench.shell", &["copies=1,all", "concurrent=1,8"]),
+    ]
+}
+
+/// `unixbench`: UnixBench's System Benchmarks Index, every test at 1 copy
+/// and at one copy per CPU, at UnixBench's durations; the run's table ends
+/// with the index as UnixBench prints it.
+fn unixbench() -> Profile {
+    Profile {
+        name: "unixbench",
+        summary: "UnixBench's index tests (Dhrystone, Whetstone, execl, file copy, pipes, context switching, process creation, system calls, shell scripts) at 1 copy and one per CPU, UnixBench's durations, then its System Benchmarks Index (about 45 min on 2 CPUs)",
+        entries: unixbench_entries(),
         methodology: Methodology::default(),
     }
 }
 
 /// Every built-in profile.
 pub fn all() -> Vec<Profile> {
-    vec![quick(), standard(), seeds()]
+    vec![quick(), standard(), seeds(), unixbench()]
 }
 
 /// The profile with this name.
@@ -305,5 +347,22 @@ mod tests {
                 assert!(!cases.is_empty());
             }
         }
+    }
+
+    #[test]
+    fn every_profile_plans_with_valid_parameters() {
+        for profile in all() {
+            let plan = crate::suite::plan(&[profile.name.to_string()], &[], 2)
+                .unwrap_or_else(|e| panic!("{}: {e}", profile.name));
+            assert!(!plan.cases.is_empty(), "{}", profile.name);
+        }
+    }
+
+    #[test]
+    fn the_unixbench_profile_has_the_twelve_index_tests_at_1_and_n_copies() {
+        let plan = crate::suite::plan(&["unixbench".to_string()], &[], 2).unwrap();
+        let tests: Vec<String> = plan.cases.iter().map(|c| c.label()).collect();
+        assert_eq!(tests.len(), 24, "{tests:#?}");
+        assert_eq!(tests.iter().filter(|t| t.contains("copies=2")).count(), 12);
     }
 }

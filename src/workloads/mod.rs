@@ -10,6 +10,7 @@ pub mod memory;
 pub mod sched;
 pub mod scripted;
 pub mod storage;
+pub mod unixbench;
 
 use crate::engine::Workload;
 
@@ -42,6 +43,15 @@ fn measuring() -> Vec<&'static dyn Workload> {
         &sched::hackbench::Hackbench,
         &latency::wakeup::Wakeup,
         &latency::interactive::Interactive,
+        &unixbench::dhrystone::DhrystoneWorkload,
+        &unixbench::whetstone::WhetstoneWorkload,
+        &unixbench::execl::ExeclWorkload,
+        &unixbench::fcopy::FileCopyWorkload,
+        &unixbench::pipe::PipeWorkload,
+        &unixbench::context::ContextWorkload,
+        &unixbench::spawn::SpawnWorkload,
+        &unixbench::syscall::SyscallWorkload,
+        &unixbench::shell::ShellWorkload,
     ]
 }
 

@@ -1,0 +1,64 @@
+//! `unixbench.execl`: a process that replaces itself with a new image of
+//! its own program over and over (UnixBench's `execl`), in loops per second.
+//!
+//! UnixBench's `execl` program checks the clock, then `execl`s its own
+//! binary with the start time and the count so far as arguments; the image
+//! that finds the time up prints the count. Each copy here, once released,
+//! becomes sledge's small C program doing the same (see [`super::forkexec`]
+//! for why not sledge itself); the count includes the first image, as
+//! UnixBench's does. The clock is `CLOCK_MONOTONIC` in nanoseconds
+//! (UnixBench uses `time()`, whole seconds, and divides by the wall time
+//! `Run` measured around the program).
+
+use super::case::{UnixbenchCase, copies_param, time_param};
+use super::copy_main::Gate;
+use super::forkexec;
+use super::process;
+use super::program::Program;
+use super::score::Outcome;
+use crate::engine::{Case, CaseEnv, ParamSet, ParamSpec, Workload};
+use crate::workloads::storage::workdir::{check_dir, dir_param};
+
+/// The `unixbench.execl` workload.
+pub struct ExeclWorkload;
+
+impl Workload for ExeclWorkload {
+    fn id(&self) -> &'static str {
+        "unixbench.execl"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn summary(&self) -> &'static str {
+        "a process re-executing itself, loops per second; UnixBench's execl (\"Execl Throughput\")"
+    }
+    fn params(&self) -> Vec<ParamSpec> {
+        vec![copies_param(), time_param("30"), program_dir_param()]
+    }
+    fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
+        let dir = check_dir(self.id(), p.str("dir"), forkexec::EXECUTABLE.len() as u64)?;
+        Ok(Box::new(UnixbenchCase::new(
+            self.id(),
+            Program::Execl,
+            p,
+            Some(dir),
+        )?))
+    }
+}
+
+/// `dir` for the workloads that run the fork/exec program.
+pub fn program_dir_param() -> ParamSpec {
+    ParamSpec {
+        help: "directory the small fork/exec program is written to (a scratch subdirectory, removed after; must allow executing programs); default: the current directory",
+        ..dir_param()
+    }
+}
+
+/// One copy: once released, becomes the first image of the chain, whose
+/// last image reports. Returns only on failure.
+pub fn run_copy(seconds: f64, gate: &mut Gate) -> anyhow::Result<Outcome> {
+    let duration = ((seconds * 1e9) as u64).to_string();
+    gate.open()?;
+    let start = process::monotonic_ns().to_string();
+    Err(forkexec::exec_in_working_dir(&["execl", &start, &duration, "0"]).context("execl"))
+}

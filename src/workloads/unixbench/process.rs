@@ -1,0 +1,245 @@
+//! Low-level process functions of the UnixBench family: fork, exec, wait,
+//! process groups, parent-death signals, pipes, polling, the monotonic
+//! clock and sync, as thin wrappers over libc.
+//!
+//! They live here until the project's `sys` module exists. The UnixBench
+//! programs fork and exec in their hot loops, so these wrappers add nothing
+//! beyond the system call and an `EINTR` retry where the call may be
+//! interrupted.
+
+use std::ffi::CStr;
+use std::io;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::time::Duration;
+
+/// What `fork` returned, seen from each side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Forked {
+    /// This is the new process.
+    Child,
+    /// This is the caller; the new process has this id.
+    Parent(libc::pid_t),
+}
+
+/// `fork(2)`. Only call it from a single-threaded process (a UnixBench
+/// copy is one): the child of a multi-threaded process may only make
+/// async-signal-safe calls.
+pub fn fork() -> io::Result<Forked> {
+    // SAFETY: fork has no memory-safety preconditions; the callers run in
+    // single-threaded copy processes (see the doc comment).
+    match unsafe { libc::fork() } {
+        -1 => Err(io::Error::last_os_error()),
+        0 => Ok(Forked::Child),
+        pid => Ok(Forked::Parent(pid)),
+    }
+}
+
+/// Ends this process at once with `code`, without running exit handlers
+/// or flushing buffers: what a forked child that did its job should do.
+pub fn exit_now(code: i32) -> ! {
+    // SAFETY: _exit never returns and has no preconditions.
+    unsafe { libc::_exit(code) }
+}
+
+/// Waits for the child `pid` to end and returns its raw wait status
+/// (`0` for a normal exit with code 0), retrying on `EINTR`.
+pub fn wait_for(pid: libc::pid_t) -> io::Result<i32> {
+    let mut status = 0;
+    loop {
+        // SAFETY: `status` is a valid, writable int.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if r == pid {
+            return Ok(status);
+        }
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
+}
+
+/// How a child that has ended ended, without reaping it (`waitid` with
+/// `WNOWAIT`): `Some("exit code 1")`, or `None` while it runs. Leaving it
+/// unreaped keeps its process id (and so its process group's id) from
+/// being reused before the group is killed.
+pub fn peek_exit(pid: libc::pid_t) -> Option<String> {
+    // SAFETY: siginfo_t is plain old data; all-zero is a valid value.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `info` is valid and writable; P_PID with a pid is valid.
+    let r = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    // SAFETY: after a successful waitid the pid and status fields are set
+    // (si_pid stays 0 when the child has not ended).
+    let (ended_pid, status) = unsafe { (info.si_pid(), info.si_status()) };
+    if r != 0 || ended_pid == 0 {
+        return None;
+    }
+    Some(match info.si_code {
+        libc::CLD_EXITED => format!("exit code {status}"),
+        _ => format!("killed by signal {status}"),
+    })
+}
+
+/// `execv(2)`: replaces this process image; returns only on failure.
+/// `argv` must not be empty (its first entry is the program's name).
+pub fn execv(path: &CStr, argv: &[&CStr]) -> io::Error {
+    let mut pointers: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
+    pointers.push(std::ptr::null());
+    // SAFETY: `path` and every argument are NUL-terminated and outlive the
+    // call; `pointers` is NULL-terminated as execv requires.
+    unsafe { libc::execv(path.as_ptr(), pointers.as_ptr()) };
+    io::Error::last_os_error()
+}
+
+/// A new pipe, both ends close-on-exec: `(read, write)`.
+pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: pipe2 succeeded, so both descriptors are open and ours alone.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Asks the kernel to kill this process when the thread that started it
+/// ends, then checks that the parent is still `parent` (it may have died
+/// before the request was made). A copy thus never outlives a sledge that
+/// was killed outright.
+pub fn die_with_parent(parent: libc::pid_t) -> io::Result<()> {
+    // SAFETY: PR_SET_PDEATHSIG takes a signal number; no memory is passed.
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: getppid cannot fail.
+    if unsafe { libc::getppid() } != parent {
+        return Err(io::Error::other("the parent process is gone"));
+    }
+    Ok(())
+}
+
+/// Sends SIGKILL to every process of the group `pgid`; a group that is
+/// already empty is not an error.
+pub fn kill_group(pgid: libc::pid_t) -> io::Result<()> {
+    if pgid <= 1 {
+        return Err(io::Error::other(format!(
+            "refusing to kill process group {pgid}"
+        )));
+    }
+    // SAFETY: kill with a negative pid signals a process group; no memory.
+    if unsafe { libc::kill(-pgid, libc::SIGKILL) } != 0 {
+        let err = io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::ESRCH) {
+            return Err(err);
+        }
+    }
+    Ok(())
+}
+
+/// Waits until at least one of `fds` is readable (or at its end, or in
+/// error), at most `timeout`; returns one flag per descriptor. An
+/// interrupted wait returns all false.
+pub fn poll_readable(fds: &[RawFd], timeout: Duration) -> io::Result<Vec<bool>> {
+    let mut polls: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    let millis = timeout.as_millis().min(i32::MAX as u128) as libc::c_int;
+    // SAFETY: `polls` holds `polls.len()` initialised pollfd structs.
+    let r = unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, millis) };
+    if r < 0 {
+        let err = io::Error::last_os_error();
+        if err.kind() == io::ErrorKind::Interrupted {
+            return Ok(vec![false; fds.len()]);
+        }
+        return Err(err);
+    }
+    Ok(polls.iter().map(|p| p.revents != 0).collect())
+}
+
+/// `CLOCK_MONOTONIC` in nanoseconds: the same clock in every process of
+/// the host, so a time can be handed across `exec`.
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// `sync(2)`: flushes every dirty page, as UnixBench does before each pass
+/// of a test.
+pub fn sync_all() {
+    // SAFETY: sync has no arguments and cannot fail.
+    unsafe { libc::sync() }
+}
+
+/// Whether a raw wait status is a normal exit with code 0.
+pub fn exited_cleanly(status: i32) -> bool {
+    libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+}
+
+/// A raw wait status in words: `exit code 3`, `killed by signal 9`.
+pub fn describe_status(status: i32) -> String {
+    if libc::WIFEXITED(status) {
+        format!("exit code {}", libc::WEXITSTATUS(status))
+    } else if libc::WIFSIGNALED(status) {
+        format!("killed by signal {}", libc::WTERMSIG(status))
+    } else {
+        format!("wait status {status:#x}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::fd::AsRawFd;
+
+    use super::*;
+
+    #[test]
+    fn statuses_read_as_words() {
+        assert!(exited_cleanly(0));
+        assert!(!exited_cleanly(3 << 8));
+        assert_eq!(describe_status(3 << 8), "exit code 3");
+        assert_eq!(describe_status(9), "killed by signal 9");
+    }
+
+    #[test]
+    fn pipes_carry_bytes_and_poll_sees_them() {
+        let (read, write) = pipe().unwrap();
+        assert_eq!(
+            poll_readable(&[read.as_raw_fd()], Duration::from_millis(1)).unwrap(),
+            vec![false]
+        );
+        std::io::Write::write_all(&mut std::fs::File::from(write), b"go\n").unwrap();
+        assert_eq!(
+            poll_readable(&[read.as_raw_fd()], Duration::from_secs(1)).unwrap(),
+            vec![true]
+        );
+    }
+
+    #[test]
+    fn the_monotonic_clock_moves_forward() {
+        let a = monotonic_ns();
+        std::thread::sleep(Duration::from_millis(2));
+        assert!(monotonic_ns() >= a + 1_000_000);
+    }
+
+    #[test]
+    fn the_init_process_group_is_never_killed() {
+        assert!(kill_group(1).is_err());
+        assert!(kill_group(0).is_err());
+    }
+}
