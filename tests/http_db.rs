@@ -109,11 +109,40 @@ impl Kind {
                 c.query(query.replace("VARCHAR(200)", "CHAR")).unwrap()
             }
         };
-        let own = format!("sledge_http_page_{}_", std::process::id());
+        let own = std::process::id();
         names
             .into_iter()
-            .filter(|name| !name.starts_with(&own))
+            .filter(|name| table_pid(name) != Some(own))
             .collect()
+    }
+
+    /// Makes a table named as the page names its own.
+    fn make_table(self, url: &str, table: &str) {
+        let sql = format!("CREATE TABLE {table} (id INT PRIMARY KEY)");
+        match self {
+            Kind::Postgres => {
+                let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+                c.batch_execute(&sql).unwrap();
+            }
+            Kind::Mysql => {
+                let mut c = mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).unwrap();
+                c.query_drop(sql).unwrap();
+            }
+        }
+    }
+
+    fn drop_table(self, url: &str, table: &str) {
+        let sql = format!("DROP TABLE IF EXISTS {table}");
+        match self {
+            Kind::Postgres => {
+                let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+                c.batch_execute(&sql).unwrap();
+            }
+            Kind::Mysql => {
+                let mut c = mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).unwrap();
+                c.query_drop(sql).unwrap();
+            }
+        }
     }
 
     fn table_exists(self, url: &str, table: &str) -> bool {
@@ -439,14 +468,65 @@ fn the_workload_runs_against_both_servers() {
     }
 }
 
-/// Whether the process named in a page table's name
-/// (`sledge_http_page_<pid>_...`) is alive.
+/// The pid in a page table's name, `sledge_http_page_h<host tag>_<pid>_...`.
+fn table_pid(table: &str) -> Option<u32> {
+    let mut parts = table.strip_prefix("sledge_http_page_")?.split('_');
+    parts.next().filter(|tag| tag.starts_with('h'))?;
+    parts.next()?.parse().ok()
+}
+
+/// Whether the process named in a page table's name is alive.
 fn owner_alive(table: &str) -> bool {
-    table
-        .strip_prefix("sledge_http_page_")
-        .and_then(|rest| rest.split('_').next())
-        .and_then(|pid| pid.parse::<u32>().ok())
-        .is_some_and(|pid| std::path::Path::new(&format!("/proc/{pid}")).exists())
+    table_pid(table).is_some_and(|pid| std::path::Path::new(&format!("/proc/{pid}")).exists())
+}
+
+/// This host's page-table prefix, as the page computes it (FNV-1a of the
+/// host name).
+fn this_hosts_prefix() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let tag = host.trim().bytes().fold(0x811c_9dc5u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    format!("sledge_http_page_h{tag:08x}")
+}
+
+/// A pid no process has: a child that exited and was reaped.
+fn dead_pid() -> u32 {
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+/// A table left by a killed sledge of this host is dropped when the page
+/// next connects to that database; one of another host is left alone.
+fn leftover_tables_are_dropped(kind: Kind) {
+    let Some(url) = kind.live_url() else { return };
+    let gone = dead_pid();
+    let stale = format!("{}_{gone}_0_0", this_hosts_prefix());
+    let elsewhere = format!("sledge_http_page_h00000000_{gone}_0_0");
+    kind.make_table(&url, &stale);
+    kind.make_table(&url, &elsewhere);
+    let db = Database::create(&kind.source(&url)).unwrap();
+    let ours = db.table().unwrap().to_string();
+    assert!(ours.starts_with(&this_hosts_prefix()), "{ours}");
+    assert!(!kind.table_exists(&url, &stale), "{stale} left behind");
+    assert!(
+        kind.table_exists(&url, &elsewhere),
+        "another host's table was dropped"
+    );
+    db.remove().unwrap();
+    kind.drop_table(&url, &elsewhere);
+}
+
+#[test]
+fn postgres_leftover_tables_are_dropped() {
+    leftover_tables_are_dropped(Kind::Postgres);
+}
+
+#[test]
+fn mysql_leftover_tables_are_dropped() {
+    leftover_tables_are_dropped(Kind::Mysql);
 }
 
 /// This test binary running one of the database tests against `url`

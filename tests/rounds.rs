@@ -398,3 +398,48 @@ fn a_second_interrupt_still_marks_the_run_partial() {
     let run: Value = serde_json::from_slice(&shown.stdout).unwrap();
     assert_eq!(run["status"], "partial");
 }
+
+#[test]
+fn a_run_removes_scratch_left_by_a_sledge_that_is_gone_and_says_so() {
+    let sandbox = Sandbox::new();
+    // A dead sledge's scratch directory, with data in it.
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let gone_pid = gone.id();
+    gone.wait().unwrap();
+    let stale = sandbox.path().join(format!("sledge-fileio-{gone_pid}-0"));
+    std::fs::create_dir_all(stale.join("data")).unwrap();
+    std::fs::write(stale.join("data/file0"), vec![0u8; 4096]).unwrap();
+    // A live sledge's (a round's process waiting for its job): kept.
+    let mut live = std::process::Command::new(assert_cmd::cargo::cargo_bin("sledge"))
+        .arg("__round")
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let kept = sandbox.path().join(format!("sledge-disk-{}-0", live.id()));
+    std::fs::create_dir(&kept).unwrap();
+
+    let out = sandbox
+        .sledge()
+        .env("SLEDGE_TEST_WORKLOADS", "1")
+        .env("SLEDGE_TEST_QUIET_HOST", "1")
+        .args(["run", "test.scripted", "--rounds", "1", "--warmup", "0"])
+        .args(["--min-trials", "1", "--max-trials", "1", "--no-idle-check"])
+        .output()
+        .unwrap();
+    drop(live.stdin.take());
+    let _ = live.kill();
+    let _ = live.wait();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stale.exists(), "{stderr}");
+    assert!(
+        kept.exists(),
+        "a live sledge's scratch was removed: {stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "left behind by a sledge that is gone (pid {gone_pid})"
+        )),
+        "{stderr}"
+    );
+}

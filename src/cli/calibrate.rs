@@ -14,7 +14,8 @@ use comfy_table::{Cell, CellAlignment};
 
 use super::output::{ExitStatus, UsageError, open_store, print};
 use super::run::{
-    RunArgs, exit_status, install_interrupt_handler, mark_abandoned, prepare, run_once,
+    RunArgs, exit_status, install_interrupt_handler, mark_abandoned, prepare, remove_leftovers,
+    run_once,
 };
 use crate::engine;
 use crate::report::format;
@@ -61,6 +62,7 @@ pub fn execute(args: CalibrateArgs, store_path: Option<PathBuf>) -> anyhow::Resu
     let mut store = open_store(store_path)?;
     store.check_integrity()?;
     mark_abandoned(&mut store)?;
+    remove_leftovers(&plan);
     let cancel = engine::CancelToken::new();
     install_interrupt_handler(&cancel, store.path().to_path_buf());
     let mut last = None;

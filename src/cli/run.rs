@@ -170,6 +170,7 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
     // that case had run: find it before anything is measured.
     store.check_integrity()?;
     mark_abandoned(&mut store)?;
+    remove_leftovers(&plan);
     let cancel = engine::CancelToken::new();
     install_interrupt_handler(&cancel, store.path().to_path_buf());
     let run = match run_once(&args, &plan, &methodology, &cpus, &mut store, &cancel) {
@@ -292,6 +293,24 @@ pub(super) fn install_interrupt_handler(cancel: &engine::CancelToken, store_path
 /// The current time, RFC 3339 in UTC with seconds.
 fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// Removes what killed sledges left in the directories `plan` writes to
+/// (and the temporary directory), saying so.
+pub(super) fn remove_leftovers(plan: &suite::Plan) {
+    let mut dirs: Vec<PathBuf> = std::env::current_dir().into_iter().collect();
+    for case in &plan.cases {
+        if let Some(dir) = case.params.to_raw_strings().get("dir") {
+            dirs.push(PathBuf::from(dir));
+        }
+    }
+    for removed in suite::leftovers::sweep(&dirs) {
+        eprintln!(
+            "note: removed {} left behind by a sledge that is gone (pid {})",
+            removed.path.display(),
+            removed.owner_pid
+        );
+    }
 }
 
 /// Marks the runs whose sledge is gone as `abandoned`, saying so.

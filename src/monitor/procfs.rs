@@ -452,6 +452,15 @@ impl std::fmt::Display for ProcessIdentity {
     }
 }
 
+/// Whether a sledge process with this pid is alive: this very process, or
+/// one whose command name begins with `sledge` (a pid taken over by
+/// another program means the sledge that had it is gone).
+pub fn sledge_alive(pid: u32) -> bool {
+    pid == std::process::id()
+        || read(format!("/proc/{pid}/comm"))
+            .is_some_and(|comm| comm.trim_end().starts_with("sledge"))
+}
+
 /// `/proc/sys/kernel/random/boot_id`, trimmed.
 fn read_boot_id() -> Option<String> {
     Some(read("/proc/sys/kernel/random/boot_id")?.trim().to_string())

@@ -42,7 +42,7 @@ use serde::{Deserialize, Serialize};
 pub use cpu::{CacheInfo, CpuInfo};
 pub use filesystem::{FilesystemInfo, filesystem_of};
 pub use memory::MemoryInfo;
-pub use os::OsInfo;
+pub use os::{OsInfo, hostname};
 pub use units::human_bytes;
 pub use virtualization::Virtualization;
 

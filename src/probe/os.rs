@@ -120,7 +120,7 @@ fn unquote(value: &str) -> String {
 
 /// The host name: `uname` nodename, else `/proc/sys/kernel/hostname`, else
 /// empty.
-pub(crate) fn hostname() -> String {
+pub fn hostname() -> String {
     uname()
         .map(|u| u.nodename)
         .filter(|n| !n.is_empty())

@@ -3,6 +3,7 @@
 pub mod defaults;
 pub mod execute;
 pub mod history;
+pub mod leftovers;
 pub mod plan;
 pub mod preflight;
 pub mod profiles;

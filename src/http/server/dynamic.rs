@@ -278,6 +278,57 @@ impl fmt::Debug for Database {
     }
 }
 
+/// The prefix of a page table's name on a database server: the kind, then
+/// a tag of this host's name, so that a sledge cleaning up after a killed
+/// one only ever considers tables made on its own host (a table of a
+/// sledge running on another host sharing the database is not its to
+/// judge).
+fn table_prefix() -> String {
+    // FNV-1a, 32 bits: stable across versions, unlike std's hasher.
+    let tag = crate::probe::hostname()
+        .bytes()
+        .fold(0x811c_9dc5u32, |h, b| {
+            (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+        });
+    format!("sledge_http_page_h{tag:08x}")
+}
+
+/// The pid in the name of a page table made on this host, if `name` is one.
+fn table_owner(name: &str, prefix: &str) -> Option<u32> {
+    name.strip_prefix(prefix)?
+        .strip_prefix('_')?
+        .split('_')
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// The page tables of this host whose sledge is gone, among `names`.
+fn leftover_tables(names: Vec<String>) -> Vec<(String, u32)> {
+    let prefix = table_prefix();
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let pid = table_owner(&name, &prefix)?;
+            (!crate::monitor::procfs::sledge_alive(pid)).then_some((name, pid))
+        })
+        .collect()
+}
+
+/// Says what a cleanup after a killed sledge removed.
+fn say_dropped(shown: &str, dropped: &[(String, u32)]) {
+    for (table, pid) in dropped {
+        eprintln!(
+            "note: db={shown}: dropped table {table}, left behind by a sledge that is gone (pid {pid})"
+        );
+    }
+}
+
+/// The query listing page tables (names checked in Rust: `_` is a
+/// wildcard in LIKE).
+const PAGE_TABLES: &str = "SELECT CAST(table_name AS CHAR(128)) FROM information_schema.tables \
+                           WHERE table_name LIKE 'sledge%'";
+
 /// A name for this process's next table or file: process id, a counter and
 /// the clock, so that two runs (even on two hosts) sharing a database do
 /// not collide.
@@ -331,7 +382,7 @@ impl Database {
         let mut config = postgres_config(url)?;
         add_postgres_password(&mut config, &db_password::process_env);
         let shown = redact(url);
-        let table = unique_name("sledge_http_page");
+        let table = unique_name(&table_prefix());
         let db = Database {
             backend: Backend::Postgres {
                 config: Box::new(config.clone()),
@@ -358,6 +409,17 @@ impl Database {
             bail!("db={shown}: cannot create table {table} with its row: {e:#}");
         }
         db.fetch_row()?;
+        // The server answered: clean up what killed sledges of this host
+        // left there (a failure here must not fail the page).
+        if let Ok(rows) = pg_client::query_column(&config, PAGE_TABLES) {
+            let dropped: Vec<(String, u32)> = leftover_tables(rows)
+                .into_iter()
+                .filter(|(t, _)| {
+                    pg_client::query_first(&config, &format!("DROP TABLE IF EXISTS {t}")).is_ok()
+                })
+                .collect();
+            say_dropped(&shown, &dropped);
+        }
         Ok(db)
     }
 
@@ -365,7 +427,7 @@ impl Database {
         use mysql::prelude::Queryable;
         let opts = add_mysql_password(mysql_opts(url)?, &db_password::process_env);
         let shown = redact(url);
-        let table = unique_name("sledge_http_page");
+        let table = unique_name(&table_prefix());
         let mut conn = mysql::Conn::new(opts.clone())
             .map_err(|e| anyhow!("db={shown}: cannot connect to MySQL/MariaDB: {e}"))?;
         conn.query_drop(format!(
@@ -386,6 +448,15 @@ impl Database {
             row_text()
         ))
         .map_err(|e| anyhow!("db={shown}: cannot insert the row into {table}: {e}"))?;
+        // Clean up what killed sledges of this host left (a failure here
+        // must not fail the page).
+        if let Ok(rows) = conn.query::<String, _>(PAGE_TABLES) {
+            let dropped: Vec<(String, u32)> = leftover_tables(rows)
+                .into_iter()
+                .filter(|(t, _)| conn.query_drop(format!("DROP TABLE IF EXISTS {t}")).is_ok())
+                .collect();
+            say_dropped(&shown, &dropped);
+        }
         drop(conn);
         db.fetch_row()?;
         Ok(db)

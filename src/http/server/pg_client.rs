@@ -62,6 +62,11 @@ pub(super) struct NotConnected(anyhow::Error);
 /// names the step that failed; one before the statement was sent is a
 /// [`NotConnected`].
 pub(super) fn query_first(config: &Config, sql: &str) -> anyhow::Result<Option<String>> {
+    Ok(query_column(config, sql)?.into_iter().next())
+}
+
+/// As [`query_first`], returning the first column of every row.
+pub(super) fn query_column(config: &Config, sql: &str) -> anyhow::Result<Vec<String>> {
     let login = config.get_connect_timeout().copied().unwrap_or(IO_TIMEOUT);
     let (client, connection) = run(login, config.connect(NoTls)).map_err(NotConnected)?;
     // The connection future does the socket I/O; it runs beside the query
@@ -78,10 +83,13 @@ pub(super) fn query_first(config: &Config, sql: &str) -> anyhow::Result<Option<S
     .map_err(|e| e.context(sql.to_string()))?;
     let messages = messages.map_err(|e| anyhow!("{sql}: {}", describe(&e)))?;
     closed.map_err(|e| anyhow!("disconnecting: {}", describe(&e)))?;
-    Ok(messages.iter().find_map(|m| match m {
-        SimpleQueryMessage::Row(row) => row.get(0).map(str::to_string),
-        _ => None,
-    }))
+    Ok(messages
+        .iter()
+        .filter_map(|m| match m {
+            SimpleQueryMessage::Row(row) => row.get(0).map(str::to_string),
+            _ => None,
+        })
+        .collect())
 }
 
 /// A PostgreSQL error with the server's message when there is one
