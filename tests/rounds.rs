@@ -154,34 +154,6 @@ fn children(parent: u32) -> Vec<u32> {
         .collect()
 }
 
-/// Starts a run whose round sleeps, waits until its round's process is
-/// up, and returns both (the caller waits for the run).
-#[allow(clippy::zombie_processes)]
-fn run_with_a_round_in_flight(sandbox: &Sandbox) -> (std::process::Child, u32) {
-    let bin = assert_cmd::cargo::cargo_bin("sledge");
-    let mut parent = std::process::Command::new(bin)
-        .current_dir(sandbox.path())
-        .env("SLEDGE_STORE", sandbox.store())
-        .env("SLEDGE_TEST_WORKLOADS", "1")
-        .args(["run", "test.scripted", "-p", "sleep=20", "--no-idle-check"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(&child) = children(parent.id()).first() {
-            return (parent, child);
-        }
-        if Instant::now() > deadline {
-            let _ = parent.kill();
-            let _ = parent.wait();
-            panic!("the round's process never started");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 fn wait_gone(pid: u32, limit: Duration) -> bool {
     let deadline = Instant::now() + limit;
     while Instant::now() < deadline {
@@ -205,7 +177,7 @@ fn wait_gone(pid: u32, limit: Duration) -> bool {
 #[test]
 fn an_interrupt_stops_the_rounds_process_too() {
     let sandbox = Sandbox::new();
-    let (mut parent, child) = run_with_a_round_in_flight(&sandbox);
+    let (mut parent, child) = start_scripted(&sandbox, &["-p", "sleep=20"]);
     // SAFETY: plain kill(2) on our own child.
     unsafe { libc::kill(parent.id() as i32, libc::SIGINT) };
     let status = wait_bounded(&mut parent, Duration::from_secs(30));
@@ -219,7 +191,7 @@ fn an_interrupt_stops_the_rounds_process_too() {
 #[test]
 fn a_killed_sledge_takes_its_rounds_process_with_it() {
     let sandbox = Sandbox::new();
-    let (mut parent, child) = run_with_a_round_in_flight(&sandbox);
+    let (mut parent, child) = start_scripted(&sandbox, &["-p", "sleep=20"]);
     parent.kill().unwrap();
     parent.wait().unwrap();
     assert!(

@@ -12,12 +12,8 @@ use std::path::PathBuf;
 use clap::Args;
 use comfy_table::{Cell, CellAlignment};
 
-use super::output::{ExitStatus, UsageError, open_store, print};
-use super::run::{
-    RunArgs, exit_status, install_interrupt_handler, mark_abandoned, prepare, remove_leftovers,
-    run_once,
-};
-use crate::engine;
+use super::output::{ExitStatus, UsageError, print};
+use super::run::{RunArgs, exit_status, open_for_runs, prepare, run_once};
 use crate::report::format;
 use crate::report::listing::new_table;
 use crate::report::noise::case_noise;
@@ -59,12 +55,7 @@ pub fn execute(args: CalibrateArgs, store_path: Option<PathBuf>) -> anyhow::Resu
         .into());
     }
     let (plan, methodology, cpus) = prepare(&args.run)?;
-    let mut store = open_store(store_path)?;
-    store.check_integrity()?;
-    mark_abandoned(&mut store)?;
-    remove_leftovers(&plan);
-    let cancel = engine::CancelToken::new();
-    install_interrupt_handler(&cancel, store.path().to_path_buf());
+    let (mut store, cancel) = open_for_runs(store_path, &plan)?;
     let mut last = None;
     for i in 1..=args.runs {
         eprintln!("calibration run {i} of {}", args.runs);

@@ -165,14 +165,7 @@ impl RunArgs {
 /// Runs the plan and stores every finished case as it ends.
 pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
     let (plan, methodology, cpus) = prepare(&args)?;
-    let mut store = open_store(store_path)?;
-    // A damaged store would fail when the first case is stored, after
-    // that case had run: find it before anything is measured.
-    store.check_integrity()?;
-    mark_abandoned(&mut store)?;
-    remove_leftovers(&plan);
-    let cancel = engine::CancelToken::new();
-    install_interrupt_handler(&cancel, store.path().to_path_buf());
+    let (mut store, cancel) = open_for_runs(store_path, &plan)?;
     let run = match run_once(&args, &plan, &methodology, &cpus, &mut store, &cancel) {
         Ok(run) => run,
         Err(err) => {
@@ -259,7 +252,7 @@ pub(super) fn exit_status(run: &crate::results::RunRecord) -> ExitStatus {
 /// The first Ctrl-C (or SIGTERM) asks the run to stop after cleaning up;
 /// a second one marks the run `partial` in the store at `store_path` (the
 /// runs this process owns that are still `running`) and exits at once.
-pub(super) fn install_interrupt_handler(cancel: &engine::CancelToken, store_path: PathBuf) {
+fn install_interrupt_handler(cancel: &engine::CancelToken, store_path: PathBuf) {
     let cancel = cancel.clone();
     let result = ctrlc::set_handler(move || {
         if cancel.is_cancelled() {
@@ -295,9 +288,27 @@ fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
+/// Opens the store for runs of `plan`: checks it for damage (a damaged
+/// store would fail when the first case is stored, after that case had
+/// run), marks runs whose sledge is gone abandoned, removes what killed
+/// sledges left where `plan` writes, and installs the interrupt handler;
+/// returns the store and the token Ctrl-C cancels.
+pub(super) fn open_for_runs(
+    store_path: Option<PathBuf>,
+    plan: &suite::Plan,
+) -> anyhow::Result<(crate::store::Store, engine::CancelToken)> {
+    let mut store = open_store(store_path)?;
+    store.check_integrity()?;
+    mark_abandoned(&mut store)?;
+    remove_leftovers(plan);
+    let cancel = engine::CancelToken::new();
+    install_interrupt_handler(&cancel, store.path().to_path_buf());
+    Ok((store, cancel))
+}
+
 /// Removes what killed sledges left in the directories `plan` writes to
 /// (and the temporary directory), saying so.
-pub(super) fn remove_leftovers(plan: &suite::Plan) {
+fn remove_leftovers(plan: &suite::Plan) {
     let mut dirs: Vec<PathBuf> = std::env::current_dir().into_iter().collect();
     for case in &plan.cases {
         if let Some(dir) = case.params.to_raw_strings().get("dir") {
@@ -314,7 +325,7 @@ pub(super) fn remove_leftovers(plan: &suite::Plan) {
 }
 
 /// Marks the runs whose sledge is gone as `abandoned`, saying so.
-pub(super) fn mark_abandoned(store: &mut crate::store::Store) -> anyhow::Result<()> {
+fn mark_abandoned(store: &mut crate::store::Store) -> anyhow::Result<()> {
     for id in store.mark_abandoned_runs()? {
         eprintln!(
             "note: run {id} was left `running` by a sledge that is gone (killed or rebooted); marked abandoned, its stored cases kept"
