@@ -127,7 +127,12 @@ impl RoundExecutor for Subprocess {
             request: request.clone(),
         };
         match run_child(&self.program, &job, &ctx.cancel, progress) {
-            Ok(outcome) => outcome,
+            // The round's time as this process saw it, starting the child
+            // and reaping it included: what another round costs.
+            Ok(outcome) => RoundOutcome {
+                seconds: started.elapsed().as_secs_f64(),
+                ..outcome
+            },
             Err(err) => RoundOutcome {
                 cancelled: ctx.cancel.is_cancelled(),
                 error: Some(format!("{err:#}")),
