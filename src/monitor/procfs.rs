@@ -11,6 +11,7 @@
 //! `proc_loadavg(5)` and `proc_uptime(5)`, and the kernel's `fs/proc/stat.c`.
 
 use std::path::Path;
+use std::time::Duration;
 
 /// Highest CPU number accepted from a `cpuN` line of `/proc/stat`.
 ///
@@ -452,13 +453,38 @@ impl std::fmt::Display for ProcessIdentity {
     }
 }
 
-/// Whether a sledge process with this pid is alive: this very process, or
-/// one whose command name begins with `sledge` (a pid taken over by
-/// another program means the sledge that had it is gone).
-pub fn sledge_alive(pid: u32) -> bool {
-    pid == std::process::id()
-        || read(format!("/proc/{pid}/comm"))
-            .is_some_and(|comm| comm.trim_end().starts_with("sledge"))
+/// Whether the process `pid` may still own a resource it made, last
+/// changed at `changed` where that is known: the process exists and, for a
+/// known time, had started by then (a process that started later took the
+/// pid over from the maker, which is gone). Any program counts, not only
+/// one called `sledge`: sledge's code also runs inside other programs (its
+/// test binaries, a tool built on the library), and a resource of a live
+/// process must never be taken from under it.
+pub fn owner_alive(pid: u32, changed: Option<std::time::SystemTime>) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    let Some(stat) = read_pid_stat(pid) else {
+        return false;
+    };
+    let (Some(changed), Some(boot)) = (changed, read_boot_time()) else {
+        return true;
+    };
+    let started = boot + Duration::from_secs_f64(stat.starttime as f64 / clock_ticks_per_sec());
+    // `btime` is whole seconds: allow for its rounding.
+    started <= changed + Duration::from_secs(2)
+}
+
+/// The wall-clock time the system booted (`btime` of `/proc/stat`).
+fn read_boot_time() -> Option<std::time::SystemTime> {
+    let text = read("/proc/stat")?;
+    let secs: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(std::time::UNIX_EPOCH + Duration::from_secs(secs))
 }
 
 /// `/proc/sys/kernel/random/boot_id`, trimmed.

@@ -3,16 +3,17 @@
 //!
 //! Every such resource carries the id of the process that made it in its
 //! name (`sledge-fileio-4242-0`, `sledge-http_4242_0_1a2b3c4d.db`), so the
-//! next run can tell whose it is. A resource is left alone while a sledge
-//! process with that pid is alive (it may be in use); otherwise its maker is
-//! gone and it is removed, and the run says what it removed. (The
+//! next run can tell whose it is. A resource is left alone while a process
+//! with that pid is alive and was already running when the resource last
+//! changed (it may be in use); otherwise its maker is gone and it is
+//! removed, and the run says what it removed. (The
 //! database tables of `http.dynamic` on PostgreSQL or MariaDB are found
 //! the same way when the page connects to that database; runs left
 //! `running` are marked by the store.)
 
 use std::path::{Path, PathBuf};
 
-use crate::monitor::procfs::sledge_alive;
+use crate::monitor::procfs::owner_alive;
 
 /// What was removed, for the run to say.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,7 +56,8 @@ fn sweep_dir(dir: &Path, owner_of: fn(&str) -> Option<u32>, directories: bool) -
         let Some(owner_pid) = name.to_str().and_then(owner_of) else {
             continue;
         };
-        if sledge_alive(owner_pid) {
+        let changed = entry.metadata().and_then(|m| m.modified()).ok();
+        if owner_alive(owner_pid, changed) {
             continue;
         }
         // Never follow a symbolic link out of the directory.
@@ -145,8 +147,7 @@ mod tests {
         let stale = dir.path().join(format!("sledge-fileio-{gone}-0"));
         std::fs::create_dir_all(stale.join("sub")).unwrap();
         std::fs::write(stale.join("sub/data"), b"x").unwrap();
-        // This test binary's name begins with `sledge` too (sledge-<hash>),
-        // so its own scratch counts as a live sledge's.
+        // A live process's scratch is kept, whatever the program is called.
         let live = dir
             .path()
             .join(format!("sledge-disk-{}-3", std::process::id()));
@@ -169,5 +170,35 @@ mod tests {
         assert_eq!(ours[0].owner_pid, gone);
         assert!(!stale.exists());
         assert!(live.exists() && unrelated.exists() && file.exists());
+    }
+
+    #[test]
+    fn any_live_programs_scratch_is_kept_unless_its_pid_was_taken_over_later() {
+        let dir = tempfile::tempdir().unwrap();
+        // A live process that is not called sledge (sledge's code also runs
+        // inside other programs, such as the integration tests).
+        let mut other = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = other.id();
+        let fresh = dir.path().join(format!("sledge-fileio-{pid}-0"));
+        std::fs::create_dir(&fresh).unwrap();
+        // The same pid on a directory last changed long before that
+        // process started: the maker was another process, now gone.
+        let old = dir.path().join(format!("sledge-fileio-{pid}-1"));
+        std::fs::create_dir(&old).unwrap();
+        std::fs::File::open(&old)
+            .unwrap()
+            .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000))
+            .unwrap();
+
+        let removed = sweep(&[dir.path().to_path_buf()]);
+        other.kill().unwrap();
+        other.wait().unwrap();
+        let ours: Vec<&Removed> = removed.iter().filter(|r| r.owner_pid == pid).collect();
+        assert_eq!(ours.len(), 1, "{removed:?}");
+        assert!(fresh.exists());
+        assert!(!old.exists());
     }
 }

@@ -310,7 +310,7 @@ fn leftover_tables(names: Vec<String>) -> Vec<(String, u32)> {
         .into_iter()
         .filter_map(|name| {
             let pid = table_owner(&name, &prefix)?;
-            (!crate::monitor::procfs::sledge_alive(pid)).then_some((name, pid))
+            (!crate::monitor::procfs::owner_alive(pid, None)).then_some((name, pid))
         })
         .collect()
 }
