@@ -1,8 +1,30 @@
 //! sledge: a Linux server benchmark suite.
 //!
 //! The crate is a library first; `main.rs` only parses the command line and
-//! maps errors to exit codes. The modules follow the layers of the design:
-//! each one only calls the ones listed after it.
+//! maps errors to exit codes. The modules are layers: each one only imports
+//! the ones after it in this order (a test, `tests/layers.rs`, checks it):
+//!
+//! Layers, highest first: cli > report > suite > workloads > http > engine > store > results > monitor > probe > stats > secrets > sys
+//!
+//! - `cli`: one file per subcommand, wiring only.
+//! - `report`: tables, JSON, CSV, Markdown, comparisons, the portable
+//!   export document and the HTML report.
+//! - `suite`: profiles, planning and executing a run (rounds in their own
+//!   processes), leftovers of killed runs.
+//! - `workloads`: one module per family, each implementing the Workload
+//!   trait of `engine`, which is why they sit above it: the engine drives
+//!   them through that trait without importing them.
+//! - `http`: the load generator and the built-in server.
+//! - `engine`: the Workload trait, parameters, trials, rounds, cancellation.
+//! - `store`: the results database and its migrations.
+//! - `results`: the records a run produces, shared by engine, store and
+//!   report.
+//! - `monitor`: `/proc` sampling and the hardware readers during trials.
+//! - `probe`: the host inventory.
+//! - `stats`: pure statistics.
+//! - `secrets`: masking passwords.
+//! - `sys`: thin wrappers over the OS (affinity, limits, mappings, starting
+//!   threads together), knowing nothing of benchmarks.
 
 pub mod cli;
 pub mod engine;
@@ -15,4 +37,5 @@ pub mod secrets;
 pub mod stats;
 pub mod store;
 pub mod suite;
+pub mod sys;
 pub mod workloads;

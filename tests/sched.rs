@@ -14,7 +14,7 @@ use sledge::engine::{CancelToken, Cancelled, Case, CaseEnv, TrialContext, TrialO
 use crate::common::{FAST, Sandbox, wait_bounded};
 
 fn env() -> CaseEnv {
-    let cpus = sledge::engine::affinity::allowed_cpus().unwrap();
+    let cpus = sledge::sys::affinity::allowed_cpus().unwrap();
     CaseEnv {
         cpus,
         total_cache_bytes: 32 << 20,

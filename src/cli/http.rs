@@ -7,9 +7,10 @@ use std::time::Duration;
 use clap::Args;
 
 use super::output::{ExitStatus, UsageError, print};
+use crate::engine::CancelToken;
 use crate::engine::params::parse_seconds;
-use crate::engine::{CancelToken, affinity};
 use crate::http::{self, LoadConfig, LoadReport, Model, Rate, ServerConfig};
+use crate::sys::affinity;
 
 /// Options of `sledge http`.
 #[derive(Debug, Args)]
@@ -236,7 +237,7 @@ fn serve(addr: SocketAddr, args: &HttpArgs, cancel: &CancelToken) -> anyhow::Res
         },
         ..ServerConfig::loopback()
     };
-    http::limits::ensure_open_files(4096).ok();
+    crate::sys::fd_limit::ensure_open_files(4096).ok();
     let mut server = http::Server::start(&config)?;
     eprintln!(
         "serving on http://{} (paths /static/1, /static/2048, /static/204800, /static/2097152, /static/10485760, /dynamic); Ctrl-C stops",

@@ -197,7 +197,7 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
 /// plan and its methodology; every mistake here is a usage error.
 pub(super) fn prepare(args: &RunArgs) -> anyhow::Result<(suite::Plan, Methodology, Vec<usize>)> {
     let cpus =
-        engine::affinity::restrict_to(args.cpus).map_err(|e| UsageError(format!("{e:#}")))?;
+        crate::sys::affinity::restrict_to(args.cpus).map_err(|e| UsageError(format!("{e:#}")))?;
     let plan = suite::plan(&args.targets, &args.params, cpus.len())
         .map_err(|e| UsageError(e.to_string()))?;
     let methodology = args.methodology(plan.methodology.clone())?;

@@ -173,7 +173,7 @@ pub(crate) fn guarded<T>(call: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Re
         Ok(result) => result,
         Err(panic) => Err(anyhow::anyhow!(
             "the workload panicked: {}",
-            crate::workloads::common::workers::panic_message(&*panic)
+            crate::sys::workers::panic_message(&*panic)
         )),
     }
 }

@@ -5,7 +5,6 @@
 //! health and cancellation; workloads only know how to exercise the
 //! system.
 
-pub mod affinity;
 mod clock_drop;
 pub mod context;
 mod energy_metric;

@@ -9,17 +9,17 @@
 //! connections and its histograms; they are merged once at the end.
 
 use std::net::TcpStream as StdTcpStream;
-use std::sync::mpsc;
-use std::sync::{Condvar, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{Context, anyhow, bail};
+use anyhow::{Context, bail};
 use serde::Serialize;
 
 use super::tally::{ErrorCounts, LatencySummary, Tally};
 use super::url::Target;
 use super::worker::{Pacing, WorkerPlan, run_worker};
-use crate::engine::{CancelToken, Cancelled, affinity};
+use crate::engine::{CancelToken, Cancelled};
+use crate::sys::affinity;
+use crate::sys::workers::try_run_workers;
 
 /// How long the check before a run waits for the server to accept.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
@@ -253,105 +253,68 @@ pub fn run_until_cancelled(
     cancel: &CancelToken,
 ) -> anyhow::Result<(LoadReport, bool)> {
     config.validate()?;
-    super::limits::ensure_open_files(config.connections as u64 + SPARE_FDS)?;
+    crate::sys::fd_limit::ensure_open_files(config.connections as u64 + SPARE_FDS)?;
     probe(&config.targets[0])?;
     let pacing = config.pacing()?;
     let threads = config.threads;
-    let gate = StartGate::default();
-    let results = std::thread::scope(|scope| {
-        let (ready_tx, ready) = mpsc::channel::<bool>();
-        let mut handles = Vec::with_capacity(threads);
-        let mut spawn_error = None;
-        let mut first = 0;
-        for t in 0..threads {
-            let connections =
-                config.connections / threads + usize::from(t < config.connections % threads);
-            let quota = config
-                .requests
-                .map(|n| n / threads as u64 + u64::from((t as u64) < n % threads as u64));
-            let (gate, ready_tx) = (&gate, ready_tx.clone());
-            let cpu = config.cpus.as_ref().map(|c| c[t % c.len()]);
-            let first_connection = first;
-            first += connections;
-            let spawned = std::thread::Builder::new()
-                .name(format!("sledge-load-{t}"))
-                .spawn_scoped(scope, move || -> anyhow::Result<(Tally, Instant)> {
-                    // Say whether this thread is ready (a panic drops
-                    // `ready_tx` unsent, which the main thread sees too),
-                    // then wait at the gate, which the main thread opens or
-                    // calls off once every thread has reported: a thread
-                    // that fails never leaves the others waiting.
-                    let pinned = match cpu {
-                        Some(cpu) => std::panic::catch_unwind(|| affinity::set_affinity(&[cpu]))
-                            .unwrap_or_else(|_| Err(anyhow!("setting the CPU affinity panicked")))
-                            .with_context(|| format!("pinning generator thread {t} to CPU {cpu}")),
-                        None => Ok(()),
-                    };
-                    let _ = ready_tx.send(pinned.is_ok());
-                    drop(ready_tx);
-                    pinned?;
-                    let Some(start) = gate.wait() else {
-                        // Another thread failed; the run does not start.
-                        return Ok((Tally::default(), Instant::now()));
-                    };
-                    let plan = WorkerPlan {
-                        targets: &config.targets,
-                        connections,
-                        first_connection,
-                        total_connections: config.connections,
-                        keep_alive: config.keep_alive,
-                        pacing,
-                        timeout: config.timeout,
-                        quota,
-                        start,
-                        end: config.duration.map(|d| start + d),
-                        cancel,
-                        seed: 0x5EED + t as u64,
-                    };
-                    run_worker(&plan).context("generator thread")
-                });
-            match spawned {
-                Ok(handle) => handles.push(handle),
-                Err(e) => {
-                    spawn_error = Some(anyhow!(e).context("cannot start a generator thread"));
-                    break;
-                }
+    // Thread `t`'s share of the connections and of the request count,
+    // and the index of its first connection.
+    let share = |t: usize| {
+        let connections =
+            |t: usize| config.connections / threads + usize::from(t < config.connections % threads);
+        let quota = config
+            .requests
+            .map(|n| n / threads as u64 + u64::from((t as u64) < n % threads as u64));
+        (
+            connections(t),
+            quota,
+            (0..t).map(connections).sum::<usize>(),
+        )
+    };
+    // Every thread pins itself (when asked) before the common start; one
+    // that cannot calls the start off for all (see `sys::workers`).
+    let ran = try_run_workers(
+        threads,
+        |t| {
+            if let Some(cpus) = &config.cpus {
+                let cpu = cpus[t % cpus.len()];
+                affinity::set_affinity(&[cpu])
+                    .with_context(|| format!("pinning generator thread {t} to CPU {cpu}"))?;
             }
-        }
-        drop(ready_tx);
-        // Every started thread reports once or dies; then all senders are
-        // gone and `recv` fails.
-        let mut ready_ok = 0;
-        while let Ok(pinned) = ready.recv() {
-            ready_ok += usize::from(pinned);
-        }
-        let go = spawn_error.is_none() && ready_ok == handles.len();
-        let start = Instant::now();
-        gate.open(go.then_some(start));
-        let results = handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .map_err(|_| anyhow!("a generator thread panicked"))?
-            })
-            .collect::<anyhow::Result<Vec<_>>>();
-        match spawn_error {
-            Some(e) => Err(e),
-            None if !go => Err(results
-                .err()
-                .unwrap_or_else(|| anyhow!("a generator thread failed before the start"))),
-            None => results.map(|r| (start, r)),
-        }
-    });
-    let (start, results) = results?;
+            Ok(t)
+        },
+        |t, start| {
+            let (connections, quota, first_connection) = share(t);
+            let plan = WorkerPlan {
+                targets: &config.targets,
+                connections,
+                first_connection,
+                total_connections: config.connections,
+                keep_alive: config.keep_alive,
+                pacing,
+                timeout: config.timeout,
+                quota,
+                start,
+                end: config.duration.map(|d| start + d),
+                cancel,
+                seed: 0x5EED + t as u64,
+            };
+            run_worker(&plan)
+                .map(|(tally, _finished)| tally)
+                .context("generator thread")
+        },
+    )
+    .context("cannot run the generator threads")?;
+    let tallies = ran
+        .results
+        .into_iter()
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let cancelled = cancel.is_cancelled();
     let mut tally = Tally::default();
-    let mut last = start;
-    for (t, finished) in &results {
+    for t in &tallies {
         tally.merge(t);
-        last = last.max(*finished);
     }
-    let seconds = (last - start).as_secs_f64().max(1e-9);
+    let seconds = ran.seconds.max(1e-9);
     let open = config.rate.is_some();
     let report = LoadReport {
         mode: if open { "open" } else { "closed" },
@@ -375,35 +338,6 @@ pub fn run_until_cancelled(
         tally,
     };
     Ok((report, cancelled))
-}
-
-/// Where the generator threads wait until every one of them is ready: the
-/// start time to go, or `None` when the run is called off.
-#[derive(Default)]
-struct StartGate {
-    state: Mutex<Option<Option<Instant>>>,
-    opened: Condvar,
-}
-
-impl StartGate {
-    fn lock(&self) -> MutexGuard<'_, Option<Option<Instant>>> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn open(&self, start: Option<Instant>) {
-        *self.lock() = Some(start);
-        self.opened.notify_all();
-    }
-
-    fn wait(&self) -> Option<Instant> {
-        let mut state = self.lock();
-        loop {
-            if let Some(start) = *state {
-                return start;
-            }
-            state = self.opened.wait(state).unwrap_or_else(|p| p.into_inner());
-        }
-    }
 }
 
 /// One blocking connect before the run, so that a wrong port or a dead

@@ -8,7 +8,6 @@
 
 mod arrival;
 mod header_value;
-pub mod limits;
 pub mod load;
 pub mod response;
 pub mod server;
@@ -25,5 +24,5 @@ pub use worker::Pacing;
 /// A latency histogram with the bounds every workload uses, so that the
 /// generator's histograms merge with the engine's.
 pub(crate) fn histogram() -> hdrhistogram::Histogram<u64> {
-    crate::workloads::common::event_loop::latency_histogram()
+    crate::stats::latency_histogram()
 }

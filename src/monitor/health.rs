@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::clock::ClockSource;
 use super::procfs::{CpuTimes, DEFAULT_CLOCK_TICKS_PER_SEC};
-use super::sampler::Snapshot;
 use super::sensors::SensorAccumulator;
+use super::snapshot::Snapshot;
 
 /// Steal time, in % of all CPU time of all CPUs over a trial, above which
 /// the trial is flagged [`Disturbance::Steal`].

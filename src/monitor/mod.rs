@@ -50,6 +50,7 @@ mod idle;
 mod perf_counters;
 mod sampler;
 mod sensors;
+mod snapshot;
 mod sysfs_value;
 mod thermal;
 
@@ -61,5 +62,6 @@ pub use health::{
 };
 pub use idle::{BusyProcess, IdleReport, idle_check};
 pub use procfs::CpuTimes;
-pub use sampler::{Monitor, Snapshot};
+pub use sampler::Monitor;
 pub use sensors::{SensorAccumulator, SensorReaders, SensorSample, Sensors};
+pub use snapshot::Snapshot;

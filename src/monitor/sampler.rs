@@ -20,8 +20,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::health::{HealthAccumulator, TrialHealth};
-use super::procfs::{self, CpuTimes};
-use super::sensors::{SensorReaders, SensorSample};
+use super::procfs;
+use super::sensors::SensorReaders;
+use super::snapshot::Snapshot;
 
 /// Shortest sampling interval [`Monitor::start`] honours.
 ///
@@ -29,52 +30,6 @@ use super::sensors::{SensorReaders, SensorSample};
 /// yields empty intervals while costing a `/proc/stat` read (whose size
 /// grows with the CPU count) each time.
 const MIN_INTERVAL: Duration = Duration::from_millis(10);
-
-/// The host's counters at one instant.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Snapshot {
-    /// When it was taken, in seconds since an arbitrary origin (the
-    /// monitor's start); only differences matter.
-    pub at: f64,
-    /// Per-CPU jiffies from `/proc/stat`, indexed by CPU number; `None` for
-    /// a CPU not listed (offline).
-    pub per_cpu: Vec<Option<CpuTimes>>,
-    /// Context switches since boot (`ctxt`).
-    pub ctxt: u64,
-    /// Runnable tasks at that moment (`procs_running`).
-    pub procs_running: u32,
-    /// Pages swapped in since boot; `None` if `/proc/vmstat` has no
-    /// counters, in which case no swap can be reported.
-    pub pswpin: Option<u64>,
-    /// Pages swapped out since boot; `None` as for `pswpin`.
-    pub pswpout: Option<u64>,
-    /// CPU time of this whole process (all threads) and its descendants,
-    /// in clock ticks (see [`procfs::read_tree_ticks`]).
-    pub self_jiffies: u64,
-    /// The hardware sensors' readings, when the monitor has sensors.
-    pub sensors: Option<SensorSample>,
-}
-
-impl Snapshot {
-    /// Reads the counters now, timing the snapshot from `origin`. `None`
-    /// when `/proc/stat` or `/proc/self/stat` cannot be read (no `/proc`).
-    pub fn take(origin: Instant) -> Option<Snapshot> {
-        let at = origin.elapsed().as_secs_f64();
-        let stat = procfs::read_stat()?;
-        let own = procfs::read_tree_ticks()?;
-        let swap = procfs::read_vmstat();
-        Some(Snapshot {
-            at,
-            per_cpu: stat.per_cpu,
-            ctxt: stat.ctxt.unwrap_or(0),
-            procs_running: stat.procs_running.unwrap_or(0),
-            pswpin: swap.map(|s| s.pswpin),
-            pswpout: swap.map(|s| s.pswpout),
-            self_jiffies: own,
-            sensors: None,
-        })
-    }
-}
 
 /// Adds a snapshot to the running sums, starting them with the first one.
 fn fold(acc: &mut Option<HealthAccumulator>, snapshot: Snapshot, ticks_per_sec: f64) {

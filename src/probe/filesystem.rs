@@ -6,7 +6,6 @@
 //! numbers that lead to `/sys/dev/block`), sizes come from `statvfs(3)`, and
 //! the device's queue settings from `/sys/class/block/<disk>/queue`.
 
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
@@ -197,28 +196,6 @@ fn block_device(major: u32, minor: u32, source: &str) -> Option<String> {
     disk_name(&sys_dir, sys_dir.join("partition").exists())
 }
 
-/// Total and available bytes of the filesystem holding `path`.
-// The statvfs field types differ between targets; `as u64` is a no-op on some.
-#[allow(clippy::unnecessary_cast)]
-fn statvfs_sizes(path: &Path) -> Option<(u64, u64)> {
-    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: statvfs is plain old data; all-zero is a valid value.
-    let mut buf: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c_path` is NUL-terminated and `buf` is valid and writable.
-    if unsafe { libc::statvfs(c_path.as_ptr(), &mut buf) } != 0 {
-        return None;
-    }
-    let fragment = if buf.f_frsize > 0 {
-        buf.f_frsize as u64
-    } else {
-        buf.f_bsize as u64
-    };
-    Some((
-        (buf.f_blocks as u64).saturating_mul(fragment),
-        (buf.f_bavail as u64).saturating_mul(fragment),
-    ))
-}
-
 /// Describes the filesystem holding `path`: the longest mount-point prefix of
 /// the canonicalized path in `/proc/self/mountinfo`, sizes from `statvfs`.
 /// `None` when the path does not exist or nothing at all can be learned.
@@ -230,7 +207,9 @@ pub fn filesystem_of(path: &Path) -> Option<FilesystemInfo> {
         .map(|m| split_dev(m.dev()));
     let mount =
         read_text("/proc/self/mountinfo").and_then(|text| find_mount(&text, &path_text, device));
-    let sizes = statvfs_sizes(&canonical);
+    let sizes = crate::sys::fs_space::fs_space(&canonical)
+        .ok()
+        .map(|s| (s.total, s.available));
     if mount.is_none() && sizes.is_none() {
         return None;
     }

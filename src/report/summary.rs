@@ -24,7 +24,7 @@ use crate::stats::Direction;
 /// (`threads=all` already resolved for the run's CPUs). A workload missing
 /// here (say, from a newer sledge) is shown with its varying parameters
 /// only.
-pub type Defaults = BTreeMap<String, BTreeMap<String, String>>;
+pub use crate::suite::defaults::Defaults;
 
 /// Lines of the summary are wrapped before this many columns.
 const WIDTH: usize = 100;

@@ -35,6 +35,7 @@
 
 mod compare;
 mod hierarchical;
+mod latency_histogram;
 mod outliers;
 mod run_noise;
 mod scaling;
@@ -46,6 +47,7 @@ pub use compare::{
     compare, compare_sides,
 };
 pub use hierarchical::{CiBasis, Levels, summarize_rounds};
+pub use latency_histogram::{LATENCY_MAX_NS, LATENCY_SIGFIG, latency_histogram};
 pub use outliers::{TUKEY_FENCE, tukey_outliers};
 pub use run_noise::{MIN_HISTORY_RUNS, RunNoise, SHIFT_FENCE, run_noise};
 pub use scaling::{MIN_USL_STEPS, POOR_FIT_R_SQUARED, Peak, SpeedUp, UslFit, fit_usl, speedup};

@@ -4,8 +4,10 @@
 use std::collections::BTreeMap;
 
 use crate::engine::params::resolve_cases;
-use crate::report::summary::Defaults;
 use crate::results::RunRecord;
+
+/// Per workload, its default parameters: name to canonical value.
+pub type Defaults = BTreeMap<String, BTreeMap<String, String>>;
 
 /// The canonical default parameters of every workload the run used, with
 /// `all` resolved for the run's CPU count. Workloads this build does not

@@ -17,7 +17,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
-use crate::engine::affinity;
+use crate::sys::affinity;
 
 /// At most this many workers; more jobs wait in the queue.
 pub const MAX_THREADS: usize = 1024;

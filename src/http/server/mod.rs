@@ -37,7 +37,7 @@ use socket2::{Domain, Protocol, Socket, Type};
 pub use content::static_path;
 pub use dynamic::{Database, DbSource};
 
-use crate::engine::affinity;
+use crate::sys::affinity;
 
 /// The listen backlog; the kernel caps it at `net.core.somaxconn`.
 const BACKLOG: i32 = 4096;

@@ -17,7 +17,7 @@ use mio::{Events, Interest, Poll, Token, Waker};
 use super::Limits;
 use super::content::Content;
 use super::request::{self, MAX_REQUEST_HEAD};
-use crate::engine::affinity;
+use crate::sys::affinity;
 
 /// How often a blocked connection thread looks at the stop flag and its
 /// deadline.

@@ -16,21 +16,9 @@ use hdrhistogram::Histogram;
 
 use super::rng::Xoroshiro128Plus;
 use super::sysbench_accounting::{SharedLogHistogram, SpinTimer};
-use super::workers::run_workers;
 use crate::engine::{CancelToken, Cancelled};
-
-/// Latency histograms record nanoseconds from 1 ns to one hour with three
-/// significant digits, the resolution wrk and HdrHistogram's docs use.
-pub const LATENCY_MAX_NS: u64 = 3_600_000_000_000;
-/// Significant digits of latency histograms.
-pub const LATENCY_SIGFIG: u8 = 3;
-
-/// A fresh latency histogram with the common bounds, so that every
-/// histogram of a case can be merged.
-pub fn latency_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, LATENCY_MAX_NS, LATENCY_SIGFIG)
-        .expect("constant histogram bounds are valid")
-}
+use crate::stats::latency_histogram;
+use crate::sys::workers::run_workers;
 
 /// How much bookkeeping surrounds each event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,4 +5,3 @@ pub mod params;
 pub mod pthread_mutex;
 pub mod rng;
 pub mod sysbench_accounting;
-pub mod workers;

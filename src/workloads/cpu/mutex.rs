@@ -12,10 +12,10 @@ use anyhow::bail;
 use crate::engine::{
     Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput, Workload,
 };
+use crate::sys::workers::run_workers;
 use crate::workloads::common::params;
 use crate::workloads::common::pthread_mutex::PthreadMutex;
 use crate::workloads::common::rng::Xoroshiro128Plus;
-use crate::workloads::common::workers::run_workers;
 
 /// The `cpu.mutex` workload.
 pub struct Mutex;

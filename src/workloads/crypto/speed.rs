@@ -22,13 +22,13 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, anyhow, bail};
 
 use super::algorithm::{Algorithm, Operation};
-use crate::engine::affinity::set_affinity;
 use crate::engine::{
     CancelToken, Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext,
     TrialOutput, Workload,
 };
+use crate::sys::affinity::set_affinity;
+use crate::sys::workers::try_run_workers;
 use crate::workloads::common::params::{self, MAX_THREADS};
-use crate::workloads::common::workers::try_run_workers;
 
 /// openssl's block sizes: `openssl speed` runs 16, 64, 256, 1024, 8192
 /// and 16384 bytes.
@@ -214,7 +214,7 @@ impl CopyState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::affinity::allowed_cpus;
+    use crate::sys::affinity::allowed_cpus;
 
     #[test]
     fn a_copy_that_cannot_be_pinned_fails_the_trial_without_hanging() {

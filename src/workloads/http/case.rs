@@ -126,7 +126,7 @@ impl HttpCase {
         path: String,
     ) -> anyhow::Result<HttpCase> {
         let connections = p.u64("concurrency") as usize;
-        http::limits::ensure_open_files(2 * connections as u64 + SPARE_FDS)?;
+        crate::sys::fd_limit::ensure_open_files(2 * connections as u64 + SPARE_FDS)?;
         let (server_cpus, client_cpus) = split_cpus(&env.cpus);
         let mut warnings = Vec::new();
         if client_cpus.is_none() {
@@ -295,7 +295,7 @@ mod tests {
 
     fn env() -> CaseEnv {
         CaseEnv {
-            cpus: crate::engine::affinity::allowed_cpus().unwrap(),
+            cpus: crate::sys::affinity::allowed_cpus().unwrap(),
             total_cache_bytes: 0,
             memory_bytes: 0,
         }

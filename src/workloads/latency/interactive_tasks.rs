@@ -31,7 +31,7 @@
 
 use hdrhistogram::Histogram;
 
-use crate::workloads::common::event_loop::latency_histogram;
+use crate::stats::latency_histogram;
 
 /// An interactive task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -27,7 +27,7 @@ use crate::engine::{
     Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput,
     Workload,
 };
-use crate::workloads::common::event_loop::latency_histogram;
+use crate::stats::latency_histogram;
 use crate::workloads::common::params;
 
 /// The `latency.wakeup` workload.

@@ -23,11 +23,12 @@ use anyhow::{anyhow, bail};
 
 use super::chase::{self, LINE};
 use super::numa;
-use crate::engine::affinity::set_affinity;
 use crate::engine::{
     Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput,
     Workload,
 };
+use crate::sys::affinity::set_affinity;
+use crate::sys::anon_map::{AnonMap, Sharing};
 use crate::workloads::common::params;
 
 /// Smallest working set: 16 KiB, inside any L1.
@@ -121,7 +122,7 @@ struct LatencyCase {
     time: Duration,
     memory_node: Option<u32>,
     cpu: Option<usize>,
-    buffer: Option<Mapping>,
+    buffer: Option<AnonMap>,
     /// Where the chase resumes: the address the last trial ended on.
     start: usize,
     warnings: Vec<String>,
@@ -150,19 +151,20 @@ impl LatencyCase {
 
 impl Case for LatencyCase {
     fn prepare(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
-        let mapping = Mapping::new(self.size)?;
+        let mapping = AnonMap::new(self.size, HUGE_PAGE, Sharing::Private)
+            .map_err(|e| anyhow!("could not map {} bytes for the working set: {e}", self.size))?;
         if self.hugepages {
             mapping.advise_hugepages();
         }
         if let Some(node) = self.memory_node {
             // SAFETY: the range is the mapping just made, not yet touched.
-            unsafe { numa::bind_to_node(mapping.ptr, mapping.len, node) }
+            unsafe { numa::bind_to_node(mapping.ptr(), mapping.len(), node) }
                 .map_err(|e| anyhow!("binding the working set to NUMA node {node}: {e}"))?;
         }
         let lines = self.size / LINE;
         let next = chase::single_cycle(lines, 0x5eed);
-        let addr = mapping.ptr as usize;
-        let len = mapping.len;
+        let addr = mapping.ptr() as usize;
+        let len = mapping.len();
         // Written by the pinned thread, so that a local set is local.
         let start = self.pinned(move || {
             // SAFETY: the mapping is `len` bytes, readable and writable,
@@ -216,64 +218,5 @@ impl Case for LatencyCase {
 
     fn warnings(&self) -> Vec<String> {
         self.warnings.clone()
-    }
-}
-
-/// An anonymous private mapping aligned to a huge page, unmapped on drop.
-struct Mapping {
-    ptr: *mut u8,
-    len: usize,
-    /// The whole reservation, including the alignment slack.
-    raw: *mut libc::c_void,
-    raw_len: usize,
-}
-
-// SAFETY: plain memory, used by one thread at a time.
-unsafe impl Send for Mapping {}
-
-impl Mapping {
-    fn new(len: usize) -> anyhow::Result<Self> {
-        let raw_len = len + HUGE_PAGE;
-        // SAFETY: a fresh anonymous mapping; no existing memory is touched.
-        let raw = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                raw_len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if raw == libc::MAP_FAILED {
-            bail!(
-                "could not map {len} bytes for the working set: {}",
-                std::io::Error::last_os_error()
-            );
-        }
-        let aligned = (raw as usize).next_multiple_of(HUGE_PAGE);
-        Ok(Mapping {
-            ptr: aligned as *mut u8,
-            len,
-            raw,
-            raw_len,
-        })
-    }
-
-    /// Asks for transparent huge pages; a kernel without them ignores it.
-    fn advise_hugepages(&self) {
-        // SAFETY: the range lies inside our mapping.
-        unsafe {
-            libc::madvise(self.ptr as *mut libc::c_void, self.len, libc::MADV_HUGEPAGE);
-        }
-    }
-}
-
-impl Drop for Mapping {
-    fn drop(&mut self) {
-        // SAFETY: unmaps exactly what `new` mapped.
-        unsafe {
-            libc::munmap(self.raw, self.raw_len);
-        }
     }
 }

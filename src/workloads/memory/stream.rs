@@ -27,14 +27,15 @@ use anyhow::{Context, bail};
 
 use super::spin_barrier::SpinBarrier;
 use super::stream_kernels::{self, Isa, Kernel, Share};
-use crate::engine::affinity::set_affinity;
 use crate::engine::params::format_size;
 use crate::engine::{
     Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput,
     Workload,
 };
+use crate::sys::affinity::set_affinity;
+use crate::sys::anon_map::{AnonMap, Sharing};
+use crate::sys::workers::try_run_workers;
 use crate::workloads::common::params::{self, MAX_THREADS};
-use crate::workloads::common::workers::try_run_workers;
 
 /// STREAM's default array size (elements), used when the cache is
 /// unknown or small.
@@ -373,14 +374,9 @@ impl Arrays {
 /// writes it here: the pages stay untouched until the thread that owns a
 /// share writes it first, which decides where they live (first touch).
 struct RawArray {
-    ptr: *mut f64,
+    map: AnonMap,
     len: usize,
-    bytes: usize,
 }
-
-// SAFETY: plain memory; threads only ever get disjoint slices of it.
-unsafe impl Send for RawArray {}
-unsafe impl Sync for RawArray {}
 
 impl RawArray {
     fn new(len: usize) -> anyhow::Result<Self> {
@@ -388,29 +384,11 @@ impl RawArray {
             .checked_mul(std::mem::size_of::<f64>())
             .filter(|&b| b > 0)
             .ok_or_else(|| anyhow::anyhow!("a STREAM array of {len} elements is not possible"))?;
-        // SAFETY: a fresh private anonymous mapping; no existing memory is
-        // touched. mmap returns page-aligned, zero-filled memory.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                bytes,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            bail!(
-                "could not allocate a STREAM array of {bytes} bytes: {}",
-                std::io::Error::last_os_error()
-            );
-        }
-        Ok(RawArray {
-            ptr: ptr as *mut f64,
-            len,
-            bytes,
-        })
+        let map =
+            AnonMap::new(bytes, std::mem::align_of::<f64>(), Sharing::Private).map_err(|e| {
+                anyhow::anyhow!("could not allocate a STREAM array of {bytes} bytes: {e}")
+            })?;
+        Ok(RawArray { map, len })
     }
 
     /// The elements `lo..hi` (checked).
@@ -423,17 +401,7 @@ impl RawArray {
         assert!(lo <= hi && hi <= self.len);
         // SAFETY: in bounds by the assert, initialised (zero-filled) and
         // aligned (page-aligned); exclusivity is the caller's promise.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(lo), hi - lo) }
-    }
-}
-
-impl Drop for RawArray {
-    fn drop(&mut self) {
-        // SAFETY: unmaps exactly what `new` mapped; no slice outlives
-        // `self`.
-        unsafe {
-            libc::munmap(self.ptr as *mut libc::c_void, self.bytes);
-        }
+        unsafe { std::slice::from_raw_parts_mut(self.map.ptr().cast::<f64>().add(lo), hi - lo) }
     }
 }
 
@@ -478,7 +446,7 @@ mod tests {
         // Thread 0 can be pinned; thread 1's CPU does not exist here, as
         // when a CPU goes offline or the cpuset shrinks during a run.
         let ctx = TrialContext::new(
-            vec![crate::engine::affinity::allowed_cpus().unwrap()[0], 1023],
+            vec![crate::sys::affinity::allowed_cpus().unwrap()[0], 1023],
             crate::engine::CancelToken::new(),
         );
         let err = format!("{:#}", case.trial(&ctx).err().unwrap());

@@ -114,7 +114,7 @@ impl Workload for Hackbench {
         };
         // Limits are checked now, before any task exists.
         process::check_task_limit(config.tasks(), config.mode == Mode::Process)?;
-        crate::http::limits::ensure_open_files(config.open_files() + SPARE_FILES)?;
+        crate::sys::fd_limit::ensure_open_files(config.open_files() + SPARE_FILES)?;
         Ok(Box::new(HackbenchCase { config }))
     }
 }

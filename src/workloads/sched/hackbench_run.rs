@@ -25,7 +25,8 @@ use super::hackbench_tasks::{
 };
 use super::process::{ChildStatus, ProcessGroup};
 use super::wake_signal;
-use crate::engine::{CancelToken, Cancelled, affinity};
+use crate::engine::{CancelToken, Cancelled};
+use crate::sys::affinity;
 
 /// How the tasks run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

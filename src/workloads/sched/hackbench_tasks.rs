@@ -20,6 +20,8 @@ use std::io;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 
+use crate::sys::anon_map::{AnonMap, Sharing};
+
 /// What carries the messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ipc {
@@ -146,45 +148,24 @@ impl TaskSlot {
 /// One slot per task in an anonymous shared mapping: forked children
 /// write into the same pages the parent reads.
 pub struct Slots {
-    ptr: *mut TaskSlot,
+    map: AnonMap,
     len: usize,
 }
-
-// SAFETY: the slots are atomics; the mapping lives as long as `Slots`.
-unsafe impl Send for Slots {}
-// SAFETY: as above.
-unsafe impl Sync for Slots {}
 
 impl Slots {
     /// `len` zeroed (pending) slots.
     pub fn new(len: usize) -> io::Result<Slots> {
-        let bytes = (len.max(1)) * std::mem::size_of::<TaskSlot>();
-        // SAFETY: an anonymous mapping with no address hint; checked below.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                bytes,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
+        let bytes = len.max(1) * std::mem::size_of::<TaskSlot>();
+        let map = AnonMap::new(bytes, std::mem::align_of::<TaskSlot>(), Sharing::Shared)?;
         // Anonymous mappings are zero-filled: every slot is Pending.
-        Ok(Slots {
-            ptr: ptr.cast(),
-            len,
-        })
+        Ok(Slots { map, len })
     }
 
     /// Slot `i`.
     pub fn get(&self, i: usize) -> &TaskSlot {
         assert!(i < self.len, "slot {i} of {}", self.len);
         // SAFETY: in bounds; zeroed memory is a valid TaskSlot (atomics).
-        unsafe { &*self.ptr.add(i) }
+        unsafe { &*self.map.ptr().cast::<TaskSlot>().add(i) }
     }
 
     /// Number of slots.
@@ -195,14 +176,6 @@ impl Slots {
     /// Whether there are no slots.
     pub fn is_empty(&self) -> bool {
         self.len == 0
-    }
-}
-
-impl Drop for Slots {
-    fn drop(&mut self) {
-        let bytes = (self.len.max(1)) * std::mem::size_of::<TaskSlot>();
-        // SAFETY: the mapping we created, unmapped once.
-        unsafe { libc::munmap(self.ptr.cast(), bytes) };
     }
 }
 

@@ -33,7 +33,8 @@ use crate::engine::{
     Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput,
     Workload,
 };
-use crate::workloads::common::event_loop::{latency_histogram, latency_metrics};
+use crate::stats::latency_histogram;
+use crate::workloads::common::event_loop::latency_metrics;
 use crate::workloads::common::params;
 use crate::workloads::common::rng::Xoroshiro128Plus;
 

@@ -27,7 +27,7 @@ use super::workdir::{self, ScratchDir};
 use crate::engine::{
     Case, CaseEnv, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput, Workload,
 };
-use crate::http::limits::ensure_open_files;
+use crate::sys::fd_limit::ensure_open_files;
 use crate::workloads::common::params;
 
 /// Most clients any fileserver workload accepts.
@@ -353,15 +353,9 @@ fn c_path(path: &Path) -> anyhow::Result<CString> {
 }
 
 fn statvfs(path: &Path) -> anyhow::Result<()> {
-    let c = c_path(path)?;
-    // SAFETY: statvfs is plain old data; all-zero is a valid value.
-    let mut buf: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c` is NUL-terminated and `buf` is valid and writable.
-    if unsafe { libc::statvfs(c.as_ptr(), &mut buf) } != 0 {
-        return Err(std::io::Error::last_os_error())
-            .with_context(|| format!("statvfs of `{}`", path.display()));
-    }
-    Ok(())
+    crate::sys::fs_space::fs_space(path)
+        .map(drop)
+        .with_context(|| format!("statvfs of `{}`", path.display()))
 }
 
 /// Sets a file's access and modification times to now.

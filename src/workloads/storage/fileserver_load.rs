@@ -16,8 +16,9 @@ use hdrhistogram::Histogram;
 
 use super::fileserver_mix::{Op, OpKind};
 use crate::engine::{CancelToken, Cancelled, Metric, TrialOutput};
-use crate::workloads::common::event_loop::{latency_histogram, latency_metrics};
-use crate::workloads::common::workers::try_run_workers;
+use crate::stats::latency_histogram;
+use crate::sys::workers::try_run_workers;
+use crate::workloads::common::event_loop::latency_metrics;
 
 /// Carries out operations for one client.
 pub trait Executor {

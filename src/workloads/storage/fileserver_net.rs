@@ -29,7 +29,7 @@ use super::fileserver::{clients_param, load_limits, warmup_param};
 use super::fileserver_load::{Executor, LoadLimits, run_load};
 use super::fileserver_mix::{self, Op};
 use crate::engine::{Case, CaseEnv, ParamSet, ParamSpec, TrialContext, TrialOutput, Workload};
-use crate::http::limits::ensure_open_files;
+use crate::sys::fd_limit::ensure_open_files;
 use crate::workloads::common::params;
 
 const REQUEST_HEADER: usize = 16;

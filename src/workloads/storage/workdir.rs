@@ -18,6 +18,7 @@ use anyhow::{Context, bail};
 
 use crate::engine::params::format_size;
 use crate::engine::{ParamKind, ParamSpec};
+use crate::sys::fs_space::fs_space;
 
 /// Free space kept beyond the data set: filesystems need room for their
 /// metadata (inodes, extent trees, journal growth), and filling a disk to
@@ -61,7 +62,7 @@ pub fn check_dir(workload: &str, dir: &str, bytes: u64) -> anyhow::Result<PathBu
     }
     let canonical = std::fs::canonicalize(path)
         .with_context(|| format!("{workload}: resolving `{}`", path.display()))?;
-    let stat = statvfs(&canonical)
+    let stat = fs_space(&canonical)
         .with_context(|| format!("{workload}: statvfs on `{}`", canonical.display()))?;
     if stat.read_only {
         bail!(
@@ -155,32 +156,6 @@ pub fn filesystem_note(dir: &Path) -> Option<String> {
         here.block_device.as_deref().unwrap_or("none"),
         here.mount_options
     ))
-}
-
-struct VfsStat {
-    available: u64,
-    read_only: bool,
-}
-
-// The statvfs field types differ between targets; `as u64` is a no-op on some.
-#[allow(clippy::unnecessary_cast)]
-fn statvfs(path: &Path) -> std::io::Result<VfsStat> {
-    let c_path = CString::new(path.as_os_str().as_bytes())?;
-    // SAFETY: statvfs is plain old data; all-zero is a valid value.
-    let mut buf: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c_path` is NUL-terminated and `buf` is valid and writable.
-    if unsafe { libc::statvfs(c_path.as_ptr(), &mut buf) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    let fragment = if buf.f_frsize > 0 {
-        buf.f_frsize as u64
-    } else {
-        buf.f_bsize as u64
-    };
-    Ok(VfsStat {
-        available: (buf.f_bavail as u64).saturating_mul(fragment),
-        read_only: (buf.f_flag as u64) & (libc::ST_RDONLY as u64) != 0,
-    })
 }
 
 /// access(2) with W_OK | X_OK: unlike a mode check it also refuses root on
