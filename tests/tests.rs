@@ -11,6 +11,7 @@ mod hardware;
 mod http;
 mod http_db;
 mod notes;
+mod pg_store;
 mod portable;
 mod report;
 mod rounds;

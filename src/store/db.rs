@@ -425,7 +425,10 @@ mod tests {
         assert_eq!(row.get::<f64>(0).unwrap(), 1.0);
         assert_eq!(row.get::<String>(3).unwrap(), "a");
         let e = row.get::<i64>(3).unwrap_err().to_string();
-        assert!(e.contains("column 3: expected an integer, found text"), "{e}");
+        assert!(
+            e.contains("column 3: expected an integer, found text"),
+            "{e}"
+        );
         assert!(row.get::<i64>(9).is_err());
     }
 

@@ -523,7 +523,9 @@ fn read_header(path: &Path) -> io::Result<Vec<u8>> {
 /// Accepts a database marked as sledge's, or one with no mark, no schema
 /// version and no schema objects at all (a new, empty file).
 fn check_ownership(conn: &Connection, path: &Path) -> Result<(), StoreError> {
-    let sql_err = |cause: rusqlite::Error| sql_err(path, "checking that the file is a sledge database")(cause);
+    let sql_err = |cause: rusqlite::Error| {
+        sql_err(path, "checking that the file is a sledge database")(cause)
+    };
     // One read transaction, so that the mark, the objects and the version
     // come from one state of the file: a sledge starting beside this one may
     // be creating the store, and separate reads could see its tables but

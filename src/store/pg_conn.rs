@@ -141,7 +141,8 @@ impl Drop for PgConn {
         // flush it briefly, so the server logs a clean goodbye.
         drop(self.client.take());
         self.runtime.block_on(async {
-            let _ = tokio::time::timeout(Duration::from_millis(200), tokio::task::yield_now()).await;
+            let _ =
+                tokio::time::timeout(Duration::from_millis(200), tokio::task::yield_now()).await;
         });
     }
 }
@@ -226,7 +227,9 @@ impl<'a> tokio_postgres::types::FromSql<'a> for Value {
                 Value::Text(<&str>::from_sql(ty, raw)?.to_string())
             }
             Type::BYTEA => Value::Blob(<&[u8]>::from_sql(ty, raw)?.to_vec()),
-            ref other => return Err(format!("the store cannot read a column of type {other}").into()),
+            ref other => {
+                return Err(format!("the store cannot read a column of type {other}").into());
+            }
         })
     }
 

@@ -195,7 +195,7 @@ pub(crate) fn migrate(conn: &Conn) -> Result<Result<Migration, String>, DbError>
     let tx = conn.begin(TxKind::Write)?;
     // Waits for another sledge's migration of this database, if any; held
     // until this transaction ends.
-    tx.query(
+    tx.execute(
         "SELECT pg_advisory_xact_lock(?1)",
         params![i64::from(APPLICATION_ID)],
     )?;

@@ -302,7 +302,11 @@ impl Store {
                 "SELECT id FROM run WHERE substr(uuid, 1, ?2) = ?1 LIMIT 2",
                 params![prefix, prefix.len() as i64],
             )
-            .and_then(|rows| rows.iter().map(|row| row.get::<i64>(0)).collect::<Result<Vec<_>, _>>())
+            .and_then(|rows| {
+                rows.iter()
+                    .map(|row| row.get::<i64>(0))
+                    .collect::<Result<Vec<_>, _>>()
+            })
             .map_err(sql_err(path, "looking up a run by UUID"))?;
         match ids.as_slice() {
             [id] => Ok(Some(*id)),
@@ -380,7 +384,11 @@ fn load_case(
              FROM metric WHERE case_id = ?1 ORDER BY id",
             params![case_id],
         )
-        .and_then(|rows| rows.iter().map(metric_row).collect::<Result<Vec<_>, DbError>>())
+        .and_then(|rows| {
+            rows.iter()
+                .map(metric_row)
+                .collect::<Result<Vec<_>, DbError>>()
+        })
         .map_err(sql_err(path, doing))?;
     let mut metrics = Vec::with_capacity(metric_rows.len());
     for m in metric_rows {

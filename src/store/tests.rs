@@ -1228,7 +1228,10 @@ fn a_store_from_before_uuids_gives_every_run_one() {
         .begin_run(&run("quick", "2026-01-03T00:00:00Z", "box"))
         .unwrap();
     assert!(!uuids.contains(&store.load_run(id).unwrap().uuid));
-    assert_eq!(schema::user_version(store.conn.sqlite().unwrap()).unwrap(), SCHEMA_VERSION);
+    assert_eq!(
+        schema::user_version(store.conn.sqlite().unwrap()).unwrap(),
+        SCHEMA_VERSION
+    );
 }
 
 #[test]
@@ -1498,7 +1501,10 @@ fn the_run_table_rebuild_keeps_every_case_linked() {
         .unwrap();
     }
     let mut store = Store::open(&path).unwrap();
-    assert_eq!(schema::user_version(store.conn.sqlite().unwrap()).unwrap(), SCHEMA_VERSION);
+    assert_eq!(
+        schema::user_version(store.conn.sqlite().unwrap()).unwrap(),
+        SCHEMA_VERSION
+    );
     let run = store.load_run(1).unwrap();
     assert_eq!(run.cases.len(), 1);
     assert_eq!(run.uuid, "6f1c1c3e-2b4d-4c55-9a77-0d7e8f9a0b1c");

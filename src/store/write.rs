@@ -477,17 +477,17 @@ impl<'a> PreparedCase<'a> {
                                        error, position, rounds)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
                  RETURNING id",
-            params![
-                run_id,
-                case.workload,
-                case.workload_version,
-                self.params,
-                self.warnings,
-                case.error,
-                position,
-                self.rounds,
-            ],
-        )
+                params![
+                    run_id,
+                    case.workload,
+                    case.workload_version,
+                    self.params,
+                    self.warnings,
+                    case.error,
+                    position,
+                    self.rounds,
+                ],
+            )
             .and_then(|row| row.get(0))
             .map_err(sql_err(path, doing))?;
         self.insert_children(tx, path, case_id)?;
@@ -545,12 +545,7 @@ impl<'a> PreparedCase<'a> {
     }
 
     /// The case's trials, metrics, samples and histogram.
-    fn insert_children(
-        &self,
-        tx: &Conn,
-        path: &Path,
-        case_id: i64,
-    ) -> Result<(), StoreError> {
+    fn insert_children(&self, tx: &Conn, path: &Path, case_id: i64) -> Result<(), StoreError> {
         let doing = "storing a case";
         let case = self.case;
         for t in &self.trials {
@@ -577,20 +572,20 @@ impl<'a> PreparedCase<'a> {
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
                      RETURNING id",
                     params![
-                    case_id,
-                    metric.name,
-                    metric.unit,
-                    direction,
-                    n,
-                    s.mean,
-                    s.median,
-                    s.stddev,
-                    s.ci_low,
-                    s.ci_high,
-                    s.min,
-                    s.max,
-                    levels,
-                ],
+                        case_id,
+                        metric.name,
+                        metric.unit,
+                        direction,
+                        n,
+                        s.mean,
+                        s.median,
+                        s.stddev,
+                        s.ci_low,
+                        s.ci_high,
+                        s.min,
+                        s.max,
+                        levels,
+                    ],
                 )
                 .and_then(|row| row.get(0))
                 .map_err(sql_err(path, doing))?;
