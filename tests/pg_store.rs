@@ -468,3 +468,114 @@ fn a_server_that_is_down_or_silent_fails_within_the_connect_timeout() {
     assert!(waited < Duration::from_secs(20), "{waited:?}");
     drop(silent);
 }
+
+#[test]
+fn a_run_that_loses_its_postgres_store_midway_goes_on_into_a_local_fallback_file() {
+    let Some(db) = TestDb::create() else { return };
+    let sandbox = Sandbox::new();
+    let data = sandbox.path().join("data");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sledge"))
+        .current_dir(sandbox.path())
+        .env("SLEDGE_STORE", &db.url)
+        .env("XDG_DATA_HOME", &data)
+        .args(["run", "cpu.primes", "-p", "max_prime=2000,2001,2002,2003"])
+        .args(["-p", "time=0.5"])
+        .args(FAST)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the first case is on the server, the server drops sledge's
+    // connection, as a restarted server or a lost network would.
+    let mut client = db.client();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let stored: i64 = client
+            .query_one(
+                "SELECT count(*) FROM pg_tables WHERE tablename = 'run_case'",
+                &[],
+            )
+            .map(|r| r.get(0))
+            .unwrap();
+        let cases: i64 = if stored > 0 {
+            client
+                .query_one("SELECT count(*) FROM run_case", &[])
+                .unwrap()
+                .get(0)
+        } else {
+            0
+        };
+        if cases > 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no case stored within 60 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let dropped: i64 = client
+        .query_one(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+             WHERE datname = current_database() AND application_name = 'sledge'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(dropped, 1);
+    let status = crate::common::wait_bounded(&mut child, Duration::from_secs(120));
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the run goes on into the local fallback file"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("was lost midway"), "{stderr}");
+    // The table of the whole run is shown from the fallback file.
+    assert!(stdout.contains("cpu.primes"), "{stdout}");
+
+    let dir = data.join("sledge");
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let file = &files[0];
+    assert!(stderr.contains(&file.display().to_string()), "{stderr}");
+    let fallback = Store::open_existing(file).unwrap();
+    let run = fallback.load_run(1).unwrap();
+    assert_eq!(run.status, RunStatus::Complete);
+    assert_eq!(run.cases.len(), 4, "every case, before and after the loss");
+    assert!(run.cases.iter().all(|c| c.error.is_none()));
+    let original: String = client
+        .query_one("SELECT uuid FROM run", &[])
+        .unwrap()
+        .get(0);
+    assert_ne!(run.uuid, original);
+    assert!(
+        run.warnings
+            .iter()
+            .any(|w| w.contains("was lost midway") && w.contains(&original)),
+        "{:?}",
+        run.warnings
+    );
+
+    // As the message says: export from the file, import into the server.
+    let export = sandbox.path().join("run.json");
+    sandbox
+        .sledge()
+        .arg("--store")
+        .arg(file)
+        .args(["export", "1", "-o"])
+        .arg(&export)
+        .assert()
+        .success();
+    sandbox
+        .sledge()
+        .args(["--store", &db.url, "import"])
+        .arg(&export)
+        .assert()
+        .success();
+    let moved = Store::open(std::path::Path::new(&db.url)).unwrap();
+    let id = moved.resolve_run(&run.uuid).unwrap();
+    assert_eq!(moved.load_run(id).unwrap().cases.len(), 4);
+}

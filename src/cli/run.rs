@@ -180,6 +180,14 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
                     store.path().display()
                 );
             }
+            // The store was lost and the run went on into a local file:
+            // show the run from there; the error says how to move it.
+            if let Some(lost) = err.downcast_ref::<suite::StoreLostMidRun>()
+                && let Ok(stored) = crate::store::Store::open_existing(&lost.file)
+                    .and_then(|fallback| fallback.load_run(lost.run_id))
+            {
+                print(&run_text(&stored, args.metrics))?;
+            }
             return Err(err);
         }
     };

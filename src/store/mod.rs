@@ -181,6 +181,13 @@ impl Store {
         Store::open_making_dir(&Store::default_path())
     }
 
+    /// Opens a new store for the run with `uuid` whose own store (a
+    /// PostgreSQL server) was lost midway: `fallback-UUID.db` beside the
+    /// default store, whose directory is created if missing.
+    pub fn open_fallback(uuid: &str) -> Result<Store, StoreError> {
+        Store::open_making_dir(&Store::default_path().with_file_name(format!("fallback-{uuid}.db")))
+    }
+
     /// [`Store::open`], after creating the store's directory (mode 0700)
     /// if it is missing: for the default location only.
     fn open_making_dir(path: &Path) -> Result<Store, StoreError> {
