@@ -579,3 +579,31 @@ fn a_run_that_loses_its_postgres_store_midway_goes_on_into_a_local_fallback_file
     let id = moved.resolve_run(&run.uuid).unwrap();
     assert_eq!(moved.load_run(id).unwrap().cases.len(), 4);
 }
+
+#[test]
+fn a_malformed_url_and_the_help_never_show_the_password() {
+    let sandbox = Sandbox::new();
+    let url = "postgres://u:s3cret-pw@127.0.0.1:notaport/db";
+    let out = sandbox
+        .sledge()
+        .args(["--store", url, "list"])
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(!stderr.contains("s3cret-pw"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "cannot open store postgres://u:***@127.0.0.1:notaport/db: not a valid PostgreSQL URL"
+        ),
+        "{stderr}"
+    );
+    let out = sandbox
+        .sledge()
+        .env("SLEDGE_STORE", url)
+        .arg("--help")
+        .assert()
+        .success();
+    let help = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(help.contains("SLEDGE_STORE"), "{help}");
+    assert!(!help.contains("s3cret-pw"), "{help}");
+}

@@ -54,7 +54,7 @@ impl PgConn {
     pub(crate) fn connect(url: &str) -> Result<PgConn, String> {
         let mut config: Config = url
             .parse()
-            .map_err(|e| format!("not a valid PostgreSQL URL ({e})"))?;
+            .map_err(|e| crate::secrets::redact(&format!("not a valid PostgreSQL URL ({e})")))?;
         let login = *config.get_connect_timeout().unwrap_or(&CONNECT_TIMEOUT);
         config.connect_timeout(login);
         if config.get_tcp_user_timeout().is_none() {
