@@ -285,6 +285,22 @@ impl Conn {
             .ok_or_else(|| DbError::Type("the query returned no row".to_string()))
     }
 
+    /// Runs one query once for each set of parameters in `each`; returns
+    /// each one's rows, in order. On PostgreSQL they are sent together
+    /// (pipelined) and answered together: one round trip instead of one
+    /// per row, which is what storing a case's trials and samples on a
+    /// server across a network costs. The first error is returned.
+    pub(crate) fn query_many(
+        &self,
+        sql: &str,
+        each: &[Vec<Value>],
+    ) -> Result<Vec<Vec<Row>>, DbError> {
+        match self {
+            Conn::Sqlite(_) => each.iter().map(|params| self.query(sql, params)).collect(),
+            Conn::Postgres(pg) => pg.query_many(&to_postgres_sql(sql), each),
+        }
+    }
+
     /// Runs statements without parameters, separated by semicolons.
     pub(crate) fn batch(&self, sql: &str) -> Result<(), DbError> {
         match self {

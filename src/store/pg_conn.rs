@@ -109,15 +109,29 @@ impl PgConn {
         let stmt = self.prepare(sql)?;
         let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|v| v as _).collect();
         let rows = self.block(self.client().query(&stmt, &refs))?;
-        rows.iter()
-            .map(|row| {
-                (0..row.len())
-                    .map(|i| {
-                        row.try_get::<_, Value>(i)
-                            .map_err(|e| DbError::Postgres(describe(&e)))
-                    })
-                    .collect::<Result<Vec<_>, _>>()
-                    .map(Row)
+        rows.iter().map(pg_row).collect()
+    }
+
+    /// Sends `sql` with every set of parameters in `each` before reading
+    /// the answers (`tokio-postgres` pipelines requests polled together).
+    pub(crate) fn query_many(
+        &self,
+        sql: &str,
+        each: &[Vec<Value>],
+    ) -> Result<Vec<Vec<Row>>, DbError> {
+        let stmt = self.prepare(sql)?;
+        let stmt = &stmt;
+        let client = self.client();
+        let all = futures_util::future::join_all(each.iter().map(|params| async move {
+            let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|v| v as _).collect();
+            client.query(stmt, &refs).await
+        }));
+        let answers = self.block(async { Ok(all.await) })?;
+        answers
+            .into_iter()
+            .map(|rows| {
+                rows.map_err(|e| DbError::Postgres(describe(&e)))
+                    .and_then(|rows| rows.iter().map(pg_row).collect())
             })
             .collect()
     }
@@ -145,6 +159,17 @@ impl Drop for PgConn {
                 tokio::time::timeout(Duration::from_millis(200), tokio::task::yield_now()).await;
         });
     }
+}
+
+/// A PostgreSQL result row as a [`Row`].
+fn pg_row(row: &tokio_postgres::Row) -> Result<Row, DbError> {
+    (0..row.len())
+        .map(|i| {
+            row.try_get::<_, Value>(i)
+                .map_err(|e| DbError::Postgres(describe(&e)))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Row)
 }
 
 /// Runs `step` to completion on `runtime`, within `limit`.

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::db::{Conn, TxKind, params};
+use super::db::{Conn, DbError, TxKind, Value, params};
 use serde::Serialize;
 
 use super::{Store, StoreError, sql_err};
@@ -548,61 +548,81 @@ impl<'a> PreparedCase<'a> {
     fn insert_children(&self, tx: &Conn, path: &Path, case_id: i64) -> Result<(), StoreError> {
         let doing = "storing a case";
         let case = self.case;
-        for t in &self.trials {
-            tx.execute(
-                "INSERT INTO trial (case_id, idx, round, replaced, seconds, health)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![case_id, t.index, t.round, t.replaced, t.seconds, t.health],
-            )
-            .map_err(sql_err(path, doing))?;
-        }
+        // Each table's rows go in one pipelined batch (see
+        // `Conn::query_many`); metric ids come back in insertion order.
+        let trials: Vec<Vec<Value>> = self
+            .trials
+            .iter()
+            .map(|t| params![case_id, t.index, t.round, t.replaced, t.seconds, t.health].to_vec())
+            .collect();
+        tx.query_many(
+            "INSERT INTO trial (case_id, idx, round, replaced, seconds, health)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            &trials,
+        )
+        .map_err(sql_err(path, doing))?;
 
-        for PreparedMetric {
-            metric,
-            direction,
-            n,
-            levels,
-        } in &self.metrics
-        {
-            let s = &metric.summary;
-            let metric_id: i64 = tx
-                .query_one(
-                    "INSERT INTO metric (case_id, name, unit, direction, n, mean, median,
-                                         stddev, ci_low, ci_high, min, max, levels)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
-                     RETURNING id",
-                    params![
-                        case_id,
-                        metric.name,
-                        metric.unit,
-                        direction,
-                        n,
-                        s.mean,
-                        s.median,
-                        s.stddev,
-                        s.ci_low,
-                        s.ci_high,
-                        s.min,
-                        s.max,
-                        levels,
-                    ],
-                )
-                .and_then(|row| row.get(0))
-                .map_err(sql_err(path, doing))?;
-            for (trial_idx, value) in metric.samples.iter().enumerate() {
-                tx.execute(
-                    "INSERT INTO sample (metric_id, trial_idx, value, outlier)
-                     VALUES (?1, ?2, ?3, ?4)",
+        let metrics: Vec<Vec<Value>> = self
+            .metrics
+            .iter()
+            .map(|m| {
+                let s = &m.metric.summary;
+                params![
+                    case_id,
+                    m.metric.name,
+                    m.metric.unit,
+                    m.direction,
+                    m.n,
+                    s.mean,
+                    s.median,
+                    s.stddev,
+                    s.ci_low,
+                    s.ci_high,
+                    s.min,
+                    s.max,
+                    m.levels,
+                ]
+                .to_vec()
+            })
+            .collect();
+        let metric_ids = tx
+            .query_many(
+                "INSERT INTO metric (case_id, name, unit, direction, n, mean, median,
+                                     stddev, ci_low, ci_high, min, max, levels)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+                 RETURNING id",
+                &metrics,
+            )
+            .and_then(|answers| {
+                answers
+                    .iter()
+                    .map(|rows| match rows.first() {
+                        Some(row) => row.get::<i64>(0),
+                        None => Err(DbError::Type("no id returned for a metric".to_string())),
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(sql_err(path, doing))?;
+        let mut samples = Vec::new();
+        for (m, metric_id) in self.metrics.iter().zip(metric_ids) {
+            for (trial_idx, value) in m.metric.samples.iter().enumerate() {
+                samples.push(
                     params![
                         metric_id,
                         trial_idx as i64,
                         value,
-                        metric.outliers.get(trial_idx),
-                    ],
-                )
-                .map_err(sql_err(path, doing))?;
+                        m.metric.outliers.get(trial_idx),
+                    ]
+                    .to_vec(),
+                );
             }
         }
+        tx.query_many(
+            "INSERT INTO sample (metric_id, trial_idx, value, outlier)
+             VALUES (?1, ?2, ?3, ?4)",
+            &samples,
+        )
+        .map_err(sql_err(path, doing))?;
 
         if let Some(histogram) = &case.latency_histogram {
             tx.execute(
