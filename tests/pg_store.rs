@@ -607,3 +607,105 @@ fn a_malformed_url_and_the_help_never_show_the_password() {
     assert!(help.contains("SLEDGE_STORE"), "{help}");
     assert!(!help.contains("s3cret-pw"), "{help}");
 }
+
+#[test]
+fn the_store_api_behaves_the_same_on_both_databases() {
+    let Some(db) = TestDb::create() else { return };
+    let sandbox = Sandbox::new();
+    let pg = std::path::PathBuf::from(&db.url);
+    let results: Vec<serde_json::Value> = [pg.as_path(), sandbox.store().as_path()]
+        .iter()
+        .map(|location| exercise_the_store(location))
+        .collect();
+    assert_eq!(results[0], results[1]);
+    assert_eq!(results[0]["resolved"], serde_json::json!([3, 1, 1, 2, 2]));
+    assert_eq!(results[0]["partial"], serde_json::json!([3]));
+    assert_eq!(
+        results[0]["history"].as_array().unwrap().len(),
+        2,
+        "{}",
+        results[0]
+    );
+    assert_eq!(results[0]["left"], 0);
+    // Deleting cascades to every table.
+    let mut client = db.client();
+    for table in ["run_case", "trial", "metric", "sample"] {
+        let rows: i64 = client
+            .query_one(&format!("SELECT count(*) FROM {table}"), &[])
+            .unwrap()
+            .get(0);
+        assert_eq!(rows, 0, "{table}");
+    }
+}
+
+/// Runs the store's operations on the store at `location` and returns
+/// what each one gave, for comparing the two databases (ids included:
+/// both number from 1).
+fn exercise_the_store(location: &std::path::Path) -> serde_json::Value {
+    let first = store_fixture_run(location, RunStatus::Complete, &[10.0, 11.0, 12.0]);
+    let second = store_fixture_run(location, RunStatus::Complete, &[20.0, 21.0, 22.0]);
+    let running = store_fixture_run(location, RunStatus::Running, &[1.0, 2.0]);
+    let mut store = Store::open(location).unwrap();
+    let run = store.load_run(second).unwrap();
+
+    // A case saved again (after another round) replaces its trials and
+    // samples.
+    let mut case = run.cases[0].clone();
+    let case_id = store.save_case(second, Some(1), None, &case).unwrap();
+    case.metrics[0].samples.push(23.0);
+    case.metrics[0].outliers.push(false);
+    store
+        .save_case(second, Some(1), Some(case_id), &case)
+        .unwrap();
+    let reloaded = store.load_run(second).unwrap();
+    assert_eq!(reloaded.cases.len(), 2);
+    assert_eq!(
+        reloaded.cases[1].metrics[0].samples,
+        [20.0, 21.0, 22.0, 23.0]
+    );
+
+    let uuid = &run.uuid;
+    let resolved: Vec<i64> = ["last", "last~2", "1", &uuid[..8], uuid]
+        .iter()
+        .map(|r| store.resolve_run(r).unwrap())
+        .collect();
+    let errors: Vec<String> = ["last~9", "99", "nonsense"]
+        .iter()
+        .map(|r| {
+            let e = store.resolve_run(r).unwrap_err().to_string();
+            e.replace(&store.path().display().to_string(), "STORE")
+        })
+        .collect();
+
+    let case0 = &run.cases[0];
+    let history = store
+        .case_history(
+            &run.host_key(),
+            &case0.workload,
+            case0.workload_version,
+            &case0.params,
+            &[second],
+        )
+        .unwrap();
+    let history: Vec<(i64, f64, usize)> = history
+        .iter()
+        .map(|h| (h.run_id, h.metrics[0].mean, h.used_trials))
+        .collect();
+
+    let partial = store.mark_own_runs_partial("2026-01-02T00:00:00Z").unwrap();
+    let listed: Vec<(i64, String, u32)> = store
+        .list_runs()
+        .unwrap()
+        .iter()
+        .map(|r| (r.id, r.status.as_str().to_string(), r.cases))
+        .collect();
+    store.delete_runs(&[first, second, running]).unwrap();
+    serde_json::json!({
+        "resolved": resolved,
+        "errors": errors,
+        "history": history,
+        "partial": partial,
+        "listed": listed,
+        "left": store.list_runs().unwrap().len(),
+    })
+}
