@@ -49,67 +49,67 @@ impl Value {
 }
 
 /// Something that can be a query parameter.
-pub(crate) trait IntoValue {
+pub(crate) trait ToValue {
     /// The value, copied.
-    fn into_value(&self) -> Value;
+    fn to_value(&self) -> Value;
 }
 
-impl<T: IntoValue + ?Sized> IntoValue for &T {
-    fn into_value(&self) -> Value {
-        (**self).into_value()
+impl<T: ToValue + ?Sized> ToValue for &T {
+    fn to_value(&self) -> Value {
+        (**self).to_value()
     }
 }
 
-impl<T: IntoValue> IntoValue for Option<T> {
-    fn into_value(&self) -> Value {
-        self.as_ref().map_or(Value::Null, IntoValue::into_value)
+impl<T: ToValue> ToValue for Option<T> {
+    fn to_value(&self) -> Value {
+        self.as_ref().map_or(Value::Null, ToValue::to_value)
     }
 }
 
-impl IntoValue for i64 {
-    fn into_value(&self) -> Value {
+impl ToValue for i64 {
+    fn to_value(&self) -> Value {
         Value::Int(*self)
     }
 }
 
-impl IntoValue for u32 {
-    fn into_value(&self) -> Value {
+impl ToValue for u32 {
+    fn to_value(&self) -> Value {
         Value::Int(i64::from(*self))
     }
 }
 
-impl IntoValue for bool {
-    fn into_value(&self) -> Value {
+impl ToValue for bool {
+    fn to_value(&self) -> Value {
         Value::Int(i64::from(*self))
     }
 }
 
-impl IntoValue for f64 {
-    fn into_value(&self) -> Value {
+impl ToValue for f64 {
+    fn to_value(&self) -> Value {
         Value::Real(*self)
     }
 }
 
-impl IntoValue for str {
-    fn into_value(&self) -> Value {
+impl ToValue for str {
+    fn to_value(&self) -> Value {
         Value::Text(self.to_string())
     }
 }
 
-impl IntoValue for String {
-    fn into_value(&self) -> Value {
+impl ToValue for String {
+    fn to_value(&self) -> Value {
         Value::Text(self.clone())
     }
 }
 
-impl IntoValue for [u8] {
-    fn into_value(&self) -> Value {
+impl ToValue for [u8] {
+    fn to_value(&self) -> Value {
         Value::Blob(self.to_vec())
     }
 }
 
-impl IntoValue for Vec<u8> {
-    fn into_value(&self) -> Value {
+impl ToValue for Vec<u8> {
+    fn to_value(&self) -> Value {
         Value::Blob(self.clone())
     }
 }
@@ -118,7 +118,7 @@ impl IntoValue for Vec<u8> {
 macro_rules! params {
     () => { &[] as &[$crate::store::db::Value] };
     ($($value:expr),+ $(,)?) => {
-        &[$($crate::store::db::IntoValue::into_value(&$value)),+] as &[$crate::store::db::Value]
+        &[$($crate::store::db::ToValue::to_value(&$value)),+] as &[$crate::store::db::Value]
     };
 }
 pub(crate) use params;
