@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::db::{Conn, DbError, Row, TxKind, params};
+use super::db::{Conn, DbError, Row, TxKind, Value, params};
 use serde::de::DeserializeOwned;
 
 use super::{RunListing, Store, StoreError, sql_err};
@@ -390,18 +390,20 @@ fn load_case(
                 .collect::<Result<Vec<_>, DbError>>()
         })
         .map_err(sql_err(path, doing))?;
+    // Every metric's samples in one batch (one round trip on PostgreSQL).
+    let ids: Vec<Vec<Value>> = metric_rows.iter().map(|m| params![m.id].to_vec()).collect();
+    let samples = conn
+        .query_many(
+            "SELECT value, outlier FROM sample WHERE metric_id = ?1 ORDER BY trial_idx",
+            &ids,
+        )
+        .map_err(sql_err(path, doing))?;
     let mut metrics = Vec::with_capacity(metric_rows.len());
-    for m in metric_rows {
-        let sample_rows = conn
-            .query(
-                "SELECT value, outlier FROM sample WHERE metric_id = ?1 ORDER BY trial_idx",
-                params![m.id],
-            )
-            .and_then(|rows| {
-                rows.iter()
-                    .map(|row| Ok((row.get::<Option<f64>>(0)?, row.get::<Option<bool>>(1)?)))
-                    .collect::<Result<Vec<_>, DbError>>()
-            })
+    for (m, rows) in metric_rows.into_iter().zip(samples) {
+        let sample_rows = rows
+            .iter()
+            .map(|row| Ok((row.get::<Option<f64>>(0)?, row.get::<Option<bool>>(1)?)))
+            .collect::<Result<Vec<_>, DbError>>()
             .map_err(sql_err(path, doing))?;
         let direction: Direction =
             serde_json::from_value(serde_json::Value::String(m.direction.clone()))
