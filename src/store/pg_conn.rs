@@ -60,6 +60,8 @@ impl PgConn {
         if config.get_tcp_user_timeout().is_none() {
             config.tcp_user_timeout(TCP_TIMEOUT);
         }
+        // The client's default is 2 hours; the URL cannot be told apart
+        // from it when it says the same.
         if config.get_keepalives_idle() == Duration::from_secs(2 * 60 * 60) {
             config.keepalives_idle(TCP_TIMEOUT);
         }
