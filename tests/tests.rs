@@ -12,6 +12,7 @@ mod http;
 mod http_db;
 mod layers;
 mod notes;
+mod pg_store;
 mod portable;
 mod report;
 mod rounds;

@@ -36,8 +36,15 @@ pub struct Cli {
     /// Results database [default: $XDG_DATA_HOME/sledge/results.db, else
     /// ~/.local/share/sledge/results.db]. Only the default location's
     /// directory is created; a path given here must be in an existing
-    /// directory.
-    #[arg(long, global = true, value_name = "PATH", env = "SLEDGE_STORE")]
+    /// directory. A `postgres://` or `postgresql://` URL stores the runs
+    /// in that PostgreSQL database instead (its password is never shown).
+    #[arg(
+        long,
+        global = true,
+        value_name = "PATH|URL",
+        env = "SLEDGE_STORE",
+        hide_env_values = true
+    )]
     pub store: Option<PathBuf>,
 
     #[command(subcommand)]

@@ -180,6 +180,14 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
                     store.path().display()
                 );
             }
+            // The store was lost and the run went on into a local file:
+            // show the run from there; the error says how to move it.
+            if let Some(lost) = err.downcast_ref::<suite::StoreLostMidRun>()
+                && let Ok(stored) = crate::store::Store::open_existing(&lost.file)
+                    .and_then(|fallback| fallback.load_run(lost.run_id))
+            {
+                print(&run_text(&stored, args.metrics))?;
+            }
             return Err(err);
         }
     };
@@ -250,13 +258,13 @@ pub(super) fn exit_status(run: &crate::results::RunRecord) -> ExitStatus {
 }
 
 /// The first Ctrl-C (or SIGTERM) asks the run to stop after cleaning up;
-/// a second one marks the run `partial` in the store at `store_path` (the
+/// a second one marks the run `partial` in the store at `store` (the
 /// runs this process owns that are still `running`) and exits at once.
-fn install_interrupt_handler(cancel: &engine::CancelToken, store_path: PathBuf) {
+fn install_interrupt_handler(cancel: &engine::CancelToken, store: crate::store::StoreLocation) {
     let cancel = cancel.clone();
     let result = ctrlc::set_handler(move || {
         if cancel.is_cancelled() {
-            let marked = crate::store::Store::open_existing(&store_path)
+            let marked = crate::store::Store::open_existing_at(&store)
                 .and_then(|mut store| store.mark_own_runs_partial(&now()));
             match marked {
                 Ok(runs) if !runs.is_empty() => eprintln!(
@@ -302,7 +310,7 @@ pub(super) fn open_for_runs(
     mark_abandoned(&mut store)?;
     remove_leftovers(plan);
     let cancel = engine::CancelToken::new();
-    install_interrupt_handler(&cancel, store.path().to_path_buf());
+    install_interrupt_handler(&cancel, store.location().clone());
     Ok((store, cancel))
 }
 

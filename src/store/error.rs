@@ -1,4 +1,5 @@
-//! The store's errors. Every variant names the store path, says what is
+//! The store's errors. Every variant names the store path (for a
+//! PostgreSQL store, its URL with the password masked), says what is
 //! wrong and, where there is something to do, what to do.
 //!
 //! A variant that carries an underlying error shows it inside its own
@@ -208,6 +209,43 @@ pub enum StoreError {
         found: String,
     },
 
+    /// The PostgreSQL server of a `postgres://` store cannot be reached,
+    /// refused the login, or did not answer within the connect timeout.
+    #[error(
+        "cannot open store {}: {reason}; check that the server runs and accepts this URL (host, port, user, password, database)",
+        path.display()
+    )]
+    Connect {
+        /// The URL, password masked.
+        path: PathBuf,
+        /// Why, as the client or the server said it.
+        reason: String,
+    },
+
+    /// The PostgreSQL database (its current schema) holds tables of the
+    /// store's names that are not sledge's. Nothing was changed.
+    #[error(
+        "{} is not a sledge store ({reason}); it was left untouched: choose another database, or another schema with `?options=-csearch_path%3DNAME`",
+        path.display()
+    )]
+    ForeignDatabase {
+        /// The URL, password masked.
+        path: PathBuf,
+        /// What gave it away.
+        reason: String,
+    },
+
+    /// A PostgreSQL error, with what the store was doing.
+    #[error("store {} failed while {doing}: {cause}", path.display())]
+    Postgres {
+        /// The URL, password masked.
+        path: PathBuf,
+        /// What the store was doing (`storing a case`).
+        doing: &'static str,
+        /// The server's or the client's message.
+        cause: String,
+    },
+
     /// An SQLite error, with what the store was doing.
     #[error("store {} failed while {doing}: {cause}", path.display())]
     Sqlite {
@@ -242,7 +280,10 @@ impl StoreError {
             | StoreError::InvalidRecord { path, .. }
             | StoreError::Corrupt { path, .. }
             | StoreError::Damaged { path, .. }
-            | StoreError::Sqlite { path, .. } => path,
+            | StoreError::Sqlite { path, .. }
+            | StoreError::Connect { path, .. }
+            | StoreError::ForeignDatabase { path, .. }
+            | StoreError::Postgres { path, .. } => path,
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::params;
+use super::db::{DbError, params};
 
 use super::read::from_json;
 use super::{Store, StoreError, sql_err};
@@ -62,23 +62,25 @@ impl Store {
         })?;
         let rows = self
             .conn
-            .prepare_cached(
+            .query(
                 "SELECT c.id, r.id, r.started, c.rounds
                  FROM run_case c JOIN run r ON r.id = c.run_id
                  WHERE r.host_key = ?1 AND c.workload = ?2 AND c.workload_version = ?3
                    AND c.params = ?4 AND c.error IS NULL
                  ORDER BY r.started, r.id",
+                params![host_key, workload, version, params_json],
             )
-            .and_then(|mut stmt| {
-                stmt.query_map(params![host_key, workload, version, params_json], |row| {
-                    Ok((
-                        row.get::<_, i64>(0)?,
-                        row.get::<_, i64>(1)?,
-                        row.get::<_, String>(2)?,
-                        row.get::<_, String>(3)?,
-                    ))
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()
+            .and_then(|rows| {
+                rows.iter()
+                    .map(|row| {
+                        Ok((
+                            row.get::<i64>(0)?,
+                            row.get::<i64>(1)?,
+                            row.get::<String>(2)?,
+                            row.get::<String>(3)?,
+                        ))
+                    })
+                    .collect::<Result<Vec<_>, DbError>>()
             })
             .map_err(sql_err(path, doing))?;
         let mut entries = Vec::with_capacity(rows.len());
@@ -89,18 +91,20 @@ impl Store {
             let what = |field: &str| format!("run {run_id}, case {case_id}: {field}");
             let metric_rows = self
                 .conn
-                .prepare_cached(
+                .query(
                     "SELECT name, mean, levels FROM metric WHERE case_id = ?1 ORDER BY id",
+                    params![case_id],
                 )
-                .and_then(|mut stmt| {
-                    stmt.query_map([case_id], |row| {
-                        Ok((
-                            row.get::<_, String>(0)?,
-                            row.get::<_, Option<f64>>(1)?,
-                            row.get::<_, Option<String>>(2)?,
-                        ))
-                    })?
-                    .collect::<rusqlite::Result<Vec<_>>>()
+                .and_then(|rows| {
+                    rows.iter()
+                        .map(|row| {
+                            Ok((
+                                row.get::<String>(0)?,
+                                row.get::<Option<f64>>(1)?,
+                                row.get::<Option<String>>(2)?,
+                            ))
+                        })
+                        .collect::<Result<Vec<_>, DbError>>()
                 })
                 .map_err(sql_err(path, doing))?;
             let mut metrics = Vec::with_capacity(metric_rows.len());
@@ -117,14 +121,11 @@ impl Store {
             }
             let (mean_trial_seconds, used_trials) = self
                 .conn
-                .prepare_cached(
+                .query_one(
                     "SELECT avg(seconds), count(*) FROM trial WHERE case_id = ?1 AND replaced = 0",
+                    params![case_id],
                 )
-                .and_then(|mut stmt| {
-                    stmt.query_row([case_id], |row| {
-                        Ok((row.get::<_, Option<f64>>(0)?, row.get::<_, i64>(1)?))
-                    })
-                })
+                .and_then(|row| Ok((row.get::<Option<f64>>(0)?, row.get::<i64>(1)?)))
                 .map_err(sql_err(path, doing))?;
             entries.push(CaseHistoryEntry {
                 run_id,

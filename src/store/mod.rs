@@ -1,4 +1,5 @@
-//! The results store: one SQLite file that keeps every run.
+//! The results store: one SQLite file, or one PostgreSQL database shared
+//! by many hosts, that keeps every run.
 //!
 //! Layout: a run (times, sledge version, profile, host inventory as JSON,
 //! command line, status) has cases (workload id and version, parameters as
@@ -19,9 +20,19 @@
 //! directory made ([`Store::open_default`]), a path the user typed must be
 //! in an existing directory, and commands that only read
 //! ([`Store::open_existing`]) never create a store at all.
+//!
+//! A `postgres://` or `postgresql://` URL in place of the path
+//! ([`StoreLocation`]) keeps the same tables, versions and runs in a
+//! PostgreSQL database: the queries are shared (`db.rs` is the seam between
+//! them and the two databases), only the schema's steps are written for
+//! each (`schema.rs`, `pg_schema.rs`).
 
+pub(crate) mod db;
 mod error;
 mod history;
+mod location;
+mod pg_conn;
+mod pg_schema;
 mod read;
 mod schema;
 mod write;
@@ -39,11 +50,13 @@ use rusqlite::{Connection, OpenFlags};
 
 pub use error::StoreError;
 pub use history::{CaseHistoryEntry, HistoryMetric};
+pub use location::StoreLocation;
 pub use read::MIN_UUID_PREFIX;
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 pub use write::Imported;
 
 use crate::results::RunStatus;
+use db::{Conn, DbError};
 use schema::Migration;
 
 /// How long a writer waits for another process holding the store's lock.
@@ -61,8 +74,12 @@ const APPLICATION_ID_OFFSET: usize = 68;
 /// An open results store.
 #[derive(Debug)]
 pub struct Store {
-    conn: Connection,
+    conn: Conn,
+    /// What messages call the store: its file, or its URL with the
+    /// password masked.
     path: PathBuf,
+    /// Where it is, password included, to open it again.
+    location: StoreLocation,
 }
 
 /// One line of `sledge list`: a stored run without its cases.
@@ -105,7 +122,18 @@ impl Store {
     /// another program, is refused and left untouched; so is a store made
     /// by a newer sledge. The connection uses the rollback journal, foreign
     /// keys and a 5 s busy timeout.
+    ///
+    /// A `postgres://` URL in place of the path opens (and creates or
+    /// upgrades) the store in that PostgreSQL database instead.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        match StoreLocation::from_arg(path) {
+            StoreLocation::File(path) => Store::open_file(&path),
+            StoreLocation::Postgres(url) => Store::open_postgres(&url, true),
+        }
+    }
+
+    /// [`Store::open`] on an SQLite file.
+    fn open_file(path: &Path) -> Result<Store, StoreError> {
         let path = path.to_path_buf();
         check_parent_dir(&path)?;
         prepare_file(&path)?;
@@ -127,7 +155,11 @@ impl Store {
         match schema::migrate(&mut conn)
             .map_err(sql_err(&path, "creating or upgrading the schema"))?
         {
-            Migration::Done => Ok(Store { conn, path }),
+            Migration::Done => Ok(Store {
+                conn: Conn::Sqlite(conn),
+                location: StoreLocation::File(path.clone()),
+                path,
+            }),
             Migration::TooNew(found) => Err(StoreError::TooNew {
                 path,
                 found,
@@ -149,6 +181,13 @@ impl Store {
         Store::open_making_dir(&Store::default_path())
     }
 
+    /// Opens a new store for the run with `uuid` whose own store (a
+    /// PostgreSQL server) was lost midway: `fallback-UUID.db` beside the
+    /// default store, whose directory is created if missing.
+    pub fn open_fallback(uuid: &str) -> Result<Store, StoreError> {
+        Store::open_making_dir(&Store::default_path().with_file_name(format!("fallback-{uuid}.db")))
+    }
+
     /// [`Store::open`], after creating the store's directory (mode 0700)
     /// if it is missing: for the default location only.
     fn open_making_dir(path: &Path) -> Result<Store, StoreError> {
@@ -160,6 +199,9 @@ impl Store {
     /// that does not exist is [`StoreError::NoStore`] ("no runs yet"), and
     /// nothing is created.
     pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
+        if let StoreLocation::Postgres(url) = StoreLocation::from_arg(path) {
+            return Store::open_postgres(&url, false);
+        }
         match fs::symlink_metadata(path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Err(StoreError::NoStore {
                 path: path.to_path_buf(),
@@ -174,17 +216,38 @@ impl Store {
         }
     }
 
+    /// [`Store::open_existing`] at a [`StoreLocation`] (from
+    /// [`Store::location`]: a PostgreSQL URL with its password).
+    pub fn open_existing_at(location: &StoreLocation) -> Result<Store, StoreError> {
+        match location {
+            StoreLocation::File(path) => Store::open_existing(path),
+            StoreLocation::Postgres(url) => Store::open_postgres(url, false),
+        }
+    }
+
     /// Runs SQLite's `quick_check` over the whole file, so that a damaged
     /// store is found before a run measures anything rather than when its
     /// first case is stored. It reads every page: about as long as reading
     /// the file once.
+    ///
+    /// A PostgreSQL server keeps its own pages' checksums and reports
+    /// damage itself; there the check is that the server answers.
     pub fn check_integrity(&self) -> Result<(), StoreError> {
         let damaged = |found: String| StoreError::Damaged {
             path: self.path.clone(),
             found,
         };
-        let mut stmt = self
-            .conn
+        let conn = match &self.conn {
+            Conn::Sqlite(conn) => conn,
+            Conn::Postgres(_) => {
+                return self
+                    .conn
+                    .query("SELECT 1", db::params![])
+                    .map(drop)
+                    .map_err(sql_err(&self.path, "checking that the server answers"));
+            }
+        };
+        let mut stmt = conn
             .prepare("PRAGMA quick_check")
             .map_err(|e| damaged(format!("{e}, while checking its integrity")))?;
         let problems = stmt
@@ -208,19 +271,81 @@ impl Store {
         }))
     }
 
-    /// The path the store was opened from.
+    /// The path the store was opened from, or for a PostgreSQL store its
+    /// URL with the password masked: what to show.
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// Where the store is, password included: to open it again (never
+    /// shown; its `Debug` masks the password).
+    pub fn location(&self) -> &StoreLocation {
+        &self.location
+    }
+
+    /// Opens the store in the PostgreSQL database at `url`: connects
+    /// within the connect timeout, then creates or upgrades the schema
+    /// under a lock (`create`), or, for a command that only reads, finds
+    /// the store there or says there is none.
+    fn open_postgres(url: &str, create: bool) -> Result<Store, StoreError> {
+        let location = StoreLocation::Postgres(url.to_string());
+        let path = location.shown();
+        let conn = pg_conn::PgConn::connect(url).map_err(|reason| StoreError::Connect {
+            path: path.clone(),
+            reason,
+        })?;
+        let conn = Conn::Postgres(conn);
+        let doing = "creating or upgrading the schema";
+        if !create
+            && let pg_schema::Found::Nothing =
+                pg_schema::inspect(&conn).map_err(sql_err(&path, doing))?
+        {
+            return Err(StoreError::NoStore { path });
+        }
+        match pg_schema::migrate(&conn).map_err(sql_err(&path, doing))? {
+            Err(reason) => Err(StoreError::ForeignDatabase { path, reason }),
+            Ok(Migration::Done) => Ok(Store {
+                conn,
+                path,
+                location,
+            }),
+            Ok(Migration::TooNew(found)) => Err(StoreError::TooNew {
+                path,
+                found,
+                supported: SCHEMA_VERSION,
+            }),
+            Ok(Migration::Invalid(found)) => Err(StoreError::Corrupt {
+                path,
+                what: format!("schema version {found} (sledge_meta) is negative"),
+            }),
+        }
+    }
 }
 
-/// Wraps an SQLite error with the store path and what was being done; an
-/// error that says the file is damaged becomes [`StoreError::Damaged`].
-fn sql_err<'a>(
+/// Wraps a database error with the store path and what was being done; an
+/// SQLite error that says the file is damaged becomes
+/// [`StoreError::Damaged`].
+fn sql_err<'a, E: Into<DbError>>(
     path: &'a Path,
     doing: &'static str,
-) -> impl FnOnce(rusqlite::Error) -> StoreError + 'a {
-    move |cause| match cause.sqlite_error_code() {
+) -> impl FnOnce(E) -> StoreError + 'a {
+    move |cause| match cause.into() {
+        DbError::Sqlite(cause) => sqlite_err(path, doing, cause),
+        DbError::Postgres(cause) => StoreError::Postgres {
+            path: path.to_path_buf(),
+            doing,
+            cause,
+        },
+        DbError::Type(found) => StoreError::Corrupt {
+            path: path.to_path_buf(),
+            what: format!("{found}, while {doing}"),
+        },
+    }
+}
+
+/// [`sql_err`] for an SQLite error.
+fn sqlite_err(path: &Path, doing: &'static str, cause: rusqlite::Error) -> StoreError {
+    match cause.sqlite_error_code() {
         Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase) => {
             StoreError::Damaged {
                 path: path.to_path_buf(),
@@ -405,7 +530,9 @@ fn read_header(path: &Path) -> io::Result<Vec<u8>> {
 /// Accepts a database marked as sledge's, or one with no mark, no schema
 /// version and no schema objects at all (a new, empty file).
 fn check_ownership(conn: &Connection, path: &Path) -> Result<(), StoreError> {
-    let sql_err = |cause| sql_err(path, "checking that the file is a sledge database")(cause);
+    let sql_err = |cause: rusqlite::Error| {
+        sql_err(path, "checking that the file is a sledge database")(cause)
+    };
     // One read transaction, so that the mark, the objects and the version
     // come from one state of the file: a sledge starting beside this one may
     // be creating the store, and separate reads could see its tables but

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use rusqlite::{Connection, OptionalExtension as _};
+use super::db::{Conn, DbError, Row, TxKind, Value, params};
 use serde::de::DeserializeOwned;
 
 use super::{RunListing, Store, StoreError, sql_err};
@@ -42,32 +42,35 @@ impl Store {
         // either wholly in or wholly out.
         let tx = self
             .conn
-            .unchecked_transaction()
+            .begin(TxKind::Snapshot)
             .map_err(sql_err(path, doing))?;
         let row = tx
-            .query_row(
+            .query_opt(
                 "SELECT started, finished, sledge_version, profile, command_line, status,
-                        cpus, warnings, host, uuid, owner, notes
+                        cpus, warnings, host, uuid, owner, notes, hostname
                  FROM run WHERE id = ?1",
-                [run_id],
-                |row| {
-                    Ok((
-                        row.get::<_, String>(0)?,
-                        row.get::<_, Option<String>>(1)?,
-                        row.get::<_, String>(2)?,
-                        row.get::<_, String>(3)?,
-                        row.get::<_, String>(4)?,
-                        row.get::<_, String>(5)?,
-                        row.get::<_, String>(6)?,
-                        row.get::<_, String>(7)?,
-                        row.get::<_, String>(8)?,
-                        row.get::<_, Option<String>>(9)?,
-                        row.get::<_, Option<String>>(10)?,
-                        row.get::<_, String>(11)?,
-                    ))
-                },
+                params![run_id],
             )
-            .optional()
+            .and_then(|row| {
+                row.map(|row| {
+                    Ok::<_, DbError>((
+                        row.get::<String>(0)?,
+                        row.get::<Option<String>>(1)?,
+                        row.get::<String>(2)?,
+                        row.get::<String>(3)?,
+                        row.get::<String>(4)?,
+                        row.get::<String>(5)?,
+                        row.get::<String>(6)?,
+                        row.get::<String>(7)?,
+                        row.get::<String>(8)?,
+                        row.get::<Option<String>>(9)?,
+                        row.get::<Option<String>>(10)?,
+                        row.get::<String>(11)?,
+                        row.get::<String>(12)?,
+                    ))
+                })
+                .transpose()
+            })
             .map_err(sql_err(path, doing))?;
         let Some((
             started,
@@ -82,6 +85,7 @@ impl Store {
             uuid,
             owner,
             notes,
+            hostname,
         )) = row
         else {
             return Err(StoreError::NoSuchRun {
@@ -91,28 +95,29 @@ impl Store {
         };
         let what = |field: &str| format!("run {run_id}: {field}");
 
-        let case_rows = {
-            let mut stmt = tx
-                .prepare_cached(
-                    "SELECT id, workload, workload_version, params, warnings, error, rounds
-                     FROM run_case WHERE run_id = ?1
-                     ORDER BY position IS NULL, position, id",
-                )
-                .map_err(sql_err(path, doing))?;
-            stmt.query_map([run_id], |row| {
-                Ok(CaseRow {
-                    id: row.get(0)?,
-                    workload: row.get(1)?,
-                    workload_version: row.get(2)?,
-                    params: row.get(3)?,
-                    warnings: row.get(4)?,
-                    error: row.get(5)?,
-                    rounds: row.get(6)?,
-                })
+        let case_rows = tx
+            .query(
+                "SELECT id, workload, workload_version, params, warnings, error, rounds
+                 FROM run_case WHERE run_id = ?1
+                 ORDER BY position IS NULL, position, id",
+                params![run_id],
+            )
+            .and_then(|rows| {
+                rows.iter()
+                    .map(|row| {
+                        Ok(CaseRow {
+                            id: row.get(0)?,
+                            workload: row.get(1)?,
+                            workload_version: row.get(2)?,
+                            params: row.get(3)?,
+                            warnings: row.get(4)?,
+                            error: row.get(5)?,
+                            rounds: row.get(6)?,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, DbError>>()
             })
-            .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
-            .map_err(sql_err(path, doing))?
-        };
+            .map_err(sql_err(path, doing))?;
         let mut cases = Vec::with_capacity(case_rows.len());
         for case_row in case_rows {
             cases.push(load_case(&tx, path, run_id, case_row)?);
@@ -126,7 +131,11 @@ impl Store {
             sledge_version,
             profile,
             command_line,
-            status: effective_status(parse_status(path, &status, || what("status"))?, owner),
+            status: effective_status(
+                parse_status(path, &status, || what("status"))?,
+                owner,
+                &hostname,
+            ),
             cpus: from_json(path, &cpus, || what("CPU list"))?,
             notes: from_json(path, &notes, || what("notes"))?,
             warnings: from_json(path, &warnings, || what("warnings"))?,
@@ -139,31 +148,33 @@ impl Store {
     pub fn list_runs(&self) -> Result<Vec<RunListing>, StoreError> {
         let path = self.path.as_path();
         let doing = "listing runs";
-        let mut stmt = self
+        let rows = self
             .conn
-            .prepare_cached(
+            .query(
                 "SELECT r.id, r.started, r.finished, r.profile, r.status, r.hostname,
                         (SELECT count(*) FROM run_case c WHERE c.run_id = r.id),
                         r.sledge_version, r.uuid, r.owner
                  FROM run r ORDER BY r.id DESC",
+                params![],
             )
-            .map_err(sql_err(path, doing))?;
-        let rows = stmt
-            .query_map([], |row| {
-                Ok((
-                    row.get::<_, i64>(0)?,
-                    row.get::<_, String>(1)?,
-                    row.get::<_, Option<String>>(2)?,
-                    row.get::<_, String>(3)?,
-                    row.get::<_, String>(4)?,
-                    row.get::<_, String>(5)?,
-                    row.get::<_, i64>(6)?,
-                    row.get::<_, String>(7)?,
-                    row.get::<_, Option<String>>(8)?,
-                    row.get::<_, Option<String>>(9)?,
-                ))
+            .and_then(|rows| {
+                rows.iter()
+                    .map(|row| {
+                        Ok((
+                            row.get::<i64>(0)?,
+                            row.get::<String>(1)?,
+                            row.get::<Option<String>>(2)?,
+                            row.get::<String>(3)?,
+                            row.get::<String>(4)?,
+                            row.get::<String>(5)?,
+                            row.get::<i64>(6)?,
+                            row.get::<String>(7)?,
+                            row.get::<Option<String>>(8)?,
+                            row.get::<Option<String>>(9)?,
+                        ))
+                    })
+                    .collect::<Result<Vec<_>, DbError>>()
             })
-            .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
             .map_err(sql_err(path, doing))?;
         rows.into_iter()
             .map(
@@ -188,6 +199,7 @@ impl Store {
                         status: effective_status(
                             parse_status(path, &status, || format!("run {id}: status"))?,
                             owner,
+                            &hostname,
                         ),
                         hostname,
                         cases: u32::try_from(cases).map_err(|_| StoreError::Corrupt {
@@ -212,8 +224,7 @@ impl Store {
         if let Ok(id) = text.parse::<i64>() {
             let exists = self
                 .conn
-                .query_row("SELECT 1 FROM run WHERE id = ?1", [id], |_| Ok(()))
-                .optional()
+                .query_opt("SELECT 1 FROM run WHERE id = ?1", params![id])
                 .map_err(sql_err(path, doing))?
                 .is_some();
             return if exists {
@@ -247,19 +258,19 @@ impl Store {
         };
         let id = self
             .conn
-            .query_row(
+            .query_opt(
                 "SELECT id FROM run ORDER BY id DESC LIMIT 1 OFFSET ?1",
-                [back],
-                |row| row.get::<_, i64>(0),
+                params![back],
             )
-            .optional()
+            .and_then(|row| row.map(|row| row.get::<i64>(0)).transpose())
             .map_err(sql_err(path, doing))?;
         match id {
             Some(id) => Ok(id),
             None => {
                 let count: i64 = self
                     .conn
-                    .query_row("SELECT count(*) FROM run", [], |row| row.get(0))
+                    .query_one("SELECT count(*) FROM run", params![])
+                    .and_then(|row| row.get(0))
                     .map_err(sql_err(path, doing))?;
                 Err(StoreError::NoRunAt {
                     reference: reference.to_string(),
@@ -285,15 +296,17 @@ impl Store {
         if !looks_like_uuid {
             return Ok(None);
         }
-        let mut stmt = self
+        let ids = self
             .conn
-            .prepare_cached("SELECT id FROM run WHERE substr(uuid, 1, ?2) = ?1 LIMIT 2")
-            .map_err(sql_err(path, "looking up a run by UUID"))?;
-        let ids = stmt
-            .query_map(rusqlite::params![prefix, prefix.len() as i64], |row| {
-                row.get::<_, i64>(0)
+            .query(
+                "SELECT id FROM run WHERE substr(uuid, 1, ?2) = ?1 LIMIT 2",
+                params![prefix, prefix.len() as i64],
+            )
+            .and_then(|rows| {
+                rows.iter()
+                    .map(|row| row.get::<i64>(0))
+                    .collect::<Result<Vec<_>, _>>()
             })
-            .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
             .map_err(sql_err(path, "looking up a run by UUID"))?;
         match ids.as_slice() {
             [id] => Ok(Some(*id)),
@@ -320,7 +333,7 @@ pub const MIN_UUID_PREFIX: usize = 8;
 
 /// Loads one case with its trials, metrics, samples and histogram.
 fn load_case(
-    conn: &Connection,
+    conn: &Conn,
     path: &Path,
     run_id: i64,
     row: CaseRow,
@@ -333,25 +346,26 @@ fn load_case(
         what: what(field),
     };
 
-    let trial_rows = {
-        let mut stmt = conn
-            .prepare_cached(
-                "SELECT idx, seconds, health, round, replaced FROM trial WHERE case_id = ?1
-                 ORDER BY idx",
-            )
-            .map_err(sql_err(path, doing))?;
-        stmt.query_map([case_id], |row| {
-            Ok((
-                row.get::<_, i64>(0)?,
-                row.get::<_, Option<f64>>(1)?,
-                row.get::<_, String>(2)?,
-                row.get::<_, i64>(3)?,
-                row.get::<_, bool>(4)?,
-            ))
+    let trial_rows = conn
+        .query(
+            "SELECT idx, seconds, health, round, replaced FROM trial WHERE case_id = ?1
+             ORDER BY idx",
+            params![case_id],
+        )
+        .and_then(|rows| {
+            rows.iter()
+                .map(|row| {
+                    Ok((
+                        row.get::<i64>(0)?,
+                        row.get::<Option<f64>>(1)?,
+                        row.get::<String>(2)?,
+                        row.get::<i64>(3)?,
+                        row.get::<bool>(4)?,
+                    ))
+                })
+                .collect::<Result<Vec<_>, DbError>>()
         })
-        .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
-        .map_err(sql_err(path, doing))?
-    };
+        .map_err(sql_err(path, doing))?;
     let mut trials = Vec::with_capacity(trial_rows.len());
     for (index, seconds, health, round, replaced) in trial_rows {
         trials.push(TrialRecord {
@@ -363,53 +377,34 @@ fn load_case(
         });
     }
 
-    let metric_rows = {
-        let mut stmt = conn
-            .prepare_cached(
-                "SELECT id, name, unit, direction, n, mean, median, stddev, ci_low, ci_high,
-                        min, max, levels
-                 FROM metric WHERE case_id = ?1 ORDER BY id",
-            )
-            .map_err(sql_err(path, doing))?;
-        stmt.query_map([case_id], |row| {
-            Ok(MetricRow {
-                id: row.get(0)?,
-                name: row.get(1)?,
-                unit: row.get(2)?,
-                direction: row.get(3)?,
-                n: row.get(4)?,
-                floats: [
-                    row.get(5)?,
-                    row.get(6)?,
-                    row.get(7)?,
-                    row.get(8)?,
-                    row.get(9)?,
-                    row.get(10)?,
-                    row.get(11)?,
-                ],
-                levels: row.get(12)?,
-            })
+    let metric_rows = conn
+        .query(
+            "SELECT id, name, unit, direction, n, mean, median, stddev, ci_low, ci_high,
+                    min, max, levels
+             FROM metric WHERE case_id = ?1 ORDER BY id",
+            params![case_id],
+        )
+        .and_then(|rows| {
+            rows.iter()
+                .map(metric_row)
+                .collect::<Result<Vec<_>, DbError>>()
         })
-        .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
-        .map_err(sql_err(path, doing))?
-    };
+        .map_err(sql_err(path, doing))?;
+    // Every metric's samples in one batch (one round trip on PostgreSQL).
+    let ids: Vec<Vec<Value>> = metric_rows.iter().map(|m| params![m.id].to_vec()).collect();
+    let samples = conn
+        .query_many(
+            "SELECT value, outlier FROM sample WHERE metric_id = ?1 ORDER BY trial_idx",
+            &ids,
+        )
+        .map_err(sql_err(path, doing))?;
     let mut metrics = Vec::with_capacity(metric_rows.len());
-    for m in metric_rows {
-        let sample_rows = {
-            let mut stmt = conn
-                .prepare_cached(
-                    "SELECT value, outlier FROM sample WHERE metric_id = ?1 ORDER BY trial_idx",
-                )
-                .map_err(sql_err(path, doing))?;
-            stmt.query_map([m.id], |row| {
-                Ok((
-                    row.get::<_, Option<f64>>(0)?,
-                    row.get::<_, Option<bool>>(1)?,
-                ))
-            })
-            .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
-            .map_err(sql_err(path, doing))?
-        };
+    for (m, rows) in metric_rows.into_iter().zip(samples) {
+        let sample_rows = rows
+            .iter()
+            .map(|row| Ok((row.get::<Option<f64>>(0)?, row.get::<Option<bool>>(1)?)))
+            .collect::<Result<Vec<_>, DbError>>()
+            .map_err(sql_err(path, doing))?;
         let direction: Direction =
             serde_json::from_value(serde_json::Value::String(m.direction.clone()))
                 .map_err(|_| corrupt(&format!("metric {} direction `{}`", m.name, m.direction)))?;
@@ -445,11 +440,11 @@ fn load_case(
     }
 
     let latency_histogram = conn
-        .prepare_cached("SELECT data FROM histogram WHERE case_id = ?1")
-        .and_then(|mut stmt| {
-            stmt.query_row([case_id], |row| row.get::<_, Vec<u8>>(0))
-                .optional()
-        })
+        .query_opt(
+            "SELECT data FROM histogram WHERE case_id = ?1",
+            params![case_id],
+        )
+        .and_then(|row| row.map(|row| row.get::<Vec<u8>>(0)).transpose())
         .map_err(sql_err(path, doing))?;
 
     Ok(CaseRecord {
@@ -466,10 +461,31 @@ fn load_case(
     })
 }
 
+/// The columns of a metric row.
+fn metric_row(row: &Row) -> Result<MetricRow, DbError> {
+    Ok(MetricRow {
+        id: row.get(0)?,
+        name: row.get(1)?,
+        unit: row.get(2)?,
+        direction: row.get(3)?,
+        n: row.get(4)?,
+        floats: [
+            row.get(5)?,
+            row.get(6)?,
+            row.get(7)?,
+            row.get(8)?,
+            row.get(9)?,
+            row.get(10)?,
+            row.get(11)?,
+        ],
+        levels: row.get(12)?,
+    })
+}
+
 /// A run stored as `running` whose sledge is known to be gone reads as
 /// `abandoned` (before `sledge run` marks it so in the store).
-fn effective_status(stored: RunStatus, owner: Option<String>) -> RunStatus {
-    if stored == RunStatus::Running && owner_is_gone(owner.as_deref()) {
+fn effective_status(stored: RunStatus, owner: Option<String>, hostname: &str) -> RunStatus {
+    if stored == RunStatus::Running && owner_is_gone(owner.as_deref(), hostname) {
         RunStatus::Abandoned
     } else {
         stored
@@ -477,8 +493,14 @@ fn effective_status(stored: RunStatus, owner: Option<String>) -> RunStatus {
 }
 
 /// Whether the process recorded as running a run is known to be gone
-/// (an owner that cannot be read, or was never recorded, is not).
-pub(super) fn owner_is_gone(owner: Option<&str>) -> bool {
+/// (an owner that cannot be read, or was never recorded, is not). Only a
+/// run of this host can be judged: in a store shared by many hosts
+/// (PostgreSQL), another host's run has another boot id, which here would
+/// read as a reboot, and its process is not ours to look for.
+pub(super) fn owner_is_gone(owner: Option<&str>, run_hostname: &str) -> bool {
+    if run_hostname != crate::probe::hostname() {
+        return false;
+    }
     owner
         .and_then(crate::monitor::procfs::ProcessIdentity::parse)
         .and_then(|o| o.is_alive())

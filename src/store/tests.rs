@@ -969,6 +969,8 @@ fn migrations_are_sequential_and_complete() {
     for table in ["run", "run_case", "trial", "metric", "sample", "histogram"] {
         let count: i64 = store
             .conn
+            .sqlite()
+            .unwrap()
             .query_row(
                 "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1",
                 [table],
@@ -979,11 +981,15 @@ fn migrations_are_sequential_and_complete() {
     }
     let foreign_keys: bool = store
         .conn
+        .sqlite()
+        .unwrap()
         .pragma_query_value(None, "foreign_keys", |row| row.get(0))
         .unwrap();
     assert!(foreign_keys);
     let journal: String = store
         .conn
+        .sqlite()
+        .unwrap()
         .pragma_query_value(None, "journal_mode", |row| row.get(0))
         .unwrap();
     assert_eq!(journal, "delete");
@@ -1055,6 +1061,8 @@ fn a_store_from_before_rounds_is_migrated_and_keyed() {
     assert!(run.cases[0].rounds.is_empty());
     let key: String = store
         .conn
+        .sqlite()
+        .unwrap()
         .query_row("SELECT host_key FROM run WHERE id = 1", [], |row| {
             row.get(0)
         })
@@ -1220,7 +1228,10 @@ fn a_store_from_before_uuids_gives_every_run_one() {
         .begin_run(&run("quick", "2026-01-03T00:00:00Z", "box"))
         .unwrap();
     assert!(!uuids.contains(&store.load_run(id).unwrap().uuid));
-    assert_eq!(schema::user_version(&store.conn).unwrap(), SCHEMA_VERSION);
+    assert_eq!(
+        schema::user_version(store.conn.sqlite().unwrap()).unwrap(),
+        SCHEMA_VERSION
+    );
 }
 
 #[test]
@@ -1334,6 +1345,8 @@ fn deleting_runs_removes_every_row_they_own() {
             .map(|table| {
                 store
                     .conn
+                    .sqlite()
+                    .unwrap()
                     .query_row(&format!("SELECT count(*) FROM {table}"), [], |row| {
                         row.get(0)
                     })
@@ -1364,14 +1377,22 @@ fn deleting_runs_removes_every_row_they_own() {
     assert!(matches!(outcome[0], Imported::Added { .. }), "{outcome:?}");
 }
 
-/// Sets run `id` running with this owner, as a sledge running it would
-/// have left it.
+/// Sets run `id` running on this host with this owner, as a sledge
+/// running it here would have left it.
 fn set_owner(store: &Store, id: i64, owner: Option<&str>) {
+    set_owner_on(store, id, owner, &crate::probe::hostname());
+}
+
+/// Sets run `id` running on `hostname` with this owner.
+fn set_owner_on(store: &Store, id: i64, owner: Option<&str>, hostname: &str) {
     store
         .conn
+        .sqlite()
+        .unwrap()
         .execute(
-            "UPDATE run SET owner = ?1, status = 'running', finished = NULL WHERE id = ?2",
-            rusqlite::params![owner, id],
+            "UPDATE run SET owner = ?1, status = 'running', finished = NULL, hostname = ?3
+             WHERE id = ?2",
+            rusqlite::params![owner, id, hostname],
         )
         .unwrap();
 }
@@ -1393,6 +1414,8 @@ fn a_running_run_whose_sledge_is_gone_reads_and_is_marked_abandoned() {
     assert_eq!(
         store
             .conn
+            .sqlite()
+            .unwrap()
             .query_row("SELECT owner FROM run WHERE id = ?1", [alive], |r| r
                 .get::<_, String>(0))
             .unwrap(),
@@ -1406,12 +1429,22 @@ fn a_running_run_whose_sledge_is_gone_reads_and_is_marked_abandoned() {
         Some(&format!("another-boot:{}:{}", me.pid, me.starttime)),
     );
     set_owner(&store, unknown, None);
+    // Run 5: a run of another host sharing the store; its owner's boot id
+    // is not this host's, which says nothing about that host's process.
+    let elsewhere = store_run(&mut store, "quick", "2026-01-04T00:00:00Z", 1);
+    set_owner_on(
+        &store,
+        elsewhere,
+        Some(&format!("another-boot:{}:{}", me.pid, me.starttime)),
+        "another-host-sharing-the-store",
+    );
 
     // Read-only views already say so, without writing.
     let status_of = |store: &Store, id| store.load_run(id).unwrap().status;
     assert_eq!(status_of(&store, gone), RunStatus::Abandoned);
     assert_eq!(status_of(&store, alive), RunStatus::Running);
     assert_eq!(status_of(&store, unknown), RunStatus::Running);
+    assert_eq!(status_of(&store, elsewhere), RunStatus::Running);
     let listed = store.list_runs().unwrap();
     assert_eq!(
         listed.iter().find(|r| r.id == gone).unwrap().status,
@@ -1468,23 +1501,32 @@ fn the_run_table_rebuild_keeps_every_case_linked() {
         .unwrap();
     }
     let mut store = Store::open(&path).unwrap();
-    assert_eq!(schema::user_version(&store.conn).unwrap(), SCHEMA_VERSION);
+    assert_eq!(
+        schema::user_version(store.conn.sqlite().unwrap()).unwrap(),
+        SCHEMA_VERSION
+    );
     let run = store.load_run(1).unwrap();
     assert_eq!(run.cases.len(), 1);
     assert_eq!(run.uuid, "6f1c1c3e-2b4d-4c55-9a77-0d7e8f9a0b1c");
     let foreign_keys: bool = store
         .conn
+        .sqlite()
+        .unwrap()
         .pragma_query_value(None, "foreign_keys", |row| row.get(0))
         .unwrap();
     assert!(foreign_keys, "foreign keys are on again after the upgrade");
     // The new status is allowed, and deleting the run still cascades.
     store
         .conn
+        .sqlite()
+        .unwrap()
         .execute("UPDATE run SET status = 'abandoned' WHERE id = 1", [])
         .unwrap();
     store.delete_runs(&[1]).unwrap();
     let cases: i64 = store
         .conn
+        .sqlite()
+        .unwrap()
         .query_row("SELECT count(*) FROM run_case", [], |r| r.get(0))
         .unwrap();
     assert_eq!(cases, 0);

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use rusqlite::{Connection, OptionalExtension as _, TransactionBehavior, params};
+use super::db::{Conn, DbError, TxKind, Value, params};
 use serde::Serialize;
 
 use super::{Store, StoreError, sql_err};
@@ -38,18 +38,15 @@ impl Store {
         case_id: Option<i64>,
         case: &CaseRecord,
     ) -> Result<i64, StoreError> {
-        let Store { conn, path } = self;
+        let Store { conn, path, .. } = self;
         let path: &Path = path;
         // Everything that can be checked is checked before the transaction.
         let prepared = PreparedCase::new(path, case)?;
 
         let doing = "storing a case";
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sql_err(path, doing))?;
+        let tx = conn.begin(TxKind::Write).map_err(sql_err(path, doing))?;
         let run_exists = tx
-            .query_row("SELECT 1 FROM run WHERE id = ?1", [run_id], |_| Ok(()))
-            .optional()
+            .query_opt("SELECT 1 FROM run WHERE id = ?1", params![run_id])
             .map_err(sql_err(path, doing))?
             .is_some();
         if !run_exists {
@@ -102,19 +99,23 @@ impl Store {
     /// returns the ids marked. Runs whose owner was never recorded (made by
     /// an older sledge) are left alone: nothing says they stopped.
     pub fn mark_abandoned_runs(&mut self) -> Result<Vec<i64>, StoreError> {
-        let Store { conn, path } = self;
+        let Store { conn, path, .. } = self;
         let path: &Path = path;
         let doing = "marking abandoned runs";
-        let running: Vec<(i64, Option<String>, String)> = conn
-            .prepare("SELECT id, owner, warnings FROM run WHERE status = 'running'")
-            .and_then(|mut stmt| {
-                stmt.query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+        let running: Vec<(i64, Option<String>, String, String)> = conn
+            .query(
+                "SELECT id, owner, warnings, hostname FROM run WHERE status = 'running'",
+                params![],
+            )
+            .and_then(|rows| {
+                rows.iter()
+                    .map(|row| Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?)))
                     .collect()
             })
             .map_err(sql_err(path, doing))?;
         let mut marked = Vec::new();
-        for (id, owner, warnings) in running {
-            if !super::read::owner_is_gone(owner.as_deref()) {
+        for (id, owner, warnings, hostname) in running {
+            if !super::read::owner_is_gone(owner.as_deref(), &hostname) {
                 continue;
             }
             let mut warnings: Vec<String> = serde_json::from_str(&warnings).unwrap_or_default();
@@ -131,7 +132,7 @@ impl Store {
             let changed = conn
                 .execute(
                     "UPDATE run SET status = 'abandoned', warnings = ?1
-                     WHERE id = ?2 AND status = 'running' AND owner IS ?3",
+                     WHERE id = ?2 AND status = 'running' AND coalesce(owner, '') = coalesce(?3, '')",
                     params![warnings, id, owner],
                 )
                 .map_err(sql_err(path, doing))?;
@@ -152,11 +153,11 @@ impl Store {
         let doing = "marking this process's runs partial";
         let ids: Vec<i64> = self
             .conn
-            .prepare("SELECT id FROM run WHERE status = 'running' AND owner = ?1")
-            .and_then(|mut stmt| {
-                stmt.query_map([me.to_string()], |row| row.get(0))?
-                    .collect()
-            })
+            .query(
+                "SELECT id FROM run WHERE status = 'running' AND owner = ?1",
+                params![me.to_string()],
+            )
+            .and_then(|rows| rows.iter().map(|row| row.get(0)).collect())
             .map_err(sql_err(&self.path, doing))?;
         for id in &ids {
             self.conn
@@ -175,7 +176,7 @@ impl Store {
     /// is not added again. Runs keep their status, times, warnings and
     /// UUID; they get new local ids.
     pub fn import_runs(&mut self, runs: &[RunRecord]) -> Result<Vec<Imported>, StoreError> {
-        let Store { conn, path } = self;
+        let Store { conn, path, .. } = self;
         let path: &Path = path;
         let mut prepared = Vec::with_capacity(runs.len());
         for run in runs {
@@ -195,9 +196,7 @@ impl Store {
         }
 
         let doing = "importing runs";
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sql_err(path, doing))?;
+        let tx = conn.begin(TxKind::Write).map_err(sql_err(path, doing))?;
         let mut outcomes = Vec::with_capacity(prepared.len());
         for (row, cases) in &prepared {
             if let Some(id) = run_id_by_uuid(&tx, path, &row.uuid)? {
@@ -224,15 +223,13 @@ impl Store {
     /// histograms, in one transaction. Every id must exist, else nothing
     /// is removed.
     pub fn delete_runs(&mut self, ids: &[i64]) -> Result<(), StoreError> {
-        let Store { conn, path } = self;
+        let Store { conn, path, .. } = self;
         let path: &Path = path;
         let doing = "deleting runs";
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sql_err(path, doing))?;
+        let tx = conn.begin(TxKind::Write).map_err(sql_err(path, doing))?;
         for &id in ids {
             let removed = tx
-                .execute("DELETE FROM run WHERE id = ?1", [id])
+                .execute("DELETE FROM run WHERE id = ?1", params![id])
                 .map_err(sql_err(path, doing))?;
             if removed == 0 {
                 return Err(StoreError::NoSuchRun {
@@ -266,15 +263,13 @@ pub enum Imported {
 
 /// The id of the run with this UUID, if the store holds one.
 pub(super) fn run_id_by_uuid(
-    conn: &Connection,
+    conn: &Conn,
     path: &Path,
     uuid: &str,
 ) -> Result<Option<i64>, StoreError> {
-    conn.query_row("SELECT id FROM run WHERE uuid = ?1", [uuid], |row| {
-        row.get(0)
-    })
-    .optional()
-    .map_err(sql_err(path, "looking up a run by UUID"))
+    conn.query_opt("SELECT id FROM run WHERE uuid = ?1", params![uuid])
+        .and_then(|row| row.map(|row| row.get(0)).transpose())
+        .map_err(sql_err(path, "looking up a run by UUID"))
 }
 
 /// A run row, serialized and checked, ready to insert.
@@ -315,13 +310,14 @@ impl<'a> RunRow<'a> {
         })
     }
 
-    fn insert(&self, conn: &Connection, path: &Path) -> Result<i64, StoreError> {
+    fn insert(&self, conn: &Conn, path: &Path) -> Result<i64, StoreError> {
         let run = self.run;
-        conn.execute(
+        conn.query_one(
             "INSERT INTO run (started, finished, sledge_version, profile, command_line,
                               status, cpus, warnings, hostname, host, uuid, host_key, owner,
                               notes)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+             RETURNING id",
             params![
                 run.started,
                 run.finished,
@@ -344,8 +340,8 @@ impl<'a> RunRow<'a> {
                 self.notes,
             ],
         )
-        .map_err(sql_err(path, "storing a new run"))?;
-        Ok(conn.last_insert_rowid())
+        .and_then(|row| row.get(0))
+        .map_err(sql_err(path, "storing a new run"))
     }
 }
 
@@ -468,30 +464,32 @@ impl<'a> PreparedCase<'a> {
     /// the transaction.
     fn insert(
         &self,
-        tx: &Connection,
+        tx: &Conn,
         path: &Path,
         run_id: i64,
         position: Option<i64>,
     ) -> Result<i64, StoreError> {
         let doing = "storing a case";
         let case = self.case;
-        tx.execute(
-            "INSERT INTO run_case (run_id, workload, workload_version, params, warnings, error,
-                                   position, rounds)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
-                run_id,
-                case.workload,
-                case.workload_version,
-                self.params,
-                self.warnings,
-                case.error,
-                position,
-                self.rounds,
-            ],
-        )
-        .map_err(sql_err(path, doing))?;
-        let case_id = tx.last_insert_rowid();
+        let case_id = tx
+            .query_one(
+                "INSERT INTO run_case (run_id, workload, workload_version, params, warnings,
+                                       error, position, rounds)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                 RETURNING id",
+                params![
+                    run_id,
+                    case.workload,
+                    case.workload_version,
+                    self.params,
+                    self.warnings,
+                    case.error,
+                    position,
+                    self.rounds,
+                ],
+            )
+            .and_then(|row| row.get(0))
+            .map_err(sql_err(path, doing))?;
         self.insert_children(tx, path, case_id)?;
         Ok(case_id)
     }
@@ -501,7 +499,7 @@ impl<'a> PreparedCase<'a> {
     /// the caller holds the transaction.
     fn replace(
         &self,
-        tx: &Connection,
+        tx: &Conn,
         path: &Path,
         run_id: i64,
         case_id: i64,
@@ -538,7 +536,7 @@ impl<'a> PreparedCase<'a> {
         for table in ["trial", "metric", "histogram"] {
             tx.execute(
                 &format!("DELETE FROM {table} WHERE case_id = ?1"),
-                [case_id],
+                params![case_id],
             )
             .map_err(sql_err(path, doing))?;
         }
@@ -547,56 +545,34 @@ impl<'a> PreparedCase<'a> {
     }
 
     /// The case's trials, metrics, samples and histogram.
-    fn insert_children(
-        &self,
-        tx: &Connection,
-        path: &Path,
-        case_id: i64,
-    ) -> Result<(), StoreError> {
+    fn insert_children(&self, tx: &Conn, path: &Path, case_id: i64) -> Result<(), StoreError> {
         let doing = "storing a case";
         let case = self.case;
-        let mut insert_trial = tx
-            .prepare_cached(
-                "INSERT INTO trial (case_id, idx, round, replaced, seconds, health)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )
-            .map_err(sql_err(path, doing))?;
-        for t in &self.trials {
-            insert_trial
-                .execute(params![
-                    case_id, t.index, t.round, t.replaced, t.seconds, t.health
-                ])
-                .map_err(sql_err(path, doing))?;
-        }
+        // Each table's rows go in one pipelined batch (see
+        // `Conn::query_many`); metric ids come back in insertion order.
+        let trials: Vec<Vec<Value>> = self
+            .trials
+            .iter()
+            .map(|t| params![case_id, t.index, t.round, t.replaced, t.seconds, t.health].to_vec())
+            .collect();
+        tx.query_many(
+            "INSERT INTO trial (case_id, idx, round, replaced, seconds, health)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            &trials,
+        )
+        .map_err(sql_err(path, doing))?;
 
-        let mut insert_metric = tx
-            .prepare_cached(
-                "INSERT INTO metric (case_id, name, unit, direction, n, mean, median, stddev,
-                                     ci_low, ci_high, min, max, levels)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-            )
-            .map_err(sql_err(path, doing))?;
-        let mut insert_sample = tx
-            .prepare_cached(
-                "INSERT INTO sample (metric_id, trial_idx, value, outlier)
-                 VALUES (?1, ?2, ?3, ?4)",
-            )
-            .map_err(sql_err(path, doing))?;
-        for PreparedMetric {
-            metric,
-            direction,
-            n,
-            levels,
-        } in &self.metrics
-        {
-            let s = &metric.summary;
-            insert_metric
-                .execute(params![
+        let metrics: Vec<Vec<Value>> = self
+            .metrics
+            .iter()
+            .map(|m| {
+                let s = &m.metric.summary;
+                params![
                     case_id,
-                    metric.name,
-                    metric.unit,
-                    direction,
-                    n,
+                    m.metric.name,
+                    m.metric.unit,
+                    m.direction,
+                    m.n,
                     s.mean,
                     s.median,
                     s.stddev,
@@ -604,21 +580,49 @@ impl<'a> PreparedCase<'a> {
                     s.ci_high,
                     s.min,
                     s.max,
-                    levels,
-                ])
-                .map_err(sql_err(path, doing))?;
-            let metric_id = tx.last_insert_rowid();
-            for (trial_idx, value) in metric.samples.iter().enumerate() {
-                insert_sample
-                    .execute(params![
+                    m.levels,
+                ]
+                .to_vec()
+            })
+            .collect();
+        let metric_ids = tx
+            .query_many(
+                "INSERT INTO metric (case_id, name, unit, direction, n, mean, median,
+                                     stddev, ci_low, ci_high, min, max, levels)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+                 RETURNING id",
+                &metrics,
+            )
+            .and_then(|answers| {
+                answers
+                    .iter()
+                    .map(|rows| match rows.first() {
+                        Some(row) => row.get::<i64>(0),
+                        None => Err(DbError::Type("no id returned for a metric".to_string())),
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .map_err(sql_err(path, doing))?;
+        let mut samples = Vec::new();
+        for (m, metric_id) in self.metrics.iter().zip(metric_ids) {
+            for (trial_idx, value) in m.metric.samples.iter().enumerate() {
+                samples.push(
+                    params![
                         metric_id,
                         trial_idx as i64,
                         value,
-                        metric.outliers.get(trial_idx),
-                    ])
-                    .map_err(sql_err(path, doing))?;
+                        m.metric.outliers.get(trial_idx),
+                    ]
+                    .to_vec(),
+                );
             }
         }
+        tx.query_many(
+            "INSERT INTO sample (metric_id, trial_idx, value, outlier)
+             VALUES (?1, ?2, ?3, ?4)",
+            &samples,
+        )
+        .map_err(sql_err(path, doing))?;
 
         if let Some(histogram) = &case.latency_histogram {
             tx.execute(
@@ -632,12 +636,12 @@ impl<'a> PreparedCase<'a> {
 }
 
 /// The position after the run's last case.
-fn next_position(tx: &Connection, path: &Path, run_id: i64) -> Result<i64, StoreError> {
-    tx.query_row(
+fn next_position(tx: &Conn, path: &Path, run_id: i64) -> Result<i64, StoreError> {
+    tx.query_one(
         "SELECT coalesce(max(coalesce(position, 0)) + 1, 0) FROM run_case WHERE run_id = ?1",
-        [run_id],
-        |row| row.get::<_, i64>(0),
+        params![run_id],
     )
+    .and_then(|row| row.get::<i64>(0))
     .map_err(sql_err(path, "storing a case"))
 }
 

@@ -4,12 +4,13 @@
 
 use std::time::Duration;
 
+use super::fallback::Fallback;
 use super::history::StoreHistory;
 use super::plan::Plan;
 use crate::engine::{
     self, CancelToken, CaseEnv, Methodology, Progress, RoundExecutor, RunSetup, TrialContext,
 };
-use crate::results::{RunRecord, RunStatus};
+use crate::results::{CaseRecord, RunRecord, RunStatus};
 use crate::store::Store;
 use crate::{monitor, probe};
 
@@ -106,10 +107,29 @@ pub fn execute(
         seed: shuffle_seed(),
     };
     let mut case_ids: Vec<Option<i64>> = vec![None; plan.cases.len()];
+    // A store on a server can be lost midway; the run then goes on into a
+    // local file, which needs every case measured so far.
+    let remote = store.location().is_remote();
+    let mut latest: Vec<Option<CaseRecord>> = vec![None; plan.cases.len()];
+    let mut fallback: Option<Fallback> = None;
     let outcome = engine::run_plan(&plan.cases, &setup, &mut |position, case| {
-        let id = store.save_case(run_id, Some(position), case_ids[position], case)?;
-        case_ids[position] = Some(id);
-        Ok(())
+        if remote {
+            latest[position] = Some(case.clone());
+        }
+        if let Some(fallback) = fallback.as_mut() {
+            return fallback.save(position, case);
+        }
+        match store.save_case(run_id, Some(position), case_ids[position], case) {
+            Ok(id) => {
+                case_ids[position] = Some(id);
+                Ok(())
+            }
+            Err(lost) if remote => {
+                fallback = Some(start_fallback(&run, store, &lost, &latest)?);
+                Ok(())
+            }
+            Err(err) => Err(err.into()),
+        }
     });
     let status = match outcome {
         Ok(outcome) => outcome.status,
@@ -120,8 +140,37 @@ pub fn execute(
             return Err(err.context(StoreFailedMidRun { run_id }));
         }
     };
-    store.finish_run(run_id, status, &now(), &run.warnings)?;
+    if fallback.is_none()
+        && remote
+        && let Err(lost) = store.finish_run(run_id, status, &now(), &run.warnings)
+    {
+        fallback = Some(start_fallback(&run, store, &lost, &latest)?);
+    }
+    if let Some(fallback) = fallback {
+        // Best effort: the server may be back, and then says how it ended.
+        let _ = store.finish_run(run_id, RunStatus::Failed, &now(), &run.warnings);
+        return Err(fallback.finish(status, &now(), &run.warnings)?.into());
+    }
+    if !remote {
+        store.finish_run(run_id, status, &now(), &run.warnings)?;
+    }
     Ok(store.load_run(run_id)?)
+}
+
+/// Opens the fallback file of `run` after `store` was lost, saying so at
+/// once (the run goes on for a while).
+fn start_fallback(
+    run: &RunRecord,
+    store: &Store,
+    lost: &crate::store::StoreError,
+    cases: &[Option<CaseRecord>],
+) -> anyhow::Result<Fallback> {
+    let fallback = Fallback::start(run, store.path(), lost, cases)?;
+    eprintln!(
+        "warning: {lost}; the run goes on into the local fallback file {}",
+        fallback.file().display()
+    );
+    Ok(fallback)
 }
 
 /// A seed for the order shuffles that differs from run to run.

@@ -2,6 +2,7 @@
 
 pub mod defaults;
 pub mod execute;
+pub mod fallback;
 pub mod history;
 pub mod leftovers;
 pub mod plan;
@@ -11,6 +12,7 @@ pub mod subprocess;
 
 pub use defaults::defaults_for;
 pub use execute::{RunOptions, StoreFailedMidRun, execute};
+pub use fallback::StoreLostMidRun;
 pub use plan::{DEFAULT_PROFILE, Plan, PlanError, plan};
 pub use preflight::CaseCannotRun;
 pub use profiles::{Profile, find as find_profile};
