@@ -236,6 +236,36 @@ pub struct LoadReport {
     pub tally: Tally,
 }
 
+impl LoadReport {
+    /// The report of `tally`, counted over `seconds` by a generator run
+    /// with `config`.
+    pub fn from_tally(config: &LoadConfig, tally: Tally, seconds: f64) -> LoadReport {
+        let seconds = seconds.max(1e-9);
+        let open = config.rate.is_some();
+        LoadReport {
+            mode: if open { "open" } else { "closed" },
+            connections: config.connections,
+            threads: config.threads,
+            keep_alive: config.keep_alive,
+            seconds,
+            sent: tally.sent,
+            responses: tally.responses,
+            bytes: tally.bytes,
+            requests_per_sec: tally.responses as f64 / seconds,
+            bytes_per_sec: tally.bytes as f64 / seconds,
+            requested_rate: config.requested_rate(),
+            achieved_rate: tally.sent as f64 / seconds,
+            latency: LatencySummary::of(&tally.latency),
+            latency_from_send: open.then(|| LatencySummary::of(&tally.latency_sent)),
+            connect: LatencySummary::of(&tally.connect),
+            errors: tally.errors,
+            late: tally.late,
+            dropped: tally.dropped,
+            tally,
+        }
+    }
+}
+
 /// Runs the load described by `config` until its duration or request count
 /// is reached, or `cancel` is set (then `Err(Cancelled)`: a trial cut short
 /// is not a trial).
@@ -250,6 +280,27 @@ pub fn run(config: &LoadConfig, cancel: &CancelToken) -> anyhow::Result<LoadRepo
 /// the cancel, with `true`: wrk and ab print their figures after Ctrl-C too.
 pub fn run_until_cancelled(
     config: &LoadConfig,
+    cancel: &CancelToken,
+) -> anyhow::Result<(LoadReport, bool)> {
+    run_from(config, None, cancel)
+}
+
+/// Like [`run_until_cancelled`], but the load starts at `start` (or at
+/// once if that has passed by the time every thread is ready): the agents
+/// of a load from several hosts start together this way. The server is
+/// probed and the threads made ready before it, so the start is not late
+/// by those.
+pub fn run_starting_at(
+    config: &LoadConfig,
+    start: Instant,
+    cancel: &CancelToken,
+) -> anyhow::Result<(LoadReport, bool)> {
+    run_from(config, Some(start), cancel)
+}
+
+fn run_from(
+    config: &LoadConfig,
+    start_at: Option<Instant>,
     cancel: &CancelToken,
 ) -> anyhow::Result<(LoadReport, bool)> {
     config.validate()?;
@@ -326,6 +377,17 @@ pub fn run_until_cancelled(
             ready_ok += usize::from(pinned);
         }
         let go = spawn_error.is_none() && ready_ok == handles.len();
+        if let Some(at) = start_at.filter(|_| go) {
+            // Sleep in short steps, so that a cancel while waiting for a
+            // distant start still ends the run promptly.
+            while !cancel.is_cancelled() {
+                let left = at.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                std::thread::sleep(left.min(Duration::from_millis(20)));
+            }
+        }
         let start = Instant::now();
         gate.open(go.then_some(start));
         let results = handles
@@ -352,28 +414,7 @@ pub fn run_until_cancelled(
         last = last.max(*finished);
     }
     let seconds = (last - start).as_secs_f64().max(1e-9);
-    let open = config.rate.is_some();
-    let report = LoadReport {
-        mode: if open { "open" } else { "closed" },
-        connections: config.connections,
-        threads,
-        keep_alive: config.keep_alive,
-        seconds,
-        sent: tally.sent,
-        responses: tally.responses,
-        bytes: tally.bytes,
-        requests_per_sec: tally.responses as f64 / seconds,
-        bytes_per_sec: tally.bytes as f64 / seconds,
-        requested_rate: config.requested_rate(),
-        achieved_rate: tally.sent as f64 / seconds,
-        latency: LatencySummary::of(&tally.latency),
-        latency_from_send: open.then(|| LatencySummary::of(&tally.latency_sent)),
-        connect: LatencySummary::of(&tally.connect),
-        errors: tally.errors,
-        late: tally.late,
-        dropped: tally.dropped,
-        tally,
-    };
+    let report = LoadReport::from_tally(config, tally, seconds);
     Ok((report, cancelled))
 }
 
@@ -408,7 +449,7 @@ impl StartGate {
 
 /// One blocking connect before the run, so that a wrong port or a dead
 /// server is one clear error instead of a run full of refusals.
-fn probe(target: &Target) -> anyhow::Result<()> {
+pub(crate) fn probe(target: &Target) -> anyhow::Result<()> {
     StdTcpStream::connect_timeout(&target.addr, PROBE_TIMEOUT)
         .map(drop)
         .with_context(|| format!("cannot connect to {} ({})", target.url, target.addr))
