@@ -10,6 +10,7 @@ mod compute;
 mod hardware;
 mod http;
 mod http_db;
+mod http_distributed;
 mod notes;
 mod portable;
 mod report;

@@ -6,6 +6,8 @@ mod compare;
 mod delete;
 mod export;
 mod http;
+mod http_agent;
+mod http_from;
 mod import;
 mod list;
 mod output;
@@ -75,6 +77,10 @@ pub enum Command {
     /// stdin, JSON events on stdout).
     #[command(name = "__round", hide = true)]
     Round,
+    /// Internal: one client host's generator of `sledge http --from` (the
+    /// coordinator's messages on stdin, answers on stdout).
+    #[command(name = "__http-agent", hide = true)]
+    HttpAgent,
     /// Write stored runs as one portable JSON document, to carry them to
     /// another machine's store (`sledge import`).
     Export(export::ExportArgs),
@@ -102,6 +108,7 @@ pub fn execute(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Compare(args) => compare::execute(args, store),
         Command::Http(args) => http::execute(args),
         Command::Round => round::execute(),
+        Command::HttpAgent => http_agent::execute(),
         Command::Export(args) => export::execute(args, store),
         Command::Import(args) => import::execute(args, store),
         Command::Delete(args) => delete::execute(args, store),

@@ -282,27 +282,30 @@ pub fn run_until_cancelled(
     config: &LoadConfig,
     cancel: &CancelToken,
 ) -> anyhow::Result<(LoadReport, bool)> {
-    run_from(config, None, cancel)
+    run_from(config, None, cancel).map(|(report, cancelled, _)| (report, cancelled))
 }
 
 /// Like [`run_until_cancelled`], but the load starts at `start` (or at
 /// once if that has passed by the time every thread is ready): the agents
 /// of a load from several hosts start together this way. The server is
 /// probed and the threads made ready before it, so the start is not late
-/// by those.
+/// by those. Also returns how late after `start` the load started.
 pub fn run_starting_at(
     config: &LoadConfig,
     start: Instant,
     cancel: &CancelToken,
-) -> anyhow::Result<(LoadReport, bool)> {
-    run_from(config, Some(start), cancel)
+) -> anyhow::Result<(LoadReport, bool, Duration)> {
+    run_from(config, Some(start), cancel).map(|(report, cancelled, started)| {
+        (report, cancelled, started.saturating_duration_since(start))
+    })
 }
 
+/// The load, and when it started.
 fn run_from(
     config: &LoadConfig,
     start_at: Option<Instant>,
     cancel: &CancelToken,
-) -> anyhow::Result<(LoadReport, bool)> {
+) -> anyhow::Result<(LoadReport, bool, Instant)> {
     config.validate()?;
     super::limits::ensure_open_files(config.connections as u64 + SPARE_FDS)?;
     probe(&config.targets[0])?;
@@ -415,7 +418,7 @@ fn run_from(
     }
     let seconds = (last - start).as_secs_f64().max(1e-9);
     let report = LoadReport::from_tally(config, tally, seconds);
-    Ok((report, cancelled))
+    Ok((report, cancelled, start))
 }
 
 /// Where the generator threads wait until every one of them is ready: the

@@ -88,10 +88,12 @@ fn serve_on(mut input: impl BufRead + Send + 'static, output: &Output) -> anyhow
     };
     let target_ns = at_unix_ns.saturating_add(offset_ns);
     let wait = Duration::from_nanos(target_ns.saturating_sub(unix_now_ns()).max(0) as u64);
-    let (report, interrupted) =
+    // Late already if the start came after the agreed instant had passed
+    // here (a wrong offset, a slow link), and by the threads' wake-up.
+    let already_late_ns = unix_now_ns().saturating_sub(target_ns).max(0);
+    let (report, interrupted, late) =
         http::load::run_starting_at(&config, Instant::now() + wait, &cancel)?;
-    let started_ns = unix_now_ns() - (report.seconds * 1e9) as i64;
-    let started_late_s = (started_ns - target_ns).max(0) as f64 / 1e9;
+    let started_late_s = already_late_ns as f64 / 1e9 + late.as_secs_f64();
     let result = AgentResult::of(
         &report.tally,
         report.seconds,
@@ -148,7 +150,11 @@ fn answer(
 
 fn read_message(input: &mut impl BufRead) -> anyhow::Result<Option<ToAgent>> {
     let mut line = String::new();
-    if input.read_line(&mut line).context("reading the coordinator")? == 0 {
+    if input
+        .read_line(&mut line)
+        .context("reading the coordinator")?
+        == 0
+    {
         return Ok(None);
     }
     serde_json::from_str(line.trim_end())

@@ -314,9 +314,7 @@ impl Agents {
             return self.agents[i].pending.pop_front().map(|e| (i, e));
         }
         match self.events.recv_timeout(wait) {
-            Ok((i, event)) => {
-                Some((i, event))
-            }
+            Ok((i, event)) => Some((i, event)),
             Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
         }
     }

@@ -160,5 +160,4 @@ mod tests {
         assert_eq!(merged.mode, "open");
         assert!(merge(&[]).is_none());
     }
-
 }

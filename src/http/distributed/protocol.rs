@@ -77,10 +77,7 @@ impl AgentLoad {
                 WireRate::Total(r) => Rate::Total(r),
                 WireRate::PerConnection(r) => Rate::PerConnection(r),
             }),
-            timeout: self
-                .timeout_s
-                .map(|t| seconds("timeout", t))
-                .transpose()?,
+            timeout: self.timeout_s.map(|t| seconds("timeout", t)).transpose()?,
             duration: Some(seconds("duration", self.duration_s)?),
             requests: self.requests,
             ..LoadConfig::closed(targets, self.connections)
@@ -150,8 +147,8 @@ pub enum FromAgent {
 pub struct AgentResult {
     /// Wall time of the agent's load, s.
     pub seconds: f64,
-    /// How long after the agreed instant the load started, s (about: from
-    /// the agent's clock at the end less the load's duration).
+    /// How long after the agreed instant the load started, s, on the
+    /// agent's clock corrected by the measured offset.
     pub started_late_s: f64,
     /// Generator threads that ran.
     pub threads: usize,
@@ -281,7 +278,10 @@ mod tests {
             at_unix_ns: 5,
             offset_ns: -3,
         });
-        assert_eq!(line, "{\"type\":\"start\",\"at_unix_ns\":5,\"offset_ns\":-3}\n");
+        assert_eq!(
+            line,
+            "{\"type\":\"start\",\"at_unix_ns\":5,\"offset_ns\":-3}\n"
+        );
         let back: ToAgent = serde_json::from_str(line.trim_end()).unwrap();
         assert_eq!(
             back,

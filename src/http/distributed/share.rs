@@ -94,7 +94,10 @@ mod tests {
             ..total()
         };
         let err = split(&load, 3).unwrap_err().to_string();
-        assert!(err.contains("2 request(s)") && err.contains("3 client hosts"), "{err}");
+        assert!(
+            err.contains("2 request(s)") && err.contains("3 client hosts"),
+            "{err}"
+        );
         assert!(split(&total(), 0).is_err());
     }
 }

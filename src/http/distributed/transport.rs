@@ -30,3 +30,69 @@ impl Transport for LocalAgents {
         Ok(command)
     }
 }
+
+/// Agents on other hosts through the system's OpenSSH client, in
+/// BatchMode (a host that wants a password fails instead of asking).
+#[derive(Debug, Clone)]
+pub struct SshAgents {
+    /// The sledge command on the client hosts.
+    pub remote_program: String,
+}
+
+impl Default for SshAgents {
+    fn default() -> Self {
+        SshAgents {
+            remote_program: "sledge".into(),
+        }
+    }
+}
+
+/// How long ssh may take to reach a host.
+const SSH_CONNECT_TIMEOUT_S: u32 = 10;
+
+impl Transport for SshAgents {
+    fn agent_command(&self, host: &str) -> anyhow::Result<Command> {
+        let mut command = Command::new("ssh");
+        command
+            .args(["-o", "BatchMode=yes"])
+            .arg("-o")
+            .arg(format!("ConnectTimeout={SSH_CONNECT_TIMEOUT_S}"))
+            .args(["-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3"])
+            .arg(ssh_destination(host))
+            .arg(&self.remote_program)
+            .arg(AGENT_SUBCOMMAND);
+        Ok(command)
+    }
+}
+
+/// `user@host:port` as ssh takes it (`ssh://user@host:port`).
+fn ssh_destination(host: &str) -> String {
+    match host.rsplit_once(':') {
+        Some((_, port)) if port.parse::<u16>().is_ok() => format!("ssh://{host}"),
+        _ => host.to_string(),
+    }
+}
+
+/// The hosts of `user@h1,user@h2,...`: each non-empty, without spaces, not
+/// starting with `-` (which ssh would take for an option), none twice.
+pub fn parse_hosts(list: &str) -> anyhow::Result<Vec<String>> {
+    let mut hosts: Vec<String> = Vec::new();
+    for (i, host) in list.split(',').map(str::trim).enumerate() {
+        if host.is_empty() {
+            anyhow::bail!(
+                "client host {} of `{list}` is empty: give user@host[:port],... separated by single commas",
+                i + 1
+            );
+        }
+        if host.starts_with('-') || host.chars().any(char::is_whitespace) {
+            anyhow::bail!(
+                "`{host}` is not a host: give user@host[:port] (no spaces, not starting with -)"
+            );
+        }
+        if hosts.iter().any(|h| h == host) {
+            anyhow::bail!("client host `{host}` is given twice");
+        }
+        hosts.push(host.to_string());
+    }
+    Ok(hosts)
+}

@@ -1,0 +1,412 @@
+//! A load from several client hosts, with the agents as child processes
+//! of the sledge binary (the same protocol as over ssh, through pipes)
+//! against the built-in server on loopback. Every load is bounded in time.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use sledge::engine::CancelToken;
+use sledge::http::distributed::{self, AgentLoad, LocalAgents, Transport, WireRate};
+use sledge::http::{Server, ServerConfig};
+
+use crate::common::Sandbox;
+
+fn server() -> Server {
+    Server::start(&ServerConfig {
+        sizes: vec![1, 2048],
+        ..ServerConfig::loopback()
+    })
+    .expect("server starts")
+}
+
+fn sledge_binary() -> std::path::PathBuf {
+    assert_cmd::cargo::cargo_bin("sledge")
+}
+
+/// The environment variable that tells one test's agents from the
+/// others' (the tests run in parallel in this process).
+const TAG: &str = "SLEDGE_TEST_AGENT_TAG";
+
+/// Agents of `inner` marked with `tag` in their environment.
+struct Tagged<T> {
+    tag: &'static str,
+    inner: T,
+}
+
+impl<T: Transport> Transport for Tagged<T> {
+    fn agent_command(&self, host: &str) -> anyhow::Result<Command> {
+        let mut command = self.inner.agent_command(host)?;
+        command.env(TAG, self.tag);
+        Ok(command)
+    }
+}
+
+fn local(tag: &'static str) -> Tagged<LocalAgents> {
+    Tagged {
+        tag,
+        inner: LocalAgents {
+            program: sledge_binary(),
+        },
+    }
+}
+
+fn hosts(names: &[&str]) -> Vec<String> {
+    names.iter().map(|s| s.to_string()).collect()
+}
+
+/// A closed loop of `connections` per host for `seconds`, 1 s timeout.
+fn load(url: String, connections: usize, seconds: f64) -> AgentLoad {
+    AgentLoad {
+        urls: vec![url],
+        connections,
+        threads: Some(1),
+        keep_alive: true,
+        think_s: 0.0,
+        rate: None,
+        timeout_s: Some(1.0),
+        duration_s: seconds,
+        requests: None,
+    }
+}
+
+/// Agents of the test `tag` still running as children of this process.
+fn agents_left(tag: &str) -> Vec<String> {
+    let me = std::process::id().to_string();
+    let mut left = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let dir = entry.path();
+        let Ok(stat) = std::fs::read_to_string(dir.join("stat")) else {
+            continue;
+        };
+        // The parent's pid is the 2nd field after the command's `)`.
+        let Some(after) = stat.rsplit_once(')').map(|(_, rest)| rest) else {
+            continue;
+        };
+        let ppid = after.split_whitespace().nth(1).unwrap_or("");
+        let cmdline = std::fs::read_to_string(dir.join("cmdline")).unwrap_or_default();
+        let environ = std::fs::read(dir.join("environ")).unwrap_or_default();
+        let marked = environ
+            .split(|&b| b == 0)
+            .any(|v| v == format!("{TAG}={tag}").as_bytes());
+        if ppid == me && marked {
+            left.push(cmdline.replace('\0', " "));
+        }
+    }
+    left
+}
+
+#[test]
+fn three_hosts_merge_exactly() {
+    let srv = server();
+    let load = AgentLoad {
+        requests: Some(3000),
+        ..load(srv.url("/static/1"), 2, 20.0)
+    };
+    let report = distributed::run(
+        &local("merge"),
+        &hosts(&["h1", "h2", "h3"]),
+        &load,
+        &CancelToken::new(),
+    )
+    .unwrap();
+    assert_eq!(report.failed_hosts, 0);
+    assert!(!report.interrupted);
+    let parts: Vec<_> = report
+        .hosts
+        .iter()
+        .map(|h| h.report.as_ref().expect("every host finished"))
+        .collect();
+    // The request count was split 1000 each, and nothing was lost.
+    for p in &parts {
+        assert_eq!(p.responses, 1000);
+        assert_eq!(p.errors.total(), 0);
+    }
+    let merged = report.merged.as_ref().unwrap();
+    assert_eq!(
+        merged.responses,
+        parts.iter().map(|p| p.responses).sum::<u64>()
+    );
+    assert_eq!(merged.responses, 3000);
+    assert_eq!(merged.sent, parts.iter().map(|p| p.sent).sum::<u64>());
+    assert_eq!(merged.bytes, parts.iter().map(|p| p.bytes).sum::<u64>());
+    assert_eq!(merged.connections, 6);
+    // The merged histogram is the hosts' added count for count, so its
+    // percentiles are those of every request.
+    let mut all = parts[0].tally.latency.clone();
+    for p in &parts[1..] {
+        all.add(&p.tally.latency).unwrap();
+    }
+    assert_eq!(merged.tally.latency, all);
+    assert_eq!(merged.latency.count, 3000);
+    assert_eq!(
+        merged.latency.p99_ms,
+        all.value_at_quantile(0.99) as f64 / 1e6
+    );
+    // Each host's clock was measured (the same clock here: the offset is
+    // within the round trip) and its start was close to the agreed one.
+    for h in &report.hosts {
+        let clock = h.clock.expect("clock measured");
+        assert_eq!(clock.exchanges, 8);
+        assert!(
+            clock.offset_ns.abs() <= clock.round_trip_ns.max(1_000_000),
+            "{clock:?}"
+        );
+        assert!(h.started_late_s.unwrap() < 0.25, "{h:?}");
+    }
+    assert!(
+        agents_left("merge").is_empty(),
+        "{:?}",
+        agents_left("merge")
+    );
+}
+
+#[test]
+fn an_open_loop_rate_is_split_over_the_hosts() {
+    let srv = server();
+    // 60 requests/s in total from 2 hosts of 2 connections, for 1 s.
+    let load = AgentLoad {
+        rate: Some(WireRate::Total(60.0)),
+        ..load(srv.url("/static/1"), 2, 1.0)
+    };
+    let report = distributed::run(
+        &local("rate"),
+        &hosts(&["a", "b"]),
+        &load,
+        &CancelToken::new(),
+    )
+    .unwrap();
+    for h in &report.hosts {
+        let r = h.report.as_ref().unwrap();
+        assert_eq!(r.mode, "open");
+        assert_eq!(r.requested_rate, Some(30.0));
+        // A schedule of 30/s over 1 s: about 30 requests, each due.
+        assert!((25..=32).contains(&r.sent), "{} sent", r.sent);
+    }
+    let merged = report.merged.unwrap();
+    assert_eq!(merged.requested_rate, Some(60.0));
+    assert!(merged.latency_from_send.is_some());
+}
+
+/// Agents through a shell, so that one host can misbehave.
+struct Scripted {
+    scripts: Vec<(&'static str, String)>,
+}
+
+impl Transport for Scripted {
+    fn agent_command(&self, host: &str) -> anyhow::Result<Command> {
+        let script = self
+            .scripts
+            .iter()
+            .find(|(h, _)| *h == host)
+            .map(|(_, s)| s.clone())
+            .unwrap_or_else(|| format!("exec '{}' __http-agent", sledge_binary().display()));
+        let mut command = Command::new("sh");
+        command.args(["-c", &script]);
+        Ok(command)
+    }
+}
+
+#[test]
+fn a_host_that_cannot_start_fails_the_load_by_name_before_any_request() {
+    let srv = server();
+    let transport = Scripted {
+        scripts: vec![(
+            "broken",
+            "echo 'sledge: command not found' >&2; exit 127".into(),
+        )],
+    };
+    let started = Instant::now();
+    let err = distributed::run(
+        &Tagged {
+            tag: "start",
+            inner: transport,
+        },
+        &hosts(&["ok1", "broken", "ok2"]),
+        &load(srv.url("/static/1"), 1, 5.0),
+        &CancelToken::new(),
+    )
+    .unwrap_err();
+    let text = format!("{err:#}");
+    assert!(text.contains("broken: its agent ended"), "{text}");
+    assert!(text.contains("command not found"), "{text}");
+    assert!(text.contains("nothing was sent to the server"), "{text}");
+    assert!(!text.contains("ok1"), "{text}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(
+        agents_left("start").is_empty(),
+        "{:?}",
+        agents_left("start")
+    );
+}
+
+#[test]
+fn a_host_that_dies_midway_is_named_and_the_others_are_kept() {
+    let srv = server();
+    // The agent of `dies` is killed 1.5 s into a 3 s load.
+    let transport = Scripted {
+        scripts: vec![(
+            "dies",
+            format!(
+                "exec timeout -s KILL 1.5 '{}' __http-agent",
+                sledge_binary().display()
+            ),
+        )],
+    };
+    let started = Instant::now();
+    let report = distributed::run(
+        &Tagged {
+            tag: "midway",
+            inner: transport,
+        },
+        &hosts(&["h1", "dies", "h3"]),
+        &load(srv.url("/static/1"), 1, 3.0),
+        &CancelToken::new(),
+    )
+    .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_eq!(report.failed_hosts, 1);
+    let dead = &report.hosts[1];
+    assert_eq!(dead.host, "dies");
+    let why = dead.failure.as_deref().unwrap();
+    assert!(why.contains("ended without a result"), "{why}");
+    assert!(dead.report.is_none());
+    let merged = report.merged.as_ref().unwrap();
+    let kept: u64 = [&report.hosts[0], &report.hosts[2]]
+        .iter()
+        .map(|h| h.report.as_ref().unwrap().responses)
+        .sum();
+    assert!(kept > 0);
+    assert_eq!(merged.responses, kept);
+    assert!(
+        agents_left("midway").is_empty(),
+        "{:?}",
+        agents_left("midway")
+    );
+}
+
+#[test]
+fn a_cancel_stops_every_agent_and_keeps_what_they_measured() {
+    let srv = server();
+    let cancel = CancelToken::new();
+    let stopper = {
+        let cancel = cancel.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(1500));
+            cancel.cancel();
+        })
+    };
+    let started = Instant::now();
+    let report = distributed::run(
+        &local("cancel"),
+        &hosts(&["a", "b"]),
+        &load(srv.url("/static/1"), 1, 30.0),
+        &cancel,
+    )
+    .unwrap();
+    stopper.join().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(15));
+    assert!(report.interrupted);
+    assert_eq!(report.failed_hosts, 0, "{:?}", report.hosts);
+    assert!(report.merged.unwrap().responses > 0);
+    assert!(
+        agents_left("cancel").is_empty(),
+        "{:?}",
+        agents_left("cancel")
+    );
+}
+
+#[test]
+fn the_cli_prints_each_host_and_the_merged_sum() {
+    let srv = server();
+    let out = Sandbox::new()
+        .sledge()
+        .args([
+            "http",
+            "-c",
+            "1",
+            "-n",
+            "300",
+            "--from",
+            "a,b,c",
+            "--from-local",
+        ])
+        .args(["--json", &srv.url("/static/2048")])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hosts = v["hosts"].as_array().unwrap();
+    assert_eq!(hosts.len(), 3);
+    let sum: u64 = hosts
+        .iter()
+        .map(|h| h["report"]["responses"].as_u64().unwrap())
+        .sum();
+    assert_eq!(sum, 300);
+    assert_eq!(v["merged"]["responses"], 300);
+    assert_eq!(v["merged"]["latency"]["count"], 300);
+    assert_eq!(v["failed_hosts"], 0);
+    assert!(hosts.iter().all(|h| h["clock"]["exchanges"] == 8));
+
+    let out = Sandbox::new()
+        .sledge()
+        .args([
+            "http",
+            "-c",
+            "1",
+            "-n",
+            "100",
+            "--from",
+            "x,y",
+            "--from-local",
+        ])
+        .arg(srv.url("/static/1"))
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("2 client host(s)"), "{text}");
+    assert!(text.contains("merged over 2 host(s)"), "{text}");
+    assert!(
+        text.lines().any(|l| l.trim_start().starts_with("x ")),
+        "{text}"
+    );
+}
+
+#[test]
+fn bad_host_lists_are_usage_errors_naming_the_host() {
+    for (list, expected) in [
+        ("a,,b", "client host 2 of `a,,b` is empty"),
+        ("a,-oProxyCommand=x", "`-oProxyCommand=x` is not a host"),
+        ("a,a", "client host `a` is given twice"),
+        ("a b", "`a b` is not a host"),
+    ] {
+        Sandbox::new()
+            .sledge()
+            .args(["http", "-d", "1", "--from", list, "http://198.18.0.1:9/"])
+            .timeout(Duration::from_secs(30))
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(expected));
+    }
+    // Loopback on a client host is the client itself.
+    Sandbox::new()
+        .sledge()
+        .args(["http", "-d", "1", "--from", "u@h1", "http://127.0.0.1:9/"])
+        .timeout(Duration::from_secs(30))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("loopback address"));
+    // Fewer requests than hosts cannot be split.
+    Sandbox::new()
+        .sledge()
+        .args(["http", "-n", "2", "--from", "a,b,c", "--from-local"])
+        .arg("http://198.18.0.1:9/")
+        .timeout(Duration::from_secs(30))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "2 request(s) cannot be split over 3",
+        ));
+}
