@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::http::{HttpArgs, format_report, nothing_succeeded};
-use super::output::{ExitStatus, UsageError, print};
+use super::output::{Cancelled, ExitStatus, UsageError, print};
 use crate::engine::CancelToken;
 use crate::http::distributed::{
     self, AgentLoad, DistributedReport, LocalAgents, SshAgents, Transport, WireRate, share,
@@ -58,7 +58,13 @@ pub fn execute(
         }
         Box::new(SshAgents::default())
     };
-    let report = distributed::run(transport.as_ref(), &hosts, &load, cancel)?;
+    let report = match distributed::run(transport.as_ref(), &hosts, &load, cancel) {
+        Err(e) if e.is::<Cancelled>() => {
+            eprintln!("interrupted (Ctrl-C) before the start: nothing was sent to the server");
+            return Ok(ExitStatus::Interrupted);
+        }
+        other => other?,
+    };
     if args.json {
         let mut value = serde_json::to_value(&report)?;
         value["urls"] = serde_json::json!(args.urls);

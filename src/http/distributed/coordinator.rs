@@ -102,12 +102,11 @@ pub fn run(
         );
     }
     let mut clocks = Vec::with_capacity(hosts.len());
-    for i in 0..hosts.len() {
+    for (i, host) in hosts.iter().enumerate() {
         match measure_clock(&mut agents, i, cancel)? {
             Ok(offset) => clocks.push(offset),
             Err(why) => bail!(
-                "{}: measuring its clock failed: {why}; nothing was sent to the server",
-                hosts[i]
+                "{host}: measuring its clock failed: {why}; nothing was sent to the server"
             ),
         }
     }
