@@ -6,10 +6,10 @@ use std::fmt::Write as _;
 use super::http::{HttpArgs, format_report, nothing_succeeded};
 use super::output::{Cancelled, ExitStatus, UsageError, print};
 use crate::engine::CancelToken;
+use crate::http::LoadConfig;
 use crate::http::distributed::{
-    self, AgentLoad, DistributedReport, LocalAgents, SshAgents, Transport, WireRate, share,
+    self, AgentLoad, DistributedReport, LocalAgents, SshAgents, Transport, share,
 };
-use crate::http::{LoadConfig, Rate};
 
 /// Runs `config` (checked already) from every host of `hosts` and prints
 /// each host's figures and the merged ones.
@@ -20,20 +20,10 @@ pub fn execute(
     cancel: &CancelToken,
 ) -> anyhow::Result<ExitStatus> {
     let hosts = distributed::parse_hosts(hosts).map_err(|e| UsageError(format!("{e:#}")))?;
+    // Unless given, each host runs one thread per CPU of its own.
     let load = AgentLoad {
         urls: args.urls.clone(),
-        connections: config.connections,
-        // Unless given, each host runs one thread per CPU of its own.
-        threads: args.threads,
-        keep_alive: config.keep_alive,
-        think_s: config.think.as_secs_f64(),
-        rate: config.rate.map(|r| match r {
-            Rate::Total(r) => WireRate::Total(r),
-            Rate::PerConnection(r) => WireRate::PerConnection(r),
-        }),
-        timeout_s: config.timeout.map(|t| t.as_secs_f64()),
-        duration_s: config.duration.map_or(0.0, |d| d.as_secs_f64()),
-        requests: config.requests,
+        ..AgentLoad::from_config(config, args.threads)
     };
     // Every host's share must make sense on its own (a total rate split
     // over many hosts and connections can fall below the minimum).

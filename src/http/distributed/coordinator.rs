@@ -105,9 +105,9 @@ pub fn run(
     for (i, host) in hosts.iter().enumerate() {
         match measure_clock(&mut agents, i, cancel)? {
             Ok(offset) => clocks.push(offset),
-            Err(why) => bail!(
-                "{host}: measuring its clock failed: {why}; nothing was sent to the server"
-            ),
+            Err(why) => {
+                bail!("{host}: measuring its clock failed: {why}; nothing was sent to the server")
+            }
         }
     }
     let longest_trip = clocks.iter().map(|c| c.round_trip_ns).max().unwrap_or(0);

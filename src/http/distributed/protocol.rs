@@ -59,6 +59,27 @@ pub enum WireRate {
 }
 
 impl AgentLoad {
+    /// The load of `config` (its connections per host, its rate and
+    /// request count for all hosts together) as a template for
+    /// [`super::share::split`]; `threads` per host, `None` for one per CPU
+    /// of each host.
+    pub fn from_config(config: &LoadConfig, threads: Option<usize>) -> AgentLoad {
+        AgentLoad {
+            urls: config.targets.iter().map(|t| t.url.clone()).collect(),
+            connections: config.connections,
+            threads,
+            keep_alive: config.keep_alive,
+            think_s: config.think.as_secs_f64(),
+            rate: config.rate.map(|r| match r {
+                Rate::Total(r) => WireRate::Total(r),
+                Rate::PerConnection(r) => WireRate::PerConnection(r),
+            }),
+            timeout_s: config.timeout.map(|t| t.as_secs_f64()),
+            duration_s: config.duration.map_or(0.0, |d| d.as_secs_f64()),
+            requests: config.requests,
+        }
+    }
+
     /// The generator configuration of this share, with `threads` generator
     /// threads when the coordinator left them to the agent.
     pub fn to_config(&self, default_threads: usize) -> anyhow::Result<LoadConfig> {
