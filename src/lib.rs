@@ -9,6 +9,7 @@ pub mod engine;
 pub mod http;
 pub mod monitor;
 pub mod probe;
+pub mod remote;
 pub mod report;
 pub mod results;
 pub mod secrets;
