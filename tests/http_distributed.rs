@@ -6,10 +6,11 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use sledge::engine::CancelToken;
-use sledge::http::distributed::{self, AgentLoad, LocalAgents, Transport, WireRate};
+use sledge::http::distributed::{self, AgentLoad, LocalAgents, SshAgents, Transport, WireRate};
 use sledge::http::{Server, ServerConfig};
 
 use crate::common::Sandbox;
+use crate::netns_hosts::NetnsHosts;
 
 fn server() -> Server {
     Server::start(&ServerConfig {
@@ -377,10 +378,10 @@ fn the_cli_prints_each_host_and_the_merged_sum() {
 #[test]
 fn bad_host_lists_are_usage_errors_naming_the_host() {
     for (list, expected) in [
-        ("a,,b", "client host 2 of `a,,b` is empty"),
-        ("a,-oProxyCommand=x", "`-oProxyCommand=x` is not a host"),
-        ("a,a", "client host `a` is given twice"),
-        ("a b", "`a b` is not a host"),
+        ("a,,b", "host list `a,,b`: entry 2 is empty"),
+        ("a,-oProxyCommand=x", "host `-oProxyCommand=x`: a host name must be"),
+        ("a,a", "`a` appears twice"),
+        ("u@h1:0", "host `u@h1:0`: port `0` is not a number"),
     ] {
         Sandbox::new()
             .sledge()
@@ -409,4 +410,165 @@ fn bad_host_lists_are_usage_errors_naming_the_host() {
         .stderr(predicates::str::contains(
             "2 request(s) cannot be split over 3",
         ));
+}
+
+/// The built-in server on the root side of the first namespace host's
+/// link (`198.18.K.1`), which every namespace host reaches.
+fn server_for(set: &NetnsHosts) -> Server {
+    let first = set.hosts[0].rsplit_once('@').unwrap().1;
+    let root_side = first.rsplit_once('.').unwrap().0.to_string() + ".1";
+    Server::start(&ServerConfig {
+        addr: format!("{root_side}:0").parse().unwrap(),
+        sizes: vec![1],
+        ..ServerConfig::loopback()
+    })
+    .expect("server starts on the root side's address")
+}
+
+fn ssh_agents(set: &NetnsHosts) -> SshAgents {
+    let hosts: Vec<_> = set.hosts.iter().map(|h| h.parse().unwrap()).collect();
+    // The namespaces share this machine's files: the binary is there.
+    SshAgents::connect(
+        &hosts,
+        &set.ssh_options(),
+        sledge_binary().to_str().unwrap(),
+    )
+    .expect("the namespace hosts are reachable")
+}
+
+#[test]
+fn three_namespace_hosts_over_ssh_merge_exactly() {
+    let Some(set) = NetnsHosts::up(3, "three_namespace_hosts_over_ssh_merge_exactly") else {
+        return;
+    };
+    let srv = server_for(&set);
+    let agents = ssh_agents(&set);
+    let load = AgentLoad {
+        requests: Some(30_000),
+        threads: Some(1),
+        ..load(srv.url("/static/1"), 4, 20.0)
+    };
+    let report = distributed::run(&agents, &agents.hosts(), &load, &CancelToken::new()).unwrap();
+    assert_eq!(report.failed_hosts, 0, "{:?}", report.hosts);
+    let parts: Vec<_> = report
+        .hosts
+        .iter()
+        .map(|h| h.report.as_ref().unwrap())
+        .collect();
+    let merged = report.merged.as_ref().unwrap();
+    let sum: u64 = parts.iter().map(|p| p.responses).sum();
+    assert_eq!(merged.responses, sum);
+    assert_eq!(sum, 30_000);
+    let mut all = parts[0].tally.latency.clone();
+    for p in &parts[1..] {
+        all.add(&p.tally.latency).unwrap();
+    }
+    assert_eq!(merged.tally.latency, all);
+    let all_p99_ms = all.value_at_quantile(0.99) as f64 / 1e6;
+    assert_eq!(merged.latency.p99_ms, all_p99_ms);
+    // The figures of the demo (`cargo test -- --nocapture` shows them).
+    for h in &report.hosts {
+        let (r, c) = (h.report.as_ref().unwrap(), h.clock.unwrap());
+        eprintln!(
+            "{}: {} responses, {:.0} req/s, p99 {:.3} ms, clock {:+.3} ms ± {:.3}, late {:.2} ms",
+            h.host,
+            r.responses,
+            r.requests_per_sec,
+            r.latency.p99_ms,
+            c.offset_ns as f64 / 1e6,
+            c.round_trip_ns as f64 / 2e6,
+            h.started_late_s.unwrap() * 1e3
+        );
+    }
+    eprintln!(
+        "merged: {} responses (sum of hosts {sum}), {:.0} req/s, p99 {:.3} ms (all latencies together: {all_p99_ms:.3} ms)",
+        merged.responses, merged.requests_per_sec, merged.latency.p99_ms
+    );
+}
+
+#[test]
+fn a_namespace_host_whose_sshd_dies_is_reported_and_the_others_kept() {
+    let Some(set) = NetnsHosts::up(3, "a_namespace_host_whose_sshd_dies") else {
+        return;
+    };
+    let srv = server_for(&set);
+    let agents = ssh_agents(&set);
+    let load = load(srv.url("/static/1"), 1, 4.0);
+    let started = Instant::now();
+    let report = std::thread::scope(|scope| {
+        let run = scope.spawn(|| {
+            distributed::run(&agents, &agents.hosts(), &load, &CancelToken::new())
+        });
+        std::thread::sleep(Duration::from_millis(2000));
+        set.kill_sshd(1);
+        run.join().unwrap()
+    })
+    .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert_eq!(report.failed_hosts, 1, "{:?}", report.hosts);
+    let dead = &report.hosts[1];
+    assert_eq!(dead.host, set.hosts[1]);
+    assert!(dead.failure.is_some());
+    eprintln!("{}: {}", dead.host, dead.failure.as_deref().unwrap());
+    let kept: u64 = [&report.hosts[0], &report.hosts[2]]
+        .iter()
+        .map(|h| h.report.as_ref().unwrap().responses)
+        .sum();
+    assert!(kept > 0);
+    assert_eq!(report.merged.unwrap().responses, kept);
+}
+
+#[test]
+fn the_cli_loads_from_namespace_hosts_and_names_a_host_it_cannot_log_in_to() {
+    let Some(set) = NetnsHosts::up(2, "the_cli_loads_from_namespace_hosts") else {
+        return;
+    };
+    let srv = server_for(&set);
+    let ssh_args = set.ssh_args();
+    let out = Sandbox::new()
+        .sledge()
+        .args(["http", "-c", "2", "-n", "2000", "--from", &set.list()])
+        .args(&ssh_args)
+        .args(["--remote-sledge", sledge_binary().to_str().unwrap()])
+        .args(["--json", &srv.url("/static/1")])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hosts = v["hosts"].as_array().unwrap();
+    assert_eq!(hosts.len(), 2);
+    assert_eq!(hosts[0]["host"], set.hosts[0].as_str());
+    assert_eq!(v["merged"]["responses"], 2000);
+
+    // A key the hosts do not accept: BatchMode refuses, the host is named.
+    let wrong_key = set.key.with_file_name("no-such-key");
+    Sandbox::new()
+        .sledge()
+        .args(["http", "-d", "1", "--from", &set.list()])
+        .arg("--identity")
+        .arg(&wrong_key)
+        .arg("--known-hosts")
+        .arg(&set.known_hosts)
+        .arg(srv.url("/static/1"))
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(format!(
+            "cannot connect to {}",
+            set.hosts[0]
+        )))
+        .stderr(predicates::str::contains("nothing was sent to the server"));
+    // A host whose sledge is missing: named, with the shell's complaint.
+    Sandbox::new()
+        .sledge()
+        .args(["http", "-d", "1", "--from", &set.list()])
+        .args(&ssh_args)
+        .args(["--remote-sledge", "/nonexistent/sledge"])
+        .arg(srv.url("/static/1"))
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(format!("{}: its agent ended", set.hosts[1])))
+        .stderr(predicates::str::contains("/nonexistent/sledge"));
 }

@@ -95,6 +95,23 @@ pub struct HttpArgs {
     /// host as child processes (the same protocol over pipes; for tests).
     #[arg(long, hide = true, requires = "from")]
     pub(super) from_local: bool,
+    /// With --from: the private key to log in with (ssh -i); else ssh's
+    /// agent and configuration decide.
+    #[arg(short = 'i', long, value_name = "FILE", requires = "from")]
+    pub(super) identity: Option<std::path::PathBuf>,
+    /// With --from: a known_hosts file to check the hosts' keys against
+    /// instead of ssh's own; new hosts are added to it, a changed key is
+    /// refused.
+    #[arg(long, value_name = "FILE", requires = "from")]
+    pub(super) known_hosts: Option<std::path::PathBuf>,
+    /// With --from: seconds to wait for each host's SSH connection.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub(super) connect_timeout: u64,
+    /// With --from: the sledge to run on the client hosts (of this
+    /// version).
+    #[arg(long, value_name = "PATH", default_value = "sledge", requires = "from")]
+    pub(super) remote_sledge: String,
 }
 
 /// How long a run lasts without -d or -n.

@@ -2,11 +2,13 @@
 //! several client hosts at once, their results merged exactly.
 
 use std::fmt::Write as _;
+use std::time::Duration;
 
 use super::http::{HttpArgs, format_report, nothing_succeeded};
 use super::output::{Cancelled, ExitStatus, UsageError, print};
 use crate::engine::CancelToken;
 use crate::http::LoadConfig;
+use crate::remote::{self, SshOptions};
 use crate::http::distributed::{
     self, AgentLoad, DistributedReport, LocalAgents, SshAgents, Transport, share,
 };
@@ -19,7 +21,7 @@ pub fn execute(
     config: &LoadConfig,
     cancel: &CancelToken,
 ) -> anyhow::Result<ExitStatus> {
-    let hosts = distributed::parse_hosts(hosts).map_err(|e| UsageError(format!("{e:#}")))?;
+    let hosts = remote::parse_host_list(hosts).map_err(|e| UsageError(e.to_string()))?;
     // Unless given, each host runs one thread per CPU of its own.
     let load = AgentLoad {
         urls: args.urls.clone(),
@@ -27,6 +29,7 @@ pub fn execute(
     };
     // Every host's share must make sense on its own (a total rate split
     // over many hosts and connections can fall below the minimum).
+    let labels: Vec<String> = hosts.iter().map(ToString::to_string).collect();
     for share in share::split(&load, hosts.len()).map_err(|e| UsageError(format!("{e:#}")))? {
         share
             .to_config(share.connections)
@@ -46,9 +49,14 @@ pub fn execute(
             ))
             .into());
         }
-        Box::new(SshAgents::default())
+        let options = SshOptions {
+            identity: args.identity.clone(),
+            known_hosts: args.known_hosts.clone(),
+            connect_timeout: Duration::from_secs(args.connect_timeout),
+        };
+        Box::new(SshAgents::connect(&hosts, &options, &args.remote_sledge)?)
     };
-    let report = match distributed::run(transport.as_ref(), &hosts, &load, cancel) {
+    let report = match distributed::run(transport.as_ref(), &labels, &load, cancel) {
         Err(e) if e.is::<Cancelled>() => {
             eprintln!("interrupted (Ctrl-C) before the start: nothing was sent to the server");
             return Ok(ExitStatus::Interrupted);

@@ -19,7 +19,7 @@ pub mod transport;
 pub use coordinator::run;
 pub use merge::{DistributedReport, HostLoad};
 pub use protocol::{AgentLoad, WireRate};
-pub use transport::{LocalAgents, SshAgents, Transport, parse_hosts};
+pub use transport::{LocalAgents, SshAgents, Transport};
 
 /// The realtime clock, ns since the Unix epoch: the one clock two hosts
 /// can compare (each host's monotonic clock starts at its own boot).

@@ -5,6 +5,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+use crate::remote::{self, Connection, RemoteError, SshHost, SshOptions};
+
 /// The hidden subcommand that runs an agent.
 pub const AGENT_SUBCOMMAND: &str = "__http-agent";
 
@@ -31,68 +33,80 @@ impl Transport for LocalAgents {
     }
 }
 
-/// Agents on other hosts through the system's OpenSSH client, in
-/// BatchMode (a host that wants a password fails instead of asking).
-#[derive(Debug, Clone)]
+/// Agents on other hosts through the system's OpenSSH client: one
+/// ControlMaster connection per host (BatchMode: a host that wants a
+/// password fails instead of asking), every agent a session on it.
 pub struct SshAgents {
-    /// The sledge command on the client hosts.
-    pub remote_program: String,
+    connections: Vec<(String, Connection)>,
+    program: String,
 }
 
-impl Default for SshAgents {
-    fn default() -> Self {
-        SshAgents {
-            remote_program: "sledge".into(),
+impl SshAgents {
+    /// Connects to every host at once. Any host that cannot be reached
+    /// (unknown, refused, no access, silent past the connect timeout) is
+    /// an error naming it with ssh's own words; the connections made are
+    /// closed again.
+    pub fn connect(
+        hosts: &[SshHost],
+        options: &SshOptions,
+        program: &str,
+    ) -> anyhow::Result<SshAgents> {
+        let opened: Vec<Result<Connection, RemoteError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = hosts
+                .iter()
+                .map(|host| scope.spawn(move || Connection::open(host, options)))
+                .collect();
+            handles
+                .into_iter()
+                .zip(hosts)
+                .map(|(h, host)| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(RemoteError::Connect {
+                            host: host.to_string(),
+                            message: "connecting panicked".into(),
+                        })
+                    })
+                })
+                .collect()
+        });
+        let mut connections = Vec::with_capacity(hosts.len());
+        let mut failures = Vec::new();
+        for (host, result) in hosts.iter().zip(opened) {
+            match result {
+                Ok(connection) => connections.push((host.to_string(), connection)),
+                Err(e) => failures.push(e.to_string()),
+            }
         }
+        if !failures.is_empty() {
+            anyhow::bail!(
+                "{} of {} client host(s) cannot be reached; nothing was sent to the server:\n  {}",
+                failures.len(),
+                hosts.len(),
+                failures.join("\n  ")
+            );
+        }
+        Ok(SshAgents {
+            connections,
+            program: program.to_string(),
+        })
+    }
+
+    /// The hosts, as [`crate::http::distributed::run`] names them.
+    pub fn hosts(&self) -> Vec<String> {
+        self.connections.iter().map(|(h, _)| h.clone()).collect()
     }
 }
-
-/// How long ssh may take to reach a host.
-const SSH_CONNECT_TIMEOUT_S: u32 = 10;
 
 impl Transport for SshAgents {
     fn agent_command(&self, host: &str) -> anyhow::Result<Command> {
-        let mut command = Command::new("ssh");
-        command
-            .args(["-o", "BatchMode=yes"])
-            .arg("-o")
-            .arg(format!("ConnectTimeout={SSH_CONNECT_TIMEOUT_S}"))
-            .args(["-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3"])
-            .arg(ssh_destination(host))
-            .arg(&self.remote_program)
-            .arg(AGENT_SUBCOMMAND);
-        Ok(command)
+        let (_, connection) = self
+            .connections
+            .iter()
+            .find(|(h, _)| h == host)
+            .ok_or_else(|| anyhow::anyhow!("{host} is not among the connected hosts"))?;
+        Ok(connection.command(&remote::command_line(&[
+            self.program.as_str(),
+            AGENT_SUBCOMMAND,
+        ])))
     }
-}
-
-/// `user@host:port` as ssh takes it (`ssh://user@host:port`).
-fn ssh_destination(host: &str) -> String {
-    match host.rsplit_once(':') {
-        Some((_, port)) if port.parse::<u16>().is_ok() => format!("ssh://{host}"),
-        _ => host.to_string(),
-    }
-}
-
-/// The hosts of `user@h1,user@h2,...`: each non-empty, without spaces, not
-/// starting with `-` (which ssh would take for an option), none twice.
-pub fn parse_hosts(list: &str) -> anyhow::Result<Vec<String>> {
-    let mut hosts: Vec<String> = Vec::new();
-    for (i, host) in list.split(',').map(str::trim).enumerate() {
-        if host.is_empty() {
-            anyhow::bail!(
-                "client host {} of `{list}` is empty: give user@host[:port],... separated by single commas",
-                i + 1
-            );
-        }
-        if host.starts_with('-') || host.chars().any(char::is_whitespace) {
-            anyhow::bail!(
-                "`{host}` is not a host: give user@host[:port] (no spaces, not starting with -)"
-            );
-        }
-        if hosts.iter().any(|h| h == host) {
-            anyhow::bail!("client host `{host}` is given twice");
-        }
-        hosts.push(host.to_string());
-    }
-    Ok(hosts)
 }
