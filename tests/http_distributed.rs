@@ -379,7 +379,10 @@ fn the_cli_prints_each_host_and_the_merged_sum() {
 fn bad_host_lists_are_usage_errors_naming_the_host() {
     for (list, expected) in [
         ("a,,b", "host list `a,,b`: entry 2 is empty"),
-        ("a,-oProxyCommand=x", "host `-oProxyCommand=x`: a host name must be"),
+        (
+            "a,-oProxyCommand=x",
+            "host `-oProxyCommand=x`: a host name must be",
+        ),
         ("a,a", "`a` appears twice"),
         ("u@h1:0", "host `u@h1:0`: port `0` is not a number"),
     ] {
@@ -466,6 +469,12 @@ fn three_namespace_hosts_over_ssh_merge_exactly() {
     assert_eq!(merged.tally.latency, all);
     let all_p99_ms = all.value_at_quantile(0.99) as f64 / 1e6;
     assert_eq!(merged.latency.p99_ms, all_p99_ms);
+    drop(agents);
+    assert!(
+        agents_on_hosts(&set).is_empty(),
+        "{:?}",
+        agents_on_hosts(&set)
+    );
     // The figures of the demo (`cargo test -- --nocapture` shows them).
     for h in &report.hosts {
         let (r, c) = (h.report.as_ref().unwrap(), h.clock.unwrap());
@@ -486,6 +495,51 @@ fn three_namespace_hosts_over_ssh_merge_exactly() {
     );
 }
 
+/// Agents still running in the namespaces of `set`, waiting up to 5 s for
+/// them to go (they stop when their ssh session closes).
+fn agents_on_hosts(set: &NetnsHosts) -> Vec<String> {
+    let until = Instant::now() + Duration::from_secs(5);
+    loop {
+        let mut left = Vec::new();
+        for host in &set.hosts {
+            let k = host.split('.').nth(2).unwrap();
+            let out = Command::new("ip")
+                .args(["netns", "pids", &format!("sledge-h{k}")])
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "ip netns pids sledge-h{k}: {out:?}");
+            for pid in String::from_utf8_lossy(&out.stdout).split_whitespace() {
+                let cmdline =
+                    std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                if cmdline.contains("__http-agent") {
+                    left.push(format!("{host}: {}", cmdline.replace('\0', " ")));
+                }
+            }
+        }
+        if left.is_empty() || Instant::now() > until {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Established TCP connections whose local end is on `port` (the
+/// server's side, in this namespace).
+fn established_to(port: u16) -> usize {
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    let local_port = format!(":{port:04X}");
+    table
+        .lines()
+        .skip(1)
+        .filter(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            // Field 1 is the local address, field 3 the state (01:
+            // ESTABLISHED).
+            fields.len() > 3 && fields[1].ends_with(&local_port) && fields[3] == "01"
+        })
+        .count()
+}
+
 #[test]
 fn a_namespace_host_whose_sshd_dies_is_reported_and_the_others_kept() {
     let Some(set) = NetnsHosts::up(3, "a_namespace_host_whose_sshd_dies") else {
@@ -496,10 +550,15 @@ fn a_namespace_host_whose_sshd_dies_is_reported_and_the_others_kept() {
     let load = load(srv.url("/static/1"), 1, 4.0);
     let started = Instant::now();
     let report = std::thread::scope(|scope| {
-        let run = scope.spawn(|| {
-            distributed::run(&agents, &agents.hosts(), &load, &CancelToken::new())
-        });
-        std::thread::sleep(Duration::from_millis(2000));
+        let run =
+            scope.spawn(|| distributed::run(&agents, &agents.hosts(), &load, &CancelToken::new()));
+        // Once every host's connection is up (the load has started, the
+        // probes before it are closed at once), and a little into it.
+        let until = Instant::now() + Duration::from_secs(20);
+        while established_to(srv.addr().port()) < 3 && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(1000));
         set.kill_sshd(1);
         run.join().unwrap()
     })
@@ -516,6 +575,12 @@ fn a_namespace_host_whose_sshd_dies_is_reported_and_the_others_kept() {
         .sum();
     assert!(kept > 0);
     assert_eq!(report.merged.unwrap().responses, kept);
+    drop(agents);
+    assert!(
+        agents_on_hosts(&set).is_empty(),
+        "{:?}",
+        agents_on_hosts(&set)
+    );
 }
 
 #[test]
@@ -569,6 +634,9 @@ fn the_cli_loads_from_namespace_hosts_and_names_a_host_it_cannot_log_in_to() {
         .timeout(Duration::from_secs(60))
         .assert()
         .code(1)
-        .stderr(predicates::str::contains(format!("{}: its agent ended", set.hosts[1])))
+        .stderr(predicates::str::contains(format!(
+            "{}: its agent ended",
+            set.hosts[1]
+        )))
         .stderr(predicates::str::contains("/nonexistent/sledge"));
 }

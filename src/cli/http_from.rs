@@ -8,10 +8,10 @@ use super::http::{HttpArgs, format_report, nothing_succeeded};
 use super::output::{Cancelled, ExitStatus, UsageError, print};
 use crate::engine::CancelToken;
 use crate::http::LoadConfig;
-use crate::remote::{self, SshOptions};
 use crate::http::distributed::{
     self, AgentLoad, DistributedReport, LocalAgents, SshAgents, Transport, share,
 };
+use crate::remote::{self, SshOptions};
 
 /// Runs `config` (checked already) from every host of `hosts` and prints
 /// each host's figures and the merged ones.

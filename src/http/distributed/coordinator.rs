@@ -171,7 +171,7 @@ fn host_report(share: &AgentLoad, threads: usize, r: &AgentResult) -> anyhow::Re
 /// Ping-pongs with agent `i`; the offset from the shortest round trip.
 /// The outer error is a cancel, the inner one why the host failed.
 fn measure_clock(
-    agents: &mut Agents,
+    agents: &mut Agents<'_>,
     i: usize,
     cancel: &CancelToken,
 ) -> anyhow::Result<Result<ClockOffset, String>> {
@@ -201,7 +201,7 @@ fn measure_clock(
 /// Waits for every agent's result until `deadline`; on a cancel, stops
 /// them and waits [`STOP_GRACE`] more for what they measured.
 fn collect(
-    agents: &mut Agents,
+    agents: &mut Agents<'_>,
     deadline: Instant,
     cancel: &CancelToken,
 ) -> (Vec<Result<AgentResult, String>>, bool) {
@@ -272,15 +272,17 @@ struct Agent {
 }
 
 /// The running agents; dropping them stops and reaps every one.
-struct Agents {
+struct Agents<'t> {
+    transport: &'t dyn Transport,
     agents: Vec<Agent>,
     events: Receiver<(usize, Event)>,
 }
 
-impl Agents {
-    fn start(transport: &dyn Transport, hosts: &[String]) -> anyhow::Result<Agents> {
+impl<'t> Agents<'t> {
+    fn start(transport: &'t dyn Transport, hosts: &[String]) -> anyhow::Result<Agents<'t>> {
         let (tx, events) = mpsc::channel();
         let mut started = Agents {
+            transport,
             agents: Vec::with_capacity(hosts.len()),
             events,
         };
@@ -386,9 +388,13 @@ impl Agents {
             .cloned()
             .collect::<Vec<_>>()
             .join(" / ");
-        let status = status
-            .map(|s| s.to_string())
-            .unwrap_or_else(|| "still running".into());
+        let status = match status {
+            Some(s) => match self.transport.explain_exit(s) {
+                Some(meaning) => format!("{s}, {meaning}"),
+                None => s.to_string(),
+            },
+            None => "still running".into(),
+        };
         if tail.is_empty() {
             format!("its agent ended without a result ({status})")
         } else {
@@ -421,7 +427,7 @@ impl Agents {
     }
 }
 
-impl Drop for Agents {
+impl Drop for Agents<'_> {
     fn drop(&mut self) {
         self.finish();
     }

@@ -15,6 +15,12 @@ pub trait Transport: Sync {
     /// The command that runs an agent on `host`, its stdin and stdout
     /// carrying the protocol (the coordinator pipes all three streams).
     fn agent_command(&self, host: &str) -> anyhow::Result<Command>;
+
+    /// What an exit status of the agent's command means beyond the
+    /// agent's own (ssh's 255: the connection was lost).
+    fn explain_exit(&self, _status: std::process::ExitStatus) -> Option<&'static str> {
+        None
+    }
 }
 
 /// Agents as child processes of `program` (a sledge binary) on this host;
@@ -108,5 +114,10 @@ impl Transport for SshAgents {
             self.program.as_str(),
             AGENT_SUBCOMMAND,
         ])))
+    }
+
+    fn explain_exit(&self, status: std::process::ExitStatus) -> Option<&'static str> {
+        (status.code() == Some(255))
+            .then_some("ssh's status for a lost connection or an sshd that went away")
     }
 }
