@@ -5,6 +5,7 @@ mod calibrate;
 mod compare;
 mod delete;
 mod export;
+mod fleet;
 mod http;
 mod import;
 mod list;
@@ -81,6 +82,9 @@ pub enum Command {
     /// Add the runs of export documents to the store; a run already stored
     /// (same UUID) is not added again.
     Import(import::ImportArgs),
+    /// Run on many hosts over SSH, every host's run brought into this
+    /// store.
+    Fleet(fleet::FleetArgs),
     /// Remove stored runs (asks first on a terminal unless --yes).
     Delete(delete::DeleteArgs),
     /// Write one self-contained HTML report of runs: hosts side by side,
@@ -104,6 +108,7 @@ pub fn execute(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Round => round::execute(),
         Command::Export(args) => export::execute(args, store),
         Command::Import(args) => import::execute(args, store),
+        Command::Fleet(args) => fleet::execute(args, store),
         Command::Delete(args) => delete::execute(args, store),
         Command::Report(args) => report::execute(args, store),
     }
