@@ -490,3 +490,33 @@ fn bad_host_lists_and_unknown_hosts_are_clear_errors() {
         ));
     sandbox.assert_no_runs();
 }
+
+#[test]
+fn serial_hosts_run_one_after_another() {
+    let Some(set) = NetnsHosts::up(2, "serial_hosts_run_one_after_another") else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    let remote_dir = sandbox.path().join("remote");
+    seed_binary(&remote_dir);
+    let mut words = fleet_words(&set, &set.list(), &remote_dir, &scripted_args(1, "0"));
+    words.insert(2, "--serial".to_string());
+    let assert = fleet_sledge(&sandbox).args(&words).assert().success();
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    let at = |text: String| {
+        stderr
+            .find(&text)
+            .unwrap_or_else(|| panic!("no {text:?} in {stderr}"))
+    };
+    let (first, second) = (
+        set.hosts[0].trim_start_matches("root@"),
+        set.hosts[1].trim_start_matches("root@"),
+    );
+    // The second host is not even connected before the first one's run
+    // is stored here.
+    assert!(
+        at(format!("[{first}] its run is stored as run 1")) < at(format!("[{second}] connected")),
+        "{stderr}"
+    );
+    assert_eq!(stored_runs(&sandbox).len(), 2);
+}

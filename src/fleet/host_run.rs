@@ -306,13 +306,16 @@ fn run_and_fetch(
 /// scratch directory or using its store (the remote sledge and its
 /// rounds), never the shell doing it.
 fn kill_remote(connection: &Connection, remote: &Remote) -> Result<String, RemoteError> {
+    // Two processes scan /proc, not a shell loop of forks per process.
+    // The pattern `$s/results.db` is never on this shell's own command
+    // line (only the variable is), so the shell does not match itself;
+    // grep matches its own, but has ended before the kill.
     let scratch = quote(&remote.scratch);
     connection.run(&format!(
-        "s={scratch}; for p in /proc/[0-9]*; do n=${{p#/proc/}}; [ \"$n\" = $$ ] && continue; \
-         c=$(readlink \"$p/cwd\" 2>/dev/null || true); \
-         a=$(tr '\\0' ' ' < \"$p/cmdline\" 2>/dev/null || true); \
-         case \"$c\" in \"$s\"|\"$s\"/*) kill -9 \"$n\" 2>/dev/null; continue;; esac; \
-         case \"$a\" in *\"$s/results.db\"*) kill -9 \"$n\" 2>/dev/null;; esac; done; true"
+        "s={scratch}; pids=$( {{ grep -lsF -- \"$s/results.db\" /proc/[0-9]*/cmdline; \
+         find /proc/[0-9]*/cwd -maxdepth 0 \\( -lname \"$s\" -o -lname \"$s/*\" \\) 2>/dev/null; }} \
+         | cut -d/ -f3 | sort -u | grep -vx \"$$\" ); \
+         [ -z \"$pids\" ] || kill -9 $pids 2>/dev/null; true"
     ))
 }
 
