@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod engine;
+pub mod fleet;
 pub mod http;
 pub mod monitor;
 pub mod probe;

@@ -5,6 +5,7 @@ mod calibrate;
 mod compare;
 mod delete;
 mod export;
+mod fleet;
 mod http;
 mod http_agent;
 mod http_from;
@@ -87,6 +88,9 @@ pub enum Command {
     /// Add the runs of export documents to the store; a run already stored
     /// (same UUID) is not added again.
     Import(import::ImportArgs),
+    /// Run on many hosts over SSH, every host's run brought into this
+    /// store.
+    Fleet(fleet::FleetArgs),
     /// Remove stored runs (asks first on a terminal unless --yes).
     Delete(delete::DeleteArgs),
     /// Write one self-contained HTML report of runs: hosts side by side,
@@ -111,6 +115,7 @@ pub fn execute(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::HttpAgent => http_agent::execute(),
         Command::Export(args) => export::execute(args, store),
         Command::Import(args) => import::execute(args, store),
+        Command::Fleet(args) => fleet::execute(args, store),
         Command::Delete(args) => delete::execute(args, store),
         Command::Report(args) => report::execute(args, store),
     }

@@ -314,7 +314,9 @@ impl Connection {
         let file = std::fs::File::open(local)
             .map_err(io_error(format!("cannot read {}", local.display())))?;
         let target = super::quote(remote_path);
-        let partial = super::quote(&format!("{remote_path}.partial"));
+        // Per remote shell: hosts that share a file system may be sent
+        // the same file at once.
+        let partial = format!("{target}.partial.$$");
         let remote = format!(
             "cat > {partial} && chmod {mode:o} {partial} && mv -f {partial} {target} \
              || {{ rm -f {partial}; exit 1; }}"
@@ -355,7 +357,9 @@ impl Connection {
     /// Writes `bytes` to `remote_path` on the host (whole or not at all).
     pub fn write(&self, remote_path: &str, bytes: &[u8]) -> Result<(), RemoteError> {
         let target = super::quote(remote_path);
-        let partial = super::quote(&format!("{remote_path}.partial"));
+        // Per remote shell: hosts that share a file system may be sent
+        // the same file at once.
+        let partial = format!("{target}.partial.$$");
         let remote = format!(
             "cat > {partial} && mv -f {partial} {target} || {{ rm -f {partial}; exit 1; }}"
         );
