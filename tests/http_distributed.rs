@@ -72,7 +72,13 @@ fn load(url: String, connections: usize, seconds: f64) -> AgentLoad {
 
 /// Agents of the test `tag` still running as children of this process.
 fn agents_left(tag: &str) -> Vec<String> {
-    let me = std::process::id().to_string();
+    tagged_processes(tag, Some(std::process::id()))
+}
+
+/// Processes with `tag` in their environment, children of `parent` (or
+/// of anyone).
+fn tagged_processes(tag: &str, parent: Option<u32>) -> Vec<String> {
+    let me = parent.map(|p| p.to_string());
     let mut left = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let dir = entry.path();
@@ -89,7 +95,7 @@ fn agents_left(tag: &str) -> Vec<String> {
         let marked = environ
             .split(|&b| b == 0)
             .any(|v| v == format!("{TAG}={tag}").as_bytes());
-        if ppid == me && marked {
+        if me.as_deref().is_none_or(|me| me == ppid) && marked {
             left.push(cmdline.replace('\0', " "));
         }
     }
@@ -639,4 +645,58 @@ fn the_cli_loads_from_namespace_hosts_and_names_a_host_it_cannot_log_in_to() {
             set.hosts[1]
         )))
         .stderr(predicates::str::contains("/nonexistent/sledge"));
+}
+
+#[test]
+fn a_server_out_of_a_hosts_reach_fails_before_the_start() {
+    let (_socket, port) = crate::common::refusing_port();
+    let err = distributed::run(
+        &local("unreachable"),
+        &hosts(&["a", "b"]),
+        &load(format!("http://127.0.0.1:{port}/"), 1, 5.0),
+        &CancelToken::new(),
+    )
+    .unwrap_err();
+    let text = format!("{err:#}");
+    assert!(
+        text.contains("2 of 2 client host(s) could not start"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("a: cannot connect to http://127.0.0.1:{port}/")),
+        "{text}"
+    );
+    assert!(agents_left("unreachable").is_empty());
+}
+
+#[test]
+fn ctrl_c_prints_what_every_host_measured_until_then() {
+    let srv = server();
+    let mut child = std::process::Command::new(sledge_binary())
+        .args([
+            "http",
+            "-c",
+            "1",
+            "-d",
+            "30",
+            "--from",
+            "a,b",
+            "--from-local",
+        ])
+        .arg(srv.url("/static/1"))
+        .env(TAG, "ctrl_c")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2000));
+    // SAFETY: kill with a child's pid and a signal number.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = crate::common::wait_bounded(&mut child, Duration::from_secs(15));
+    assert_eq!(status.code(), Some(130));
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
+    assert!(out.contains("merged over 2 host(s)"), "{out}");
+    assert!(out.contains("interrupted (Ctrl-C)"), "{out}");
+    assert!(tagged_processes("ctrl_c", None).is_empty());
 }
