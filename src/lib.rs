@@ -4,9 +4,11 @@
 //! maps errors to exit codes. The modules are layers: each one only imports
 //! the ones after it in this order (a test, `tests/layers.rs`, checks it):
 //!
-//! Layers, highest first: cli > report > suite > workloads > http > engine > store > results > monitor > probe > stats > secrets > sys
+//! Layers, highest first: cli > fleet > report > suite > workloads > http > engine > store > results > monitor > probe > stats > secrets > remote > sys
 //!
 //! - `cli`: one file per subcommand, wiring only.
+//! - `fleet`: a run on many hosts over SSH (checks, copying sledge, export
+//!   and import).
 //! - `report`: tables, JSON, CSV, Markdown, comparisons, the portable
 //!   export document and the HTML report.
 //! - `suite`: profiles, planning and executing a run (rounds in their own
@@ -14,7 +16,8 @@
 //! - `workloads`: one module per family, each implementing the Workload
 //!   trait of `engine`, which is why they sit above it: the engine drives
 //!   them through that trait without importing them.
-//! - `http`: the load generator and the built-in server.
+//! - `http`: the load generator and the built-in server, and the load from
+//!   several client hosts (`http::distributed`).
 //! - `engine`: the Workload trait, parameters, trials, rounds, cancellation.
 //! - `store`: the results database and its migrations.
 //! - `results`: the records a run produces, shared by engine, store and
@@ -23,14 +26,17 @@
 //! - `probe`: the host inventory.
 //! - `stats`: pure statistics.
 //! - `secrets`: masking passwords.
+//! - `remote`: hosts reached through the system's OpenSSH client.
 //! - `sys`: thin wrappers over the OS (affinity, limits, mappings, starting
 //!   threads together), knowing nothing of benchmarks.
 
 pub mod cli;
 pub mod engine;
+pub mod fleet;
 pub mod http;
 pub mod monitor;
 pub mod probe;
+pub mod remote;
 pub mod report;
 pub mod results;
 pub mod secrets;

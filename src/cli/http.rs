@@ -21,49 +21,50 @@ workloads with `sledge run` for stored, repeated trials).
 Examples:
   sledge http -c 50 -d 10 http://127.0.0.1:8080/
   sledge http -c 6 --rate-per-client 10 --timeout 1 -n 60000 http://127.0.0.1/
+  sledge http -c 1 --rate-per-client 10 -d 60 --from u@h1,u@h2,u@h3 http://198.18.0.1/
   sledge http --serve 127.0.0.1:8080     (then GET /static/1, /static/10485760, /dynamic)
   sledge http --serve 127.0.0.1:8080 --db postgres://postgres@127.0.0.1/test")]
 pub struct HttpArgs {
     /// URLs to request, in turn (same host and port). Only http://.
     #[arg(value_name = "URL", required_unless_present = "serve")]
-    urls: Vec<String>,
+    pub(super) urls: Vec<String>,
     /// Concurrent connections (clients).
     #[arg(short = 'c', long, default_value_t = 10)]
-    connections: usize,
+    pub(super) connections: usize,
     /// Generator threads [default: one per CPU, at most one per connection];
     /// with --serve, server event loops [default: 1].
     #[arg(short = 't', long)]
-    threads: Option<usize>,
+    pub(super) threads: Option<usize>,
     /// How long to run, in seconds (or 500ms, 2m) [default: 10, or 600 with
     /// -n]. With -n, the run stops at whichever comes first.
     #[arg(short = 'd', long, value_parser = seconds)]
-    duration: Option<f64>,
+    pub(super) duration: Option<f64>,
     /// Stop after this many requests, or at the duration (-d, 600 s unless
     /// given), whichever comes first.
     #[arg(short = 'n', long)]
-    requests: Option<u64>,
+    pub(super) requests: Option<u64>,
     /// Open a new connection for every request.
     #[arg(long)]
-    no_keepalive: bool,
+    pub(super) no_keepalive: bool,
     /// Closed loop: think time between a connection's requests, uniformly
     /// random up to this many seconds (siege's realistic mode).
     #[arg(long, value_parser = seconds)]
-    think: Option<f64>,
+    pub(super) think: Option<f64>,
     /// Open loop: requests per second in total; latency counts from when
     /// each request was due.
     #[arg(long, conflicts_with = "rate_per_client")]
-    rate: Option<f64>,
+    pub(super) rate: Option<f64>,
     /// Open loop: requests per second per connection (httperf's clients).
     #[arg(long)]
-    rate_per_client: Option<f64>,
+    pub(super) rate_per_client: Option<f64>,
     /// A request without a complete response after this many seconds is a
     /// timeout error (connecting included), and its connection is closed
     /// [default: 2, as wrk; 0 = no timeout].
     #[arg(long, value_parser = seconds)]
-    timeout: Option<f64>,
+    pub(super) timeout: Option<f64>,
     /// Print the results as JSON.
     #[arg(long)]
-    json: bool,
+    pub(super) json: bool,
     /// Run the built-in server on ADDR (e.g. 127.0.0.1:8080) until Ctrl-C
     /// instead of generating load.
     #[arg(long, value_name = "ADDR", conflicts_with = "urls")]
@@ -85,6 +86,33 @@ pub struct HttpArgs {
     /// lines): PGPASSWORD or ~/.pgpass, ~/.my.cnf or MYSQL_PWD are used.
     #[arg(long, value_name = "DB")]
     db: Option<String>,
+    /// Generate the load from these client hosts at once instead of this
+    /// one: user@host[:port],... reached with ssh (BatchMode), each
+    /// running sledge. -c and -t are per host; --rate and -n are for all
+    /// hosts together; --rate-per-client is per connection on every host.
+    #[arg(long, value_name = "HOSTS", conflicts_with = "serve")]
+    pub(super) from: Option<String>,
+    /// With --from: the host names only label agents started on this
+    /// host as child processes (the same protocol over pipes; for tests).
+    #[arg(long, hide = true, requires = "from")]
+    pub(super) from_local: bool,
+    /// With --from: the private key to log in with (ssh -i); else ssh's
+    /// agent and configuration decide.
+    #[arg(short = 'i', long, value_name = "FILE", requires = "from")]
+    pub(super) identity: Option<std::path::PathBuf>,
+    /// With --from: a known_hosts file to check the hosts' keys against
+    /// instead of ssh's own; new hosts are added to it, a changed key is
+    /// refused.
+    #[arg(long, value_name = "FILE", requires = "from")]
+    pub(super) known_hosts: Option<std::path::PathBuf>,
+    /// With --from: seconds to wait for each host's SSH connection.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub(super) connect_timeout: u64,
+    /// With --from: the sledge to run on the client hosts (of this
+    /// version).
+    #[arg(long, value_name = "PATH", default_value = "sledge", requires = "from")]
+    pub(super) remote_sledge: String,
 }
 
 /// How long a run lasts without -d or -n.
@@ -170,6 +198,9 @@ pub fn execute(args: HttpArgs) -> anyhow::Result<ExitStatus> {
     config
         .validate()
         .map_err(|e| UsageError(format!("{e:#}")))?;
+    if let Some(hosts) = &args.from {
+        return super::http_from::execute(&args, hosts, &config, &cancel);
+    }
     // Ctrl-C ends the run early; what it measured until then is printed,
     // marked as interrupted, and the exit status says so.
     let (report, interrupted) = http::run_until_cancelled(&config, &cancel)?;
@@ -203,7 +234,7 @@ pub fn execute(args: HttpArgs) -> anyhow::Result<ExitStatus> {
 /// Why a run counts as failed: not one request got a complete response
 /// with a status below 400 (a server that is down, silent, or answers
 /// only errors). `None` when at least one succeeded.
-fn nothing_succeeded(r: &LoadReport) -> Option<String> {
+pub(super) fn nothing_succeeded(r: &LoadReport) -> Option<String> {
     let e = &r.errors;
     let succeeded = r.responses - e.status_4xx - e.status_5xx;
     (succeeded == 0).then(|| {
@@ -254,14 +285,14 @@ fn serve(addr: SocketAddr, args: &HttpArgs, cancel: &CancelToken) -> anyhow::Res
 }
 
 /// The process's peak resident set (VmHWM), bytes.
-fn peak_rss_bytes() -> Option<u64> {
+pub(super) fn peak_rss_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }
 
-fn format_report(urls: &[String], r: &LoadReport, peak_rss: Option<u64>) -> String {
+pub(super) fn format_report(urls: &[String], r: &LoadReport, peak_rss: Option<u64>) -> String {
     use std::fmt::Write;
     let mut s = String::new();
     let _ = writeln!(s, "{} URL(s): {}", urls.len(), urls.join(" "));

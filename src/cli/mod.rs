@@ -5,7 +5,10 @@ mod calibrate;
 mod compare;
 mod delete;
 mod export;
+mod fleet;
 mod http;
+mod http_agent;
+mod http_from;
 mod import;
 mod list;
 mod output;
@@ -82,12 +85,19 @@ pub enum Command {
     /// stdin, JSON events on stdout).
     #[command(name = "__round", hide = true)]
     Round,
+    /// Internal: one client host's generator of `sledge http --from` (the
+    /// coordinator's messages on stdin, answers on stdout).
+    #[command(name = "__http-agent", hide = true)]
+    HttpAgent,
     /// Write stored runs as one portable JSON document, to carry them to
     /// another machine's store (`sledge import`).
     Export(export::ExportArgs),
     /// Add the runs of export documents to the store; a run already stored
     /// (same UUID) is not added again.
     Import(import::ImportArgs),
+    /// Run on many hosts over SSH, every host's run brought into this
+    /// store.
+    Fleet(fleet::FleetArgs),
     /// Remove stored runs (asks first on a terminal unless --yes).
     Delete(delete::DeleteArgs),
     /// Write one self-contained HTML report of runs: hosts side by side,
@@ -109,8 +119,10 @@ pub fn execute(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Compare(args) => compare::execute(args, store),
         Command::Http(args) => http::execute(args),
         Command::Round => round::execute(),
+        Command::HttpAgent => http_agent::execute(),
         Command::Export(args) => export::execute(args, store),
         Command::Import(args) => import::execute(args, store),
+        Command::Fleet(args) => fleet::execute(args, store),
         Command::Delete(args) => delete::execute(args, store),
         Command::Report(args) => report::execute(args, store),
     }

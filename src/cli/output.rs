@@ -13,6 +13,9 @@ pub enum ExitStatus {
     Interrupted,
     /// `compare --fail-if-slower` found a regression: 3.
     Regression,
+    /// `fleet run` stored some hosts' runs but not every host's complete
+    /// run: 4.
+    PartialFleet,
 }
 
 impl ExitStatus {
@@ -23,6 +26,7 @@ impl ExitStatus {
             ExitStatus::Failure => 1,
             ExitStatus::Interrupted => 130,
             ExitStatus::Regression => 3,
+            ExitStatus::PartialFleet => 4,
         }
     }
 }

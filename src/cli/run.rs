@@ -213,6 +213,17 @@ pub(super) fn prepare(args: &RunArgs) -> anyhow::Result<(suite::Plan, Methodolog
     Ok((plan, methodology, cpus))
 }
 
+/// Checks `args` as [`prepare`] does, without pinning this process: for a
+/// run that happens elsewhere (`fleet run`), with this host's CPU count.
+pub(super) fn check_plan(args: &RunArgs) -> anyhow::Result<()> {
+    let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+    let plan =
+        suite::plan(&args.targets, &args.params, cpus).map_err(|e| UsageError(e.to_string()))?;
+    args.methodology(plan.methodology.clone())?;
+    args.checked_notes()?;
+    Ok(())
+}
+
 /// One run of `plan`, every round in a fresh process, progress bars on a
 /// terminal; the run as stored.
 pub(super) fn run_once(

@@ -9,7 +9,7 @@
 //! connections and its histograms; they are merged once at the end.
 
 use std::net::TcpStream as StdTcpStream;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use serde::Serialize;
@@ -19,7 +19,7 @@ use super::url::Target;
 use super::worker::{Pacing, WorkerPlan, run_worker};
 use crate::engine::{CancelToken, Cancelled};
 use crate::sys::affinity;
-use crate::sys::workers::try_run_workers;
+use crate::sys::workers::{StartAt, try_run_workers_at};
 
 /// How long the check before a run waits for the server to accept.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
@@ -236,6 +236,36 @@ pub struct LoadReport {
     pub tally: Tally,
 }
 
+impl LoadReport {
+    /// The report of `tally`, counted over `seconds` by a generator run
+    /// with `config`.
+    pub fn from_tally(config: &LoadConfig, tally: Tally, seconds: f64) -> LoadReport {
+        let seconds = seconds.max(1e-9);
+        let open = config.rate.is_some();
+        LoadReport {
+            mode: if open { "open" } else { "closed" },
+            connections: config.connections,
+            threads: config.threads,
+            keep_alive: config.keep_alive,
+            seconds,
+            sent: tally.sent,
+            responses: tally.responses,
+            bytes: tally.bytes,
+            requests_per_sec: tally.responses as f64 / seconds,
+            bytes_per_sec: tally.bytes as f64 / seconds,
+            requested_rate: config.requested_rate(),
+            achieved_rate: tally.sent as f64 / seconds,
+            latency: LatencySummary::of(&tally.latency),
+            latency_from_send: open.then(|| LatencySummary::of(&tally.latency_sent)),
+            connect: LatencySummary::of(&tally.connect),
+            errors: tally.errors,
+            late: tally.late,
+            dropped: tally.dropped,
+            tally,
+        }
+    }
+}
+
 /// Runs the load described by `config` until its duration or request count
 /// is reached, or `cancel` is set (then `Err(Cancelled)`: a trial cut short
 /// is not a trial).
@@ -252,6 +282,30 @@ pub fn run_until_cancelled(
     config: &LoadConfig,
     cancel: &CancelToken,
 ) -> anyhow::Result<(LoadReport, bool)> {
+    run_from(config, None, cancel).map(|(report, cancelled, _)| (report, cancelled))
+}
+
+/// Like [`run_until_cancelled`], but the load starts at `start` (or at
+/// once if that has passed by the time every thread is ready): the agents
+/// of a load from several hosts start together this way. The server is
+/// probed and the threads made ready before it, so the start is not late
+/// by those. Also returns how late after `start` the load started.
+pub fn run_starting_at(
+    config: &LoadConfig,
+    start: Instant,
+    cancel: &CancelToken,
+) -> anyhow::Result<(LoadReport, bool, Duration)> {
+    run_from(config, Some(start), cancel).map(|(report, cancelled, started)| {
+        (report, cancelled, started.saturating_duration_since(start))
+    })
+}
+
+/// The load, and when it started.
+fn run_from(
+    config: &LoadConfig,
+    start_at: Option<Instant>,
+    cancel: &CancelToken,
+) -> anyhow::Result<(LoadReport, bool, Instant)> {
     config.validate()?;
     crate::sys::fd_limit::ensure_open_files(config.connections as u64 + SPARE_FDS)?;
     probe(&config.targets[0])?;
@@ -272,9 +326,16 @@ pub fn run_until_cancelled(
         )
     };
     // Every thread pins itself (when asked) before the common start; one
-    // that cannot calls the start off for all (see `sys::workers`).
-    let ran = try_run_workers(
+    // that cannot calls the start off for all (see `sys::workers`). A
+    // cancel while waiting for a distant start starts at once, to end.
+    let stop_waiting = || cancel.is_cancelled();
+    let at = start_at.map(|at| StartAt {
+        at,
+        stop_waiting: &stop_waiting,
+    });
+    let ran = try_run_workers_at(
         threads,
+        at,
         |t| {
             if let Some(cpus) = &config.cpus {
                 let cpu = cpus[t % cpus.len()];
@@ -315,34 +376,13 @@ pub fn run_until_cancelled(
         tally.merge(t);
     }
     let seconds = ran.seconds.max(1e-9);
-    let open = config.rate.is_some();
-    let report = LoadReport {
-        mode: if open { "open" } else { "closed" },
-        connections: config.connections,
-        threads,
-        keep_alive: config.keep_alive,
-        seconds,
-        sent: tally.sent,
-        responses: tally.responses,
-        bytes: tally.bytes,
-        requests_per_sec: tally.responses as f64 / seconds,
-        bytes_per_sec: tally.bytes as f64 / seconds,
-        requested_rate: config.requested_rate(),
-        achieved_rate: tally.sent as f64 / seconds,
-        latency: LatencySummary::of(&tally.latency),
-        latency_from_send: open.then(|| LatencySummary::of(&tally.latency_sent)),
-        connect: LatencySummary::of(&tally.connect),
-        errors: tally.errors,
-        late: tally.late,
-        dropped: tally.dropped,
-        tally,
-    };
-    Ok((report, cancelled))
+    let report = LoadReport::from_tally(config, tally, seconds);
+    Ok((report, cancelled, ran.start.unwrap_or_else(Instant::now)))
 }
 
 /// One blocking connect before the run, so that a wrong port or a dead
 /// server is one clear error instead of a run full of refusals.
-fn probe(target: &Target) -> anyhow::Result<()> {
+pub(crate) fn probe(target: &Target) -> anyhow::Result<()> {
     StdTcpStream::connect_timeout(&target.addr, PROBE_TIMEOUT)
         .map(drop)
         .with_context(|| format!("cannot connect to {} ({})", target.url, target.addr))

@@ -7,6 +7,7 @@
 //! the server less than nginx, or the tool measures itself.
 
 mod arrival;
+pub mod distributed;
 mod header_value;
 pub mod load;
 pub mod response;

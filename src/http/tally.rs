@@ -5,10 +5,10 @@
 //! tallies merge exactly once at the end.
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Requests that failed, by why.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorCounts {
     /// The server refused the connection (nothing listening).
     pub refused: u64,

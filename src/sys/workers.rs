@@ -16,9 +16,23 @@ use std::time::Instant;
 use anyhow::anyhow;
 
 /// Where the workers wait for each other.
-struct StartGate {
+struct StartGate<'a> {
     state: Mutex<GateState>,
     opened: Condvar,
+    /// When to open once everybody has arrived, if not at once.
+    at: Option<StartAt<'a>>,
+}
+
+/// A start at an agreed instant instead of the moment the last worker is
+/// ready: the workers of a load spread over several hosts start together
+/// this way.
+#[derive(Clone, Copy)]
+pub struct StartAt<'a> {
+    /// The instant to start at (at once if it has passed).
+    pub at: Instant,
+    /// Asked while waiting: `true` stops the wait and starts at once (a
+    /// cancelled run must not wait for a distant start).
+    pub stop_waiting: &'a (dyn Fn() -> bool + Sync),
 }
 
 enum GateState {
@@ -27,14 +41,27 @@ enum GateState {
     Aborted,
 }
 
-impl StartGate {
-    fn new(expected: usize) -> Self {
+impl<'a> StartGate<'a> {
+    fn new(expected: usize, at: Option<StartAt<'a>>) -> Self {
         StartGate {
             state: Mutex::new(GateState::Waiting {
                 arrived: 0,
                 expected,
             }),
             opened: Condvar::new(),
+            at,
+        }
+    }
+
+    /// Waits (without the lock) until the agreed start, in short steps.
+    fn wait_for_start(&self) {
+        let Some(at) = self.at else { return };
+        while !(at.stop_waiting)() {
+            let left = at.at.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            thread::sleep(left.min(std::time::Duration::from_millis(20)));
         }
     }
 
@@ -45,6 +72,10 @@ impl StartGate {
         if let GateState::Waiting { arrived, expected } = &mut *state {
             *arrived += 1;
             if *arrived == *expected {
+                // The others keep waiting on the condition meanwhile.
+                drop(state);
+                self.wait_for_start();
+                state = self.state.lock().unwrap_or_else(|e| e.into_inner());
                 *state = GateState::Open(Instant::now());
                 self.opened.notify_all();
             }
@@ -75,6 +106,8 @@ pub struct WorkerResults<T> {
     pub results: Vec<T>,
     /// Seconds from the common start until the last worker finished.
     pub seconds: f64,
+    /// The common start (`None` when no worker ran).
+    pub start: Option<Instant>,
 }
 
 /// Runs `threads` workers: worker `i` runs `setup(i)` (untimed), waits for
@@ -106,9 +139,9 @@ enum Outcome<T> {
 
 /// Aborts the start if the worker unwinds before it reaches the gate, so
 /// that a panic in `setup` cannot leave the others waiting forever.
-struct AbortOnUnwind<'a>(&'a StartGate);
+struct AbortOnUnwind<'a, 'b>(&'a StartGate<'b>);
 
-impl Drop for AbortOnUnwind<'_> {
+impl Drop for AbortOnUnwind<'_, '_> {
     fn drop(&mut self) {
         if thread::panicking() {
             self.0.abort();
@@ -131,7 +164,23 @@ where
     Setup: Fn(usize) -> anyhow::Result<S> + Sync,
     Work: Fn(S, Instant) -> T + Sync,
 {
-    let gate = StartGate::new(threads);
+    try_run_workers_at(threads, None, setup, work)
+}
+
+/// As [`try_run_workers`], but once every worker is ready the start waits
+/// for `at` when given.
+pub fn try_run_workers_at<S, T, Setup, Work>(
+    threads: usize,
+    at: Option<StartAt<'_>>,
+    setup: Setup,
+    work: Work,
+) -> anyhow::Result<WorkerResults<T>>
+where
+    T: Send,
+    Setup: Fn(usize) -> anyhow::Result<S> + Sync,
+    Work: Fn(S, Instant) -> T + Sync,
+{
+    let gate = StartGate::new(threads, at);
     thread::scope(|scope| {
         let mut handles = Vec::with_capacity(threads);
         for i in 0..threads {
@@ -212,7 +261,11 @@ where
             (Some(start), Some(end)) => end.duration_since(start).as_secs_f64(),
             _ => 0.0,
         };
-        Ok(WorkerResults { results, seconds })
+        Ok(WorkerResults {
+            results,
+            seconds,
+            start,
+        })
     })
 }
 
@@ -316,7 +369,7 @@ mod tests {
 
     #[test]
     fn an_aborted_gate_releases_waiting_workers() {
-        let gate = StartGate::new(3);
+        let gate = StartGate::new(3, None);
         std::thread::scope(|s| {
             let waiter = s.spawn(|| gate.arrive());
             std::thread::sleep(Duration::from_millis(20));

@@ -1,0 +1,291 @@
+//! `sledge fleet run --hosts user@h1,user@h2 [RUN ARGS...]`.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use clap::{Args, Parser, Subcommand};
+
+use super::output::{ExitStatus, UsageError, open_store, print};
+use crate::engine::CancelToken;
+use crate::fleet::{self, HostResult, Order, Progress};
+use crate::remote::{OutputLine, SshOptions, parse_host_list};
+
+/// The longest connect timeout accepted, in seconds.
+const MAX_CONNECT_TIMEOUT_SECS: u64 = 600;
+
+/// Options of `sledge fleet`.
+#[derive(Debug, Args)]
+pub struct FleetArgs {
+    #[command(subcommand)]
+    command: FleetCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum FleetCommand {
+    /// Run a selection on every host over SSH and bring each host's run
+    /// into this store.
+    ///
+    /// The fleet's own options come first; everything from the first
+    /// target on is given to `sledge run` on each host:
+    /// `sledge fleet run --hosts root@h1,root@h2 cpu.primes -p threads=1,2`.
+    Run(FleetRunArgs),
+}
+
+/// Options of `sledge fleet run`.
+#[derive(Debug, Args)]
+struct FleetRunArgs {
+    /// The hosts, comma-separated: `[user@]host[:port],...`. Each needs
+    /// OpenSSH's server, a login this machine's ssh can make without a
+    /// password, Linux on this sledge's architecture, and a writable
+    /// --remote-dir.
+    #[arg(long, value_name = "LIST")]
+    hosts: String,
+    /// Run every host at once (the default).
+    #[arg(long, conflicts_with = "serial")]
+    parallel: bool,
+    /// Run the hosts one after another (when they share something that
+    /// would disturb the measurement: a switch, a storage array).
+    #[arg(long)]
+    serial: bool,
+    /// The private key to log in with (ssh -i); else ssh's agent and
+    /// configuration decide.
+    #[arg(short = 'i', long, value_name = "FILE")]
+    identity: Option<PathBuf>,
+    /// A known_hosts file to check the hosts' keys against instead of
+    /// ssh's own; new hosts are added to it, a changed key is refused.
+    #[arg(long, value_name = "FILE")]
+    known_hosts: Option<PathBuf>,
+    /// Seconds to wait for each host's SSH connection.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    connect_timeout: u64,
+    /// The directory on each host for sledge's copy and the runs' scratch
+    /// directories (a relative path is from the login directory).
+    #[arg(long, value_name = "DIR", default_value = ".cache/sledge/fleet")]
+    remote_dir: String,
+    /// What each host runs, exactly as for `sledge run`: profiles,
+    /// workloads, --param, --rounds, ... [default: quick]
+    #[arg(
+        value_name = "RUN ARGS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    run: Vec<String>,
+}
+
+/// Runs `sledge fleet`.
+pub fn execute(args: FleetArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+    match args.command {
+        FleetCommand::Run(args) => execute_run(args, store),
+    }
+}
+
+fn execute_run(args: FleetRunArgs, store_path: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+    // Every mistake is found before any host is touched.
+    let hosts = parse_host_list(&args.hosts).map_err(|e| UsageError(format!("--hosts: {e}")))?;
+    check_run_args(&args.run)?;
+    if args.connect_timeout == 0 || args.connect_timeout > MAX_CONNECT_TIMEOUT_SECS {
+        return Err(UsageError(format!(
+            "--connect-timeout {}: expected seconds from 1 to {MAX_CONNECT_TIMEOUT_SECS}",
+            args.connect_timeout
+        ))
+        .into());
+    }
+    if let Some(identity) = &args.identity
+        && !identity.is_file()
+    {
+        return Err(UsageError(format!("--identity {}: no such file", identity.display())).into());
+    }
+    let remote_dir = args
+        .remote_dir
+        .strip_prefix("~/")
+        .unwrap_or(&args.remote_dir)
+        .to_string();
+    if remote_dir.trim().is_empty() || remote_dir.chars().any(char::is_control) {
+        return Err(UsageError(format!(
+            "--remote-dir {:?}: expected a directory path",
+            args.remote_dir
+        ))
+        .into());
+    }
+
+    let mut store = open_store(store_path)?;
+    store.check_integrity()?;
+    let settings = fleet::FleetSettings {
+        ssh: SshOptions {
+            identity: args.identity.clone(),
+            known_hosts: args.known_hosts.clone(),
+            connect_timeout: Duration::from_secs(args.connect_timeout),
+        },
+        remote_dir,
+        run_args: args.run.clone(),
+        binary: fleet::ThisBinary::current()?,
+        env: fleet::forwarded_env(),
+    };
+    let order = if args.serial {
+        Order::Serial
+    } else {
+        Order::Parallel
+    };
+    let (cancel, hurry) = (CancelToken::new(), CancelToken::new());
+    install_interrupt_handler(&cancel, &hurry);
+
+    let started = Instant::now();
+    let mut show = |progress: Progress| match progress {
+        Progress::Note { host, text } => eprintln!("[{}] {text}", host.label()),
+        Progress::Output { host, line } => match line {
+            OutputLine::Stdout(text) => println!("[{}] {text}", host.label()),
+            OutputLine::Stderr(text) => eprintln!("[{}] {text}", host.label()),
+        },
+        Progress::Done { report } => match &report.result {
+            HostResult::Landed { id, status, .. } => eprintln!(
+                "[{}] its run is stored as run {id} ({}, {:.1} s)",
+                report.host.label(),
+                status.as_str(),
+                report.seconds
+            ),
+            HostResult::Failed(reason) => {
+                eprintln!("[{}] failed: {reason}", report.host.label())
+            }
+        },
+    };
+    let reports = fleet::run(
+        &hosts, &settings, order, &mut store, &cancel, &hurry, &mut show,
+    );
+    print(&summary(
+        &reports,
+        started.elapsed().as_secs_f64(),
+        &store.path().display().to_string(),
+    ))?;
+    for report in &reports {
+        if let Some(left) = &report.left_behind {
+            eprintln!(
+                "warning: could not remove {left}; the next fleet run on that host removes it"
+            );
+        }
+    }
+    Ok(if cancel.is_cancelled() {
+        eprintln!("interrupted: the runs that came back are stored");
+        ExitStatus::Interrupted
+    } else if reports.iter().all(fleet::HostReport::complete) {
+        ExitStatus::Success
+    } else if reports
+        .iter()
+        .any(|r| matches!(r.result, HostResult::Landed { .. }))
+    {
+        ExitStatus::PartialFleet
+    } else {
+        ExitStatus::Failure
+    })
+}
+
+/// Checks the arguments meant for `sledge run` on the hosts as this
+/// sledge would take them: their syntax, the targets and parameters.
+fn check_run_args(run: &[String]) -> anyhow::Result<()> {
+    if let Some(word) = run
+        .iter()
+        .find(|w| *w == "--store" || w.starts_with("--store="))
+    {
+        return Err(UsageError(format!(
+            "{word} after the targets: each host's run goes to a store of its own and comes back \
+             into this one; give --store before `fleet` to choose this one"
+        ))
+        .into());
+    }
+    let words = ["sledge", "run"]
+        .into_iter()
+        .map(str::to_string)
+        .chain(run.iter().cloned());
+    let parsed = super::Cli::try_parse_from(words).map_err(|e| {
+        let text = e.to_string();
+        let first = text
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("error: ");
+        UsageError(format!(
+            "the arguments for `sledge run` on the hosts: {first}"
+        ))
+    })?;
+    match parsed.command {
+        super::Command::Run(run_args) => super::run::check_plan(&run_args),
+        _ => unreachable!("parsed as `sledge run`"),
+    }
+}
+
+/// The closing table: one line per host.
+fn summary(reports: &[fleet::HostReport], seconds: f64, store: &str) -> String {
+    let landed = reports
+        .iter()
+        .filter(|r| matches!(r.result, HostResult::Landed { .. }))
+        .count();
+    let complete = reports.iter().filter(|r| r.complete()).count();
+    let failed = reports.len() - landed;
+    let mut out = format!(
+        "fleet run on {} host{}: {landed} run{} stored ({complete} complete), {failed} host{} failed, {seconds:.1} s\n",
+        reports.len(),
+        plural(reports.len()),
+        plural(landed),
+        plural(failed),
+    );
+    let width = reports
+        .iter()
+        .map(|r| r.host.label().len())
+        .max()
+        .unwrap_or(0);
+    for report in reports {
+        let label = report.host.label();
+        let what = match &report.result {
+            HostResult::Landed {
+                id,
+                status,
+                already_stored,
+                ..
+            } => format!(
+                "run {id} · {} · {:.1} s{}",
+                status.as_str(),
+                report.seconds,
+                if *already_stored {
+                    " (was already stored)"
+                } else {
+                    ""
+                }
+            ),
+            HostResult::Failed(reason) => format!("failed: {reason}"),
+        };
+        out.push_str(&format!("  {label:<width$}  {what}\n"));
+    }
+    if landed > 0 {
+        out.push_str(&format!("stored in {store}\n"));
+    }
+    out
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// Ctrl-C (or SIGTERM) stops every remote run as Ctrl-C would stop it
+/// there, keeping what it stored; a second one kills them at once; a
+/// third exits without cleaning up.
+fn install_interrupt_handler(cancel: &CancelToken, hurry: &CancelToken) {
+    let (cancel, hurry) = (cancel.clone(), hurry.clone());
+    let result = ctrlc::set_handler(move || {
+        if hurry.is_cancelled() {
+            eprintln!("\nthird interrupt: exiting without cleaning up the hosts");
+            std::process::exit(130);
+        } else if cancel.is_cancelled() {
+            eprintln!("\nsecond interrupt: killing the remote runs, then cleaning up");
+            hurry.cancel();
+        } else {
+            eprintln!(
+                "\ninterrupted: stopping every remote run and cleaning up; press Ctrl-C again to kill them"
+            );
+            cancel.cancel();
+        }
+    });
+    if let Err(err) = result {
+        eprintln!(
+            "warning: cannot catch Ctrl-C ({err}); an interrupt will leave remote runs going"
+        );
+    }
+}

@@ -1,0 +1,19 @@
+//! `sledge __http-agent`: one client host's side of `sledge http --from`
+//! (see `http::distributed`). Hidden: only the coordinator starts it, over
+//! ssh or as a child process; the protocol is on stdin and stdout.
+
+use super::output::ExitStatus;
+use crate::http::distributed::agent;
+
+/// Serves one load. SIGINT is ignored: a Ctrl-C on the coordinator's
+/// terminal also reaches agents started as its children, and the
+/// coordinator stops them itself (a `stop`, or the end of their input)
+/// so that they still send what they measured.
+pub fn execute() -> anyhow::Result<ExitStatus> {
+    // SAFETY: setting a signal's disposition to SIG_IGN has no memory
+    // effects.
+    unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
+    let input = std::io::BufReader::new(std::io::stdin());
+    agent::serve(input, std::io::stdout())?;
+    Ok(ExitStatus::Success)
+}

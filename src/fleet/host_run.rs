@@ -1,0 +1,328 @@
+//! One host's part of a fleet run: connect, check, copy sledge if needed,
+//! run the selection there with its output streamed, fetch the run as an
+//! export document, and clean up.
+//!
+//! Everything on the host happens under one directory (`--remote-dir`):
+//! `bin/` holds the copies of sledge, `runs/run.XXXXXX/` is one run's
+//! scratch directory (its store and the remote sledge's pid). The scratch
+//! directory is removed when the host's part ends, however it ends, as
+//! long as the host can still be reached; one that could not be removed
+//! (the host died) is removed by the next fleet run that finds its sledge
+//! gone.
+
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use super::binary::ThisBinary;
+use super::{Event, FleetSettings};
+use crate::engine::CancelToken;
+use crate::remote::{Connection, OutputLine, RemoteError, SshHost, command_line, quote};
+
+/// Space a host must have free in the remote directory besides the copy
+/// of sledge: the run's store and whatever small files workloads write by
+/// default. A workload told to write big files elsewhere checks its own
+/// directory when its case is built, on the host.
+const MIN_FREE_BYTES: u64 = 256 << 20;
+
+/// How long a remote sledge may take to stop after Ctrl-C (it finishes
+/// cleaning up its round) before its processes are killed.
+const STOP_GRACE: Duration = Duration::from_secs(20);
+
+/// How often the streaming loop looks at the stop request.
+const TICK: Duration = Duration::from_millis(100);
+
+/// How many of the remote's last stderr lines an error quotes.
+const STDERR_KEPT: usize = 3;
+
+/// What one host's part produced.
+pub(super) struct HostDone {
+    /// The export document of the run, or why there is none.
+    pub result: Result<Vec<u8>, String>,
+    /// Whether it ended because of a stop request.
+    pub interrupted: bool,
+    /// A scratch directory that could not be removed, with the reason.
+    pub left_behind: Option<String>,
+}
+
+/// Everything a host's worker needs.
+pub(super) struct HostJob<'a> {
+    pub index: usize,
+    pub host: &'a SshHost,
+    pub settings: &'a FleetSettings,
+    pub cancel: &'a CancelToken,
+    pub hurry: &'a CancelToken,
+    pub events: mpsc::Sender<Event>,
+}
+
+impl HostJob<'_> {
+    fn note(&self, text: impl Into<String>) {
+        let _ = self.events.send(Event::Note {
+            host: self.index,
+            text: text.into(),
+        });
+    }
+}
+
+/// Where things are on the host once it is prepared.
+struct Remote {
+    /// The absolute path of the sledge copy.
+    binary: String,
+    /// The absolute scratch directory of this run.
+    scratch: String,
+}
+
+/// Runs the job on its host; never panics on a host's failure.
+pub(super) fn run(job: &HostJob) -> HostDone {
+    let failed = |reason: String| HostDone {
+        result: Err(reason),
+        interrupted: job.cancel.is_cancelled(),
+        left_behind: None,
+    };
+    if job.cancel.is_cancelled() {
+        return failed("not started: interrupted".to_string());
+    }
+    let connection = match Connection::open(job.host, &job.settings.ssh) {
+        Ok(connection) => connection,
+        Err(err) => return failed(err.to_string()),
+    };
+    job.note("connected");
+    let remote = match prepare(&connection, job) {
+        Ok(remote) => remote,
+        Err(reason) => return failed(reason),
+    };
+    let result = if job.cancel.is_cancelled() {
+        Err("not started: interrupted".to_string())
+    } else {
+        run_and_fetch(&connection, job, &remote)
+    };
+    let left_behind = clean_up(&connection, &remote)
+        .err()
+        .map(|err| format!("{} on {} ({err})", remote.scratch, job.host));
+    HostDone {
+        result,
+        interrupted: job.cancel.is_cancelled(),
+        left_behind,
+    }
+}
+
+/// Checks the host (Linux, the architecture, free space), removes scratch
+/// directories of fleet runs whose sledge is gone, copies sledge when the
+/// host has no copy of this very binary, and makes the scratch directory.
+fn prepare(connection: &Connection, job: &HostJob) -> Result<Remote, String> {
+    let binary: &ThisBinary = &job.settings.binary;
+    let dir = quote(&job.settings.remote_dir);
+    let bin = quote(&format!("bin/{}", binary.file_name));
+    let probe = format!(
+        "set -e; uname -s; uname -m; mkdir -p {dir}/bin {dir}/runs; cd {dir}; pwd; \
+         df -Pk . | awk 'NR==2 {{print $4}}'; \
+         if [ -x {bin} ] && {bin} --version 2>/dev/null; then :; else echo missing; fi"
+    );
+    let said = connection.run(&probe).map_err(|e| e.to_string())?;
+    let lines: Vec<&str> = said.lines().map(str::trim).collect();
+    let [os, arch, abs_dir, free_kib, version, ..] = lines[..] else {
+        return Err(format!(
+            "did not understand the host's answer to the checks: {said:?}"
+        ));
+    };
+    if os != "Linux" {
+        return Err(format!("the host runs {os}; sledge runs on Linux only"));
+    }
+    let expected = super::binary::expected_arch();
+    if arch != expected {
+        return Err(format!(
+            "the host's architecture is {arch}, this sledge is built for {expected}: \
+             run `sledge fleet` from a {arch} machine for it"
+        ));
+    }
+    let copy = version != binary.version_line;
+    let needed = MIN_FREE_BYTES + if copy { binary.bytes } else { 0 };
+    let free = free_kib.parse::<u64>().map(|k| k * 1024).unwrap_or(0);
+    if free < needed {
+        return Err(format!(
+            "only {} MiB free in {abs_dir}, a fleet run needs {} MiB there",
+            free >> 20,
+            needed.div_ceil(1 << 20)
+        ));
+    }
+    let remote_binary = format!("{abs_dir}/bin/{}", binary.file_name);
+    if copy {
+        job.note(format!(
+            "copying this sledge ({} MiB) to {remote_binary}",
+            binary.bytes.div_ceil(1 << 20)
+        ));
+        connection
+            .upload(&binary.path, &remote_binary, 0o755)
+            .map_err(|e| e.to_string())?;
+        let answer = connection
+            .run(&format!("{} --version", quote(&remote_binary)))
+            .map_err(|e| format!("the copied sledge does not start there: {e}"))?;
+        if answer.trim() != binary.version_line {
+            return Err(format!(
+                "the copied sledge answers {:?} to --version, expected {:?}",
+                answer.trim(),
+                binary.version_line
+            ));
+        }
+    }
+    let runs = quote(&format!("{abs_dir}/runs"));
+    // A scratch directory whose sledge is gone (no pid, or no such
+    // process) and that is over a minute old (a new one gets its pid at
+    // once) was left by a fleet run that lost this host.
+    let make_scratch = format!(
+        "cd {runs} && for d in run.*; do [ -d \"$d\" ] || continue; \
+         p=$(cat \"$d/pid\" 2>/dev/null || true); \
+         if [ -n \"$p\" ] && [ -d \"/proc/$p\" ]; then continue; fi; \
+         [ -n \"$(find \"$d\" -maxdepth 0 -mmin +1)\" ] || continue; \
+         rm -rf \"$d\" && echo \"removed $PWD/$d\" >&2; done; \
+         mktemp -d \"$PWD/run.XXXXXX\""
+    );
+    let output = connection
+        .command(&make_scratch)
+        .output()
+        .map_err(|e| format!("cannot run ssh: {e}"))?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    connection
+        .check(&make_scratch, output.status, &stderr)
+        .map_err(|e| e.to_string())?;
+    for removed in stderr.lines().filter_map(|l| l.strip_prefix("removed ")) {
+        job.note(format!(
+            "removed {removed}, left behind by a fleet run whose sledge is gone"
+        ));
+    }
+    let scratch = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    if !scratch.starts_with('/') {
+        return Err(format!("mktemp gave no scratch directory: {scratch:?}"));
+    }
+    Ok(Remote {
+        binary: remote_binary,
+        scratch,
+    })
+}
+
+/// Runs the selection on the host, streaming its output, stops it when
+/// asked, and fetches the run it stored.
+fn run_and_fetch(
+    connection: &Connection,
+    job: &HostJob,
+    remote: &Remote,
+) -> Result<Vec<u8>, String> {
+    let store = format!("{}/results.db", remote.scratch);
+    let mut words: Vec<String> = vec!["env".to_string()];
+    words.extend(job.settings.env.iter().map(|(k, v)| format!("{k}={v}")));
+    words.extend([
+        remote.binary.clone(),
+        "--store".to_string(),
+        store.clone(),
+        "run".to_string(),
+    ]);
+    words.extend(job.settings.run_args.iter().cloned());
+    // `exec`: the pid the shell writes is the remote sledge's own.
+    let command = format!(
+        "cd {} && echo $$ > pid && exec {}",
+        quote(&remote.scratch),
+        command_line(&words)
+    );
+    job.note(format!("running in {}", remote.scratch));
+    let mut process = connection.spawn(&command).map_err(|e| e.to_string())?;
+    let mut last_stderr: Vec<String> = Vec::new();
+    let mut stop_asked: Option<Instant> = None;
+    let mut interrupt_sent = false;
+    let mut killed = false;
+    loop {
+        match process.next_line(TICK) {
+            Ok(line) => {
+                if let OutputLine::Stderr(text) = &line
+                    && !text.trim().is_empty()
+                {
+                    last_stderr.push(text.clone());
+                    if last_stderr.len() > STDERR_KEPT {
+                        last_stderr.remove(0);
+                    }
+                }
+                let _ = job.events.send(Event::Output {
+                    host: job.index,
+                    line,
+                });
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        if !job.cancel.is_cancelled() {
+            continue;
+        }
+        let asked = *stop_asked.get_or_insert_with(Instant::now);
+        if !interrupt_sent {
+            // As Ctrl-C would: the remote sledge stops after its round's
+            // cleanup and stores the run as partial.
+            let pid = quote(&format!("{}/pid", remote.scratch));
+            interrupt_sent = connection
+                .run(&format!("test -s {pid} && kill -INT \"$(cat {pid})\""))
+                .is_ok();
+        }
+        if !killed && (job.hurry.is_cancelled() || asked.elapsed() > STOP_GRACE) {
+            let _ = kill_remote(connection, remote);
+            killed = true;
+        }
+    }
+    let status = process
+        .wait()
+        .map_err(|e| format!("cannot wait for ssh: {e}"))?;
+    let said = last_stderr.join(" | ");
+    match status.code() {
+        Some(255) => {
+            return Err(format!(
+                "lost the connection while the run ran{}",
+                if said.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {said}")
+                }
+            ));
+        }
+        Some(2) => return Err(format!("the remote sledge refused the run: {said}")),
+        None => return Err(format!("the remote run ended by {status}")),
+        _ => {}
+    }
+    if killed {
+        return Err("stopped by the interrupt before the run was stored".to_string());
+    }
+    let export = format!(
+        "{} --store {} export last",
+        quote(&remote.binary),
+        quote(&store)
+    );
+    connection
+        .run(&export)
+        .map(String::into_bytes)
+        .map_err(|err| match err {
+            RemoteError::CommandFailed { .. } => {
+                format!("the run stored nothing to bring back ({said}): {err}")
+            }
+            other => other.to_string(),
+        })
+}
+
+/// Kills every process of this run on the host: those working in its
+/// scratch directory or using its store (the remote sledge and its
+/// rounds), never the shell doing it.
+fn kill_remote(connection: &Connection, remote: &Remote) -> Result<String, RemoteError> {
+    // Two processes scan /proc, not a shell loop of forks per process.
+    // The pattern `$s/results.db` is never on this shell's own command
+    // line (only the variable is), so the shell does not match itself;
+    // grep matches its own, but has ended before the kill.
+    let scratch = quote(&remote.scratch);
+    connection.run(&format!(
+        "s={scratch}; pids=$( {{ grep -lsF -- \"$s/results.db\" /proc/[0-9]*/cmdline; \
+         find /proc/[0-9]*/cwd -maxdepth 0 \\( -lname \"$s\" -o -lname \"$s/*\" \\) 2>/dev/null; }} \
+         | cut -d/ -f3 | sort -u | grep -vx \"$$\" ); \
+         [ -z \"$pids\" ] || kill -9 $pids 2>/dev/null; true"
+    ))
+}
+
+/// Kills what is left of the run and removes its scratch directory.
+fn clean_up(connection: &Connection, remote: &Remote) -> Result<(), RemoteError> {
+    kill_remote(connection, remote)?;
+    connection
+        .run(&format!("rm -rf {}", quote(&remote.scratch)))
+        .map(drop)
+}

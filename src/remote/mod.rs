@@ -1,0 +1,64 @@
+//! Running things on other hosts through the system's OpenSSH client.
+//!
+//! sledge has no remote protocol of its own: a fleet run or a distributed
+//! load is ssh, a shell and sledge's own command line on the other side.
+//! This module only starts `ssh`; it knows nothing of benchmarks.
+//!
+//! - [`SshHost`] and [`parse_host_list`]: `[user@]host[:port]` entries,
+//!   comma-separated, checked strictly (nothing that ssh could read as an
+//!   option), every error naming the entry.
+//! - [`Connection::open`]: one ControlMaster connection per host, in
+//!   BatchMode (a missing key is an error, never a prompt), with a connect
+//!   timeout, keep-alives, `StrictHostKeyChecking=accept-new` and, from
+//!   [`SshOptions`], an identity file and a known_hosts file. Its control
+//!   socket lives in a private temporary directory; dropping the
+//!   connection closes the master.
+//! - [`Connection::run`] (capture), [`Connection::spawn`] (output streamed
+//!   line by line as [`OutputLine`]s), [`Connection::upload`],
+//!   [`Connection::write`] and [`Connection::download`] (files through
+//!   `cat`, written beside the target and renamed, so never half there).
+//! - [`quote`]: a word for the remote POSIX shell.
+//!
+//! Every error is a [`RemoteError`] that names the host; what ssh itself
+//! said (unknown host, refused, permission denied) is kept in it.
+
+mod connection;
+mod host;
+
+pub use connection::{Connection, OutputLine, RemoteError, RemoteProcess, SshOptions};
+pub use host::{HostError, SshHost, parse_host_list};
+
+/// `word` quoted for the remote POSIX shell (`'it'\''s'`); words that need
+/// no quotes stay as they are. A NUL byte, which no shell word can hold,
+/// is dropped.
+pub fn quote(word: &str) -> String {
+    let clean: String = word.chars().filter(|&c| c != '\0').collect();
+    shlex::try_quote(&clean)
+        .map(|q| q.into_owned())
+        .unwrap_or_default()
+}
+
+/// Words quoted and joined into one remote command line.
+pub fn command_line<S: AsRef<str>>(words: &[S]) -> String {
+    words
+        .iter()
+        .map(|w| quote(w.as_ref()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_quoted_for_a_posix_shell() {
+        assert_eq!(quote("cpu.primes"), "cpu.primes");
+        // What the shell reads back is the word itself.
+        for word in ["a b", "it's", "", "$HOME `x` \\ \"q\"", "dir=\"/mnt/a,b\""] {
+            assert_eq!(shlex::split(&quote(word)).unwrap(), vec![word.to_string()]);
+        }
+        let line = command_line(&["run", "-p", "label=a b"]);
+        assert_eq!(shlex::split(&line).unwrap(), ["run", "-p", "label=a b"]);
+    }
+}

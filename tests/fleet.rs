@@ -1,0 +1,522 @@
+//! `sledge fleet run` and the remote layer under it, against real sshd
+//! processes in network namespaces on this machine (see `netns_hosts`).
+
+use std::time::Duration;
+
+use sledge::remote::{Connection, OutputLine, RemoteError, SshHost};
+
+use crate::netns_hosts::NetnsHosts;
+
+#[test]
+fn a_namespace_host_runs_commands_streams_output_and_takes_files() {
+    let Some(set) = NetnsHosts::up(1, "a_namespace_host_runs_commands") else {
+        return;
+    };
+    let host: SshHost = set.hosts[0].parse().unwrap();
+    let connection = Connection::open(&host, &set.ssh_options()).expect("connect");
+    let arch = connection.run("uname -m").expect("uname");
+    assert_eq!(arch.trim(), std::env::consts::ARCH);
+
+    // Streamed output arrives line by line, from both streams.
+    let mut process = connection
+        .spawn("echo one; echo two >&2; echo three")
+        .unwrap();
+    let mut lines = Vec::new();
+    while let Ok(line) = process.next_line(Duration::from_secs(10)) {
+        lines.push(line);
+    }
+    assert!(process.wait().unwrap().success());
+    assert!(
+        lines.contains(&OutputLine::Stderr("two".to_string())),
+        "{lines:?}"
+    );
+    let out: Vec<_> = lines
+        .iter()
+        .filter_map(|l| match l {
+            OutputLine::Stdout(s) => Some(s.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(out, ["one", "three"]);
+
+    // A file goes there and comes back unchanged.
+    let scratch = tempfile::tempdir().unwrap();
+    let local = scratch.path().join("payload");
+    std::fs::write(&local, b"bytes \x00\xff and more").unwrap();
+    let remote = scratch.path().join("copied").display().to_string();
+    connection.upload(&local, &remote, 0o755).unwrap();
+    assert_eq!(
+        connection.download(&remote).unwrap(),
+        b"bytes \x00\xff and more"
+    );
+
+    // A failing command names the host and keeps what it said.
+    let err = connection.run("echo nope >&2; exit 3").unwrap_err();
+    assert!(matches!(err, RemoteError::CommandFailed { .. }), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains(&set.hosts[0]) && text.contains("nope"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_host_without_access_or_sshd_is_a_clear_connect_error() {
+    let Some(set) = NetnsHosts::up(1, "a_host_without_access_or_sshd") else {
+        return;
+    };
+    // No key: BatchMode refuses to ask for a password.
+    let host: SshHost = set.hosts[0].parse().unwrap();
+    let mut options = set.ssh_options();
+    options.identity = Some(set.key.with_file_name("no-such-key"));
+    let err = Connection::open(&host, &options).err().expect("refused");
+    let text = err.to_string();
+    assert!(text.contains("cannot connect to root@198.18."), "{text}");
+    assert!(text.contains("Permission denied"), "{text}");
+
+    // Nobody listening there (the namespace runs nothing but its sshd).
+    let dead: SshHost = format!("{}:2", set.hosts[0]).parse().unwrap();
+    let err = Connection::open(&dead, &set.ssh_options())
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("Connection refused"), "{err}");
+}
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Command as StdCommand, Stdio};
+use std::time::Instant;
+
+use crate::common::{Sandbox, wait_bounded};
+
+/// A short scripted run: `rounds` rounds of two trials of `sleep` seconds.
+fn scripted_args(rounds: u32, sleep: &str) -> Vec<String> {
+    [
+        "test.scripted",
+        "--rounds",
+        &rounds.to_string(),
+        "--warmup",
+        "0",
+        "--min-trials",
+        "2",
+        "--max-trials",
+        "2",
+        "--no-idle-check",
+        "-p",
+        &format!("sleep={sleep}"),
+    ]
+    .map(str::to_string)
+    .to_vec()
+}
+
+/// The words of `sledge fleet run` on `hosts` with the set's key, a remote
+/// directory of the test's own, then `run`.
+fn fleet_words(set: &NetnsHosts, hosts: &str, remote_dir: &Path, run: &[String]) -> Vec<String> {
+    let mut words = vec!["fleet".to_string(), "run".to_string()];
+    words.extend(["--hosts".to_string(), hosts.to_string()]);
+    words.extend(set.ssh_args());
+    words.extend([
+        "--connect-timeout".to_string(),
+        "5".to_string(),
+        "--remote-dir".to_string(),
+        remote_dir.display().to_string(),
+    ]);
+    words.extend(run.iter().cloned());
+    words
+}
+
+/// `sledge` for a fleet run of the scripted workload.
+fn fleet_sledge(sandbox: &Sandbox) -> assert_cmd::Command {
+    let mut cmd = sandbox.sledge();
+    cmd.env("SLEDGE_TEST_WORKLOADS", "1")
+        .env("SLEDGE_TEST_QUIET_HOST", "1")
+        .timeout(Duration::from_secs(90));
+    cmd
+}
+
+/// Puts a copy of the sledge under test where a fleet run looks for it
+/// in `remote_dir` (a hard link: the namespace hosts share this machine's
+/// files), so that a test that is not about copying does not copy.
+fn seed_binary(remote_dir: &Path) {
+    let binary = assert_cmd::cargo::cargo_bin("sledge");
+    let sum = StdCommand::new("sha256sum").arg(&binary).output().unwrap();
+    let hash = String::from_utf8_lossy(&sum.stdout)[..12].to_string();
+    let bin = remote_dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let name = format!("sledge-{}-{hash}", env!("CARGO_PKG_VERSION"));
+    std::fs::hard_link(&binary, bin.join(name)).unwrap();
+}
+
+/// Processes that work in `dir` or name it on their command line.
+fn processes_in(dir: &Path) -> Vec<String> {
+    let dir = dir.display().to_string();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let path = entry.path();
+        let cwd = std::fs::read_link(path.join("cwd")).unwrap_or_default();
+        let cmdline = std::fs::read(path.join("cmdline"))
+            .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+            .unwrap_or_default();
+        if cwd.starts_with(&dir) || (cmdline.contains(&dir) && !cmdline.starts_with("ssh ")) {
+            found.push(format!(
+                "{}: {cmdline}",
+                entry.file_name().to_string_lossy()
+            ));
+        }
+    }
+    found
+}
+
+/// The entries of `dir`, or none when it does not exist.
+fn entries(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default()
+}
+
+/// The stored runs as `list --json` gives them.
+fn stored_runs(sandbox: &Sandbox) -> Vec<serde_json::Value> {
+    let out = sandbox.sledge().args(["list", "--json"]).output().unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_fleet_run_on_three_hosts_lands_three_runs_and_leaves_nothing_there() {
+    let Some(set) = NetnsHosts::up(3, "a_fleet_run_on_three_hosts") else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    let remote_dir = sandbox.path().join("remote");
+    // No copy there yet: the fleet copies this sledge (once per host).
+    let assert = fleet_sledge(&sandbox)
+        .args(fleet_words(
+            &set,
+            &set.list(),
+            &remote_dir,
+            &scripted_args(2, "0"),
+        ))
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(
+        stdout.contains("fleet run on 3 hosts: 3 runs stored (3 complete), 0 hosts failed"),
+        "{stdout}"
+    );
+    for host in &set.hosts {
+        let label = host.trim_start_matches("root@");
+        // Progress and the remote's table come prefixed by the host.
+        assert!(
+            stderr.contains(&format!("[{label}] copying this sledge")),
+            "{stderr}"
+        );
+        assert!(
+            stdout.contains(&format!("[{label}] test.scripted")),
+            "{stdout}"
+        );
+        assert!(stdout.contains(&format!("  {label}  run ")), "{stdout}");
+    }
+
+    // Three ordinary runs, one per host, that compare with each other.
+    let runs = stored_runs(&sandbox);
+    assert_eq!(runs.len(), 3, "{runs:?}");
+    assert!(runs.iter().all(|r| r["status"] == "complete"), "{runs:?}");
+    sandbox
+        .sledge()
+        .args(["compare", "1", "2", "3"])
+        .assert()
+        .success();
+
+    // Nothing left on the hosts but the copy of sledge.
+    assert_eq!(entries(&remote_dir.join("runs")), Vec::<PathBuf>::new());
+    assert_eq!(entries(&remote_dir.join("bin")).len(), 1);
+    assert_eq!(processes_in(&remote_dir), Vec::<String>::new());
+}
+
+/// Starts a fleet run in the background with its stderr read line by line
+/// into the returned channel.
+fn spawn_fleet(
+    sandbox: &Sandbox,
+    words: &[String],
+) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("sledge"))
+        .args(words)
+        .current_dir(sandbox.path())
+        .env("SLEDGE_STORE", sandbox.store())
+        .env("SLEDGE_TEST_WORKLOADS", "1")
+        .env("SLEDGE_TEST_QUIET_HOST", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (sender, lines) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if sender.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    (child, lines)
+}
+
+/// Waits (bounded) until every one of `labels` said it is running;
+/// returns the lines seen.
+fn wait_running(lines: &std::sync::mpsc::Receiver<String>, labels: &[&str]) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut seen = Vec::new();
+    while !labels.iter().all(|l| {
+        seen.iter()
+            .any(|s: &String| s.starts_with(&format!("[{l}] running in")))
+    }) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) => seen.push(line),
+            Err(_) => panic!("not every host started its run: {seen:#?}"),
+        }
+    }
+    seen
+}
+
+#[test]
+fn a_host_whose_sshd_dies_midway_is_reported_and_the_others_land() {
+    let Some(set) = NetnsHosts::up(3, "a_host_whose_sshd_dies_midway") else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    let remote_dir = sandbox.path().join("remote");
+    seed_binary(&remote_dir);
+    let words = fleet_words(&set, &set.list(), &remote_dir, &scripted_args(3, "0.5"));
+    let (mut child, lines) = spawn_fleet(&sandbox, &words);
+    let labels: Vec<&str> = set
+        .hosts
+        .iter()
+        .map(|h| h.trim_start_matches("root@"))
+        .collect();
+    wait_running(&lines, &labels);
+    std::thread::sleep(Duration::from_millis(1000));
+    set.kill_sshd(1);
+    let status = wait_bounded(&mut child, Duration::from_secs(60));
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut stdout).unwrap();
+    let stderr: Vec<String> = lines.try_iter().collect();
+    assert_eq!(status.code(), Some(4), "{stdout}\n{stderr:#?}");
+    assert!(
+        stdout.contains("fleet run on 3 hosts: 2 runs stored (2 complete), 1 host failed"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("  {}  failed: lost the connection", labels[1])),
+        "{stdout}"
+    );
+    // Its scratch directory could not be removed, and it says so.
+    assert!(
+        stderr
+            .iter()
+            .any(|l| l.starts_with("warning: could not remove")),
+        "{stderr:#?}"
+    );
+    let runs = stored_runs(&sandbox);
+    assert_eq!(runs.len(), 2, "{runs:?}");
+}
+
+#[test]
+fn ctrl_c_stops_every_remote_run_keeps_what_finished_and_cleans_up() {
+    let Some(set) = NetnsHosts::up(2, "ctrl_c_stops_every_remote_run") else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    let remote_dir = sandbox.path().join("remote");
+    seed_binary(&remote_dir);
+    let words = fleet_words(&set, &set.list(), &remote_dir, &scripted_args(5, "1"));
+    let (mut child, lines) = spawn_fleet(&sandbox, &words);
+    let labels: Vec<&str> = set
+        .hosts
+        .iter()
+        .map(|h| h.trim_start_matches("root@"))
+        .collect();
+    wait_running(&lines, &labels);
+    std::thread::sleep(Duration::from_millis(1500));
+    // The remote sledges and their rounds are running now.
+    assert!(!processes_in(&remote_dir.join("runs")).is_empty());
+    // SAFETY: kill with a pid this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = wait_bounded(&mut child, Duration::from_secs(60));
+    let stderr: Vec<String> = lines.try_iter().collect();
+    assert_eq!(status.code(), Some(130), "{stderr:#?}");
+
+    // Each host's run came back, marked partial, and nothing of the run
+    // is left on any host: no process, no scratch directory.
+    let runs = stored_runs(&sandbox);
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert!(runs.iter().all(|r| r["status"] == "partial"), "{runs:?}");
+    assert_eq!(processes_in(&remote_dir), Vec::<String>::new());
+    assert_eq!(entries(&remote_dir.join("runs")), Vec::<PathBuf>::new());
+}
+
+/// A small tmpfs, unmounted when dropped.
+struct TinyMount(PathBuf);
+
+impl Drop for TinyMount {
+    fn drop(&mut self) {
+        let _ = StdCommand::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn hosts_that_cannot_run_it_are_refused_by_name_and_nothing_is_stored() {
+    let sandbox = Sandbox::new();
+    // Mounted before the hosts start, so that their sshd sees it too.
+    let tiny = sandbox.path().join("tiny");
+    std::fs::create_dir(&tiny).unwrap();
+    let mounted = unsafe { libc::geteuid() } == 0
+        && StdCommand::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+            .arg(&tiny)
+            .status()
+            .is_ok_and(|s| s.success());
+    let _unmount = mounted.then(|| TinyMount(tiny.clone()));
+    let Some(set) = NetnsHosts::up(1, "hosts_that_cannot_run_it") else {
+        return;
+    };
+    let remote_dir = sandbox.path().join("remote");
+    let host = &set.hosts[0];
+    let run = scripted_args(1, "0");
+
+    // A host of another architecture (as this sledge is told to expect).
+    let assert = fleet_sledge(&sandbox)
+        .env("SLEDGE_FLEET_ARCH", "riscv64")
+        .args(fleet_words(&set, host, &remote_dir, &run))
+        .assert()
+        .code(1);
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    let arch = std::env::consts::ARCH;
+    assert!(
+        stdout.contains(&format!(
+            "failed: the host's architecture is {arch}, this sledge is built for riscv64"
+        )),
+        "{stdout}"
+    );
+    // Nothing was copied there.
+    assert_eq!(entries(&remote_dir.join("bin")), Vec::<PathBuf>::new());
+
+    // A host that does not let this key in.
+    let other_key = sandbox.path().join("other_key");
+    let made = StdCommand::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&other_key)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let mut words = fleet_words(&set, host, &remote_dir, &run);
+    let key_at = words.iter().position(|w| w == "--identity").unwrap() + 1;
+    words[key_at] = other_key.display().to_string();
+    let assert = fleet_sledge(&sandbox).args(&words).assert().code(1);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains(&format!("failed: cannot connect to {host}: "))
+            && stderr.contains("Permission denied"),
+        "{stderr}"
+    );
+
+    // A host without the space for a copy of sledge.
+    if mounted {
+        let assert = fleet_sledge(&sandbox)
+            .args(fleet_words(&set, host, &tiny, &run))
+            .assert()
+            .code(1);
+        let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+        assert!(
+            stdout.contains("failed: only 1 MiB free in ")
+                && stdout.contains(&format!("{}, a fleet run needs", tiny.display())),
+            "{stdout}"
+        );
+        assert_eq!(entries(&tiny.join("bin")), Vec::<PathBuf>::new());
+    }
+    sandbox.assert_no_runs();
+}
+
+#[test]
+fn bad_host_lists_and_unknown_hosts_are_clear_errors() {
+    let sandbox = Sandbox::new();
+    for (hosts, said) in [
+        ("root@h1,,root@h2", "entry 2 is empty"),
+        ("root@h1,root@h1", "`root@h1` appears twice"),
+        ("root@h1:99999", "port `99999`"),
+        ("-oProxyCommand=touch", "not starting with `-`"),
+    ] {
+        sandbox
+            .sledge()
+            .args(["fleet", "run", "--hosts", hosts, "cpu.primes"])
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(said));
+    }
+    // The run's own arguments are checked before any host is tried.
+    sandbox
+        .sledge()
+        .args(["fleet", "run", "--hosts", "root@h1", "no.such.workload"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("no.such.workload"));
+    sandbox
+        .sledge()
+        .args([
+            "fleet",
+            "run",
+            "--hosts",
+            "root@h1",
+            "cpu.primes",
+            "--store",
+            "x.db",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--store after the targets"));
+    // A name that does not resolve fails at once, named.
+    sandbox
+        .sledge()
+        .args(["fleet", "run", "--hosts", "root@no-such-host.invalid"])
+        .args(["--remote-dir", "unused", "cpu.primes"])
+        .assert()
+        .code(1)
+        .stdout(predicates::str::contains(
+            "no-such-host.invalid  failed: cannot connect to root@no-such-host.invalid: ",
+        ));
+    sandbox.assert_no_runs();
+}
+
+#[test]
+fn serial_hosts_run_one_after_another() {
+    let Some(set) = NetnsHosts::up(2, "serial_hosts_run_one_after_another") else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    let remote_dir = sandbox.path().join("remote");
+    seed_binary(&remote_dir);
+    let mut words = fleet_words(&set, &set.list(), &remote_dir, &scripted_args(1, "0"));
+    words.insert(2, "--serial".to_string());
+    let assert = fleet_sledge(&sandbox).args(&words).assert().success();
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    let at = |text: String| {
+        stderr
+            .find(&text)
+            .unwrap_or_else(|| panic!("no {text:?} in {stderr}"))
+    };
+    let (first, second) = (
+        set.hosts[0].trim_start_matches("root@"),
+        set.hosts[1].trim_start_matches("root@"),
+    );
+    // The second host is not even connected before the first one's run
+    // is stored here.
+    assert!(
+        at(format!("[{first}] its run is stored as run 1")) < at(format!("[{second}] connected")),
+        "{stderr}"
+    );
+    assert_eq!(stored_runs(&sandbox).len(), 2);
+}

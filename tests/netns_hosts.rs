@@ -1,0 +1,144 @@
+//! Test hosts for the fleet and distributed tests: network namespaces
+//! running their own sshd, made by `tests/hosts/netns-hosts.sh`, removed
+//! when the [`NetnsHosts`] is dropped (also when the test panics).
+//!
+//! They need root, `ip` and Debian's openssh-server. Without them a test
+//! is skipped with a notice on stderr, unless `SLEDGE_TEST_FLEET=require`
+//! (which CI sets) makes that a failure.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The script that makes and removes the hosts.
+pub fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hosts/netns-hosts.sh")
+}
+
+/// A set of namespace hosts, torn down on drop.
+pub struct NetnsHosts {
+    /// The hosts' state: sshd configs, keys, the client key.
+    dir: tempfile::TempDir,
+    /// `root@198.18.K.2` for each host.
+    pub hosts: Vec<String>,
+    /// The private key every host accepts for root.
+    pub key: PathBuf,
+    /// A known_hosts file of the set's own (its host keys are throwaway).
+    pub known_hosts: PathBuf,
+}
+
+/// Why namespace hosts cannot be made here, if they cannot.
+fn missing_requirement() -> Option<String> {
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("not root (network namespaces need root)".to_string());
+    }
+    for (program, package) in [
+        ("ip", "iproute2"),
+        ("ssh", "openssh-client"),
+        ("ssh-keygen", "openssh-client"),
+    ] {
+        let found = Command::new("sh")
+            .args(["-c", &format!("command -v {program}")])
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !found {
+            return Some(format!("no `{program}` (Debian package {package})"));
+        }
+    }
+    if !Path::new("/usr/sbin/sshd").exists() {
+        return Some("no /usr/sbin/sshd (Debian package openssh-server)".to_string());
+    }
+    None
+}
+
+impl NetnsHosts {
+    /// Brings up `n` hosts, or returns `None` after a visible notice when
+    /// this machine cannot (a failure instead under
+    /// `SLEDGE_TEST_FLEET=require`).
+    pub fn up(n: usize, test: &str) -> Option<NetnsHosts> {
+        if let Some(missing) = missing_requirement() {
+            if std::env::var("SLEDGE_TEST_FLEET").as_deref() == Ok("require") {
+                panic!(
+                    "{test}: SLEDGE_TEST_FLEET=require but namespace hosts cannot run: {missing}"
+                );
+            }
+            eprintln!("SKIPPED {test}: namespace test hosts need {missing}");
+            return None;
+        }
+        let dir = tempfile::tempdir().expect("hosts dir");
+        let output = Command::new(script())
+            .arg("up")
+            .arg(n.to_string())
+            .arg(dir.path())
+            .output()
+            .expect("run netns-hosts.sh");
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let set = NetnsHosts {
+            hosts: stdout
+                .lines()
+                .find_map(|l| l.strip_prefix("hosts "))
+                .map(|h| h.split(',').map(str::to_string).collect())
+                .unwrap_or_default(),
+            key: dir.path().join("client_key"),
+            known_hosts: dir.path().join("known_hosts"),
+            dir,
+        };
+        assert!(
+            output.status.success() && set.hosts.len() == n,
+            "netns-hosts.sh up {n} failed: {stdout}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        Some(set)
+    }
+
+    /// The hosts as a `--hosts` list.
+    pub fn list(&self) -> String {
+        self.hosts.join(",")
+    }
+
+    /// Kills every sshd of host `index` (0-based), as a host that dies.
+    pub fn kill_sshd(&self, index: usize) {
+        let status = Command::new(script())
+            .arg("kill-sshd")
+            .arg(self.dir.path())
+            .arg((index + 1).to_string())
+            .status()
+            .expect("kill-sshd");
+        assert!(status.success());
+    }
+
+    /// The `--identity` and `--known-hosts` options for these hosts.
+    pub fn ssh_args(&self) -> Vec<String> {
+        vec![
+            "--identity".to_string(),
+            self.key.display().to_string(),
+            "--known-hosts".to_string(),
+            self.known_hosts.display().to_string(),
+        ]
+    }
+
+    /// Library options for these hosts.
+    pub fn ssh_options(&self) -> sledge::remote::SshOptions {
+        sledge::remote::SshOptions {
+            identity: Some(self.key.clone()),
+            known_hosts: Some(self.known_hosts.clone()),
+            connect_timeout: std::time::Duration::from_secs(5),
+        }
+    }
+}
+
+impl Drop for NetnsHosts {
+    fn drop(&mut self) {
+        let status = Command::new(script())
+            .arg("down")
+            .arg(self.dir.path())
+            .status();
+        if !matches!(status, Ok(s) if s.success()) {
+            eprintln!(
+                "warning: netns-hosts.sh down {} failed: {status:?}",
+                self.dir.path().display()
+            );
+        }
+    }
+}
