@@ -214,13 +214,34 @@ fn a_fleet_run_on_three_hosts_lands_three_runs_and_leaves_nothing_there() {
             stdout.contains(&format!("[{label}] test.scripted")),
             "{stdout}"
         );
-        assert!(stdout.contains(&format!("  {label}  run ")), "{stdout}");
+        // Its line of the closing table (labels are padded to one width).
+        assert!(
+            stdout.lines().any(|l| l.starts_with(&format!("  {label} "))
+                && l.trim_start_matches(&format!("  {label}"))
+                    .trim_start()
+                    .starts_with("run ")),
+            "{stdout}"
+        );
     }
 
     // Three ordinary runs, one per host, that compare with each other.
     let runs = stored_runs(&sandbox);
     assert_eq!(runs.len(), 3, "{runs:?}");
     assert!(runs.iter().all(|r| r["status"] == "complete"), "{runs:?}");
+    // Each run says which host of the fleet ran it.
+    let shown = sandbox
+        .sledge()
+        .args(["show", "1", "--json"])
+        .output()
+        .unwrap();
+    let shown: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let note = shown["notes"][0].as_str().unwrap_or_default().to_string();
+    assert!(
+        set.hosts
+            .iter()
+            .any(|h| note == format!("fleet_host={}", h.trim_start_matches("root@"))),
+        "{shown}"
+    );
     sandbox
         .sledge()
         .args(["compare", "1", "2", "3"])
@@ -311,7 +332,10 @@ fn a_host_whose_sshd_dies_midway_is_reported_and_the_others_land() {
         "{stdout}"
     );
     assert!(
-        stdout.contains(&format!("  {}  failed: lost the connection", labels[1])),
+        stdout
+            .lines()
+            .any(|l| l.starts_with(&format!("  {} ", labels[1]))
+                && l.contains("  failed: lost the connection while the run ran")),
         "{stdout}"
     );
     // Its scratch directory could not be removed, and it says so.
