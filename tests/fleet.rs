@@ -523,6 +523,22 @@ fn serial_hosts_run_one_after_another() {
     let sandbox = Sandbox::new();
     let remote_dir = sandbox.path().join("remote");
     seed_binary(&remote_dir);
+    // What a fleet run that lost its host left there: a scratch directory
+    // whose sledge is gone, older than a minute. The next run removes it;
+    // a fresh one (its sledge may be about to start) stays.
+    let stale = remote_dir.join("runs/run.stale1");
+    let fresh = remote_dir.join("runs/run.fresh1");
+    for dir in [&stale, &fresh] {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("pid"), "999999999\n").unwrap();
+    }
+    let aged = StdCommand::new("touch")
+        .args(["-d", "5 minutes ago"])
+        .arg(&stale)
+        .status()
+        .unwrap();
+    assert!(aged.success());
+
     let mut words = fleet_words(&set, &set.list(), &remote_dir, &scripted_args(1, "0"));
     words.insert(2, "--serial".to_string());
     let assert = fleet_sledge(&sandbox).args(&words).assert().success();
@@ -543,4 +559,12 @@ fn serial_hosts_run_one_after_another() {
         "{stderr}"
     );
     assert_eq!(stored_runs(&sandbox).len(), 2);
+    assert!(!stale.exists() && fresh.exists());
+    assert!(
+        stderr.contains(&format!(
+            "removed {}, left behind by a fleet run whose sledge is gone",
+            stale.display()
+        )),
+        "{stderr}"
+    );
 }
