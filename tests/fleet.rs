@@ -568,3 +568,40 @@ fn serial_hosts_run_one_after_another() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_second_ctrl_c_kills_the_remote_runs_and_still_cleans_up() {
+    let Some(set) = NetnsHosts::up(1, "a_second_ctrl_c_kills_the_remote_runs") else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    let remote_dir = sandbox.path().join("remote");
+    seed_binary(&remote_dir);
+    // Each round's cleanup takes 30 s, which Ctrl-C does not cut short:
+    // only the second interrupt gets past it.
+    let mut run = scripted_args(3, "0.5");
+    run.extend(["-p".to_string(), "cleanup=30".to_string()]);
+    let words = fleet_words(&set, &set.list(), &remote_dir, &run);
+    let (mut child, lines) = spawn_fleet(&sandbox, &words);
+    let label = set.hosts[0].trim_start_matches("root@");
+    wait_running(&lines, &[label]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let started = Instant::now();
+    // SAFETY: kill with a pid this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    std::thread::sleep(Duration::from_millis(1000));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = wait_bounded(&mut child, Duration::from_secs(25));
+    let stderr: Vec<String> = lines.try_iter().collect();
+    assert_eq!(status.code(), Some(130), "{stderr:#?}");
+    assert!(started.elapsed() < Duration::from_secs(25));
+    assert!(
+        stderr
+            .iter()
+            .any(|l| l.contains("failed: stopped by the interrupt before the run was stored")),
+        "{stderr:#?}"
+    );
+    assert_eq!(processes_in(&remote_dir), Vec::<String>::new());
+    assert_eq!(entries(&remote_dir.join("runs")), Vec::<PathBuf>::new());
+    sandbox.assert_no_runs();
+}

@@ -287,6 +287,10 @@ fn run_and_fetch(
     let status = process
         .wait()
         .map_err(|e| format!("cannot wait for ssh: {e}"))?;
+    if killed {
+        // However ssh reports it (the remote's signal, a lost channel).
+        return Err("stopped by the interrupt before the run was stored".to_string());
+    }
     let said = last_stderr.join(" | ");
     match status.code() {
         Some(255) => {
@@ -302,9 +306,6 @@ fn run_and_fetch(
         Some(2) => return Err(format!("the remote sledge refused the run: {said}")),
         None => return Err(format!("the remote run ended by {status}")),
         _ => {}
-    }
-    if killed {
-        return Err("stopped by the interrupt before the run was stored".to_string());
     }
     let export = format!(
         "{} --store {} export last",
