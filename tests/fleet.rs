@@ -214,13 +214,34 @@ fn a_fleet_run_on_three_hosts_lands_three_runs_and_leaves_nothing_there() {
             stdout.contains(&format!("[{label}] test.scripted")),
             "{stdout}"
         );
-        assert!(stdout.contains(&format!("  {label}  run ")), "{stdout}");
+        // Its line of the closing table (labels are padded to one width).
+        assert!(
+            stdout.lines().any(|l| l.starts_with(&format!("  {label} "))
+                && l.trim_start_matches(&format!("  {label}"))
+                    .trim_start()
+                    .starts_with("run ")),
+            "{stdout}"
+        );
     }
 
     // Three ordinary runs, one per host, that compare with each other.
     let runs = stored_runs(&sandbox);
     assert_eq!(runs.len(), 3, "{runs:?}");
     assert!(runs.iter().all(|r| r["status"] == "complete"), "{runs:?}");
+    // Each run says which host of the fleet ran it.
+    let shown = sandbox
+        .sledge()
+        .args(["show", "1", "--json"])
+        .output()
+        .unwrap();
+    let shown: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    let note = shown["notes"][0].as_str().unwrap_or_default().to_string();
+    assert!(
+        set.hosts
+            .iter()
+            .any(|h| note == format!("fleet_host={}", h.trim_start_matches("root@"))),
+        "{shown}"
+    );
     sandbox
         .sledge()
         .args(["compare", "1", "2", "3"])
@@ -311,7 +332,10 @@ fn a_host_whose_sshd_dies_midway_is_reported_and_the_others_land() {
         "{stdout}"
     );
     assert!(
-        stdout.contains(&format!("  {}  failed: lost the connection", labels[1])),
+        stdout
+            .lines()
+            .any(|l| l.starts_with(&format!("  {} ", labels[1]))
+                && l.contains("  failed: lost the connection while the run ran")),
         "{stdout}"
     );
     // Its scratch directory could not be removed, and it says so.
@@ -499,6 +523,22 @@ fn serial_hosts_run_one_after_another() {
     let sandbox = Sandbox::new();
     let remote_dir = sandbox.path().join("remote");
     seed_binary(&remote_dir);
+    // What a fleet run that lost its host left there: a scratch directory
+    // whose sledge is gone, older than a minute. The next run removes it;
+    // a fresh one (its sledge may be about to start) stays.
+    let stale = remote_dir.join("runs/run.stale1");
+    let fresh = remote_dir.join("runs/run.fresh1");
+    for dir in [&stale, &fresh] {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("pid"), "999999999\n").unwrap();
+    }
+    let aged = StdCommand::new("touch")
+        .args(["-d", "5 minutes ago"])
+        .arg(&stale)
+        .status()
+        .unwrap();
+    assert!(aged.success());
+
     let mut words = fleet_words(&set, &set.list(), &remote_dir, &scripted_args(1, "0"));
     words.insert(2, "--serial".to_string());
     let assert = fleet_sledge(&sandbox).args(&words).assert().success();
@@ -519,4 +559,49 @@ fn serial_hosts_run_one_after_another() {
         "{stderr}"
     );
     assert_eq!(stored_runs(&sandbox).len(), 2);
+    assert!(!stale.exists() && fresh.exists());
+    assert!(
+        stderr.contains(&format!(
+            "removed {}, left behind by a fleet run whose sledge is gone",
+            stale.display()
+        )),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_second_ctrl_c_kills_the_remote_runs_and_still_cleans_up() {
+    let Some(set) = NetnsHosts::up(1, "a_second_ctrl_c_kills_the_remote_runs") else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    let remote_dir = sandbox.path().join("remote");
+    seed_binary(&remote_dir);
+    // Each round's cleanup takes 30 s, which Ctrl-C does not cut short:
+    // only the second interrupt gets past it.
+    let mut run = scripted_args(3, "0.5");
+    run.extend(["-p".to_string(), "cleanup=30".to_string()]);
+    let words = fleet_words(&set, &set.list(), &remote_dir, &run);
+    let (mut child, lines) = spawn_fleet(&sandbox, &words);
+    let label = set.hosts[0].trim_start_matches("root@");
+    wait_running(&lines, &[label]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let started = Instant::now();
+    // SAFETY: kill with a pid this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    std::thread::sleep(Duration::from_millis(1000));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = wait_bounded(&mut child, Duration::from_secs(25));
+    let stderr: Vec<String> = lines.try_iter().collect();
+    assert_eq!(status.code(), Some(130), "{stderr:#?}");
+    assert!(started.elapsed() < Duration::from_secs(25));
+    assert!(
+        stderr
+            .iter()
+            .any(|l| l.contains("failed: stopped by the interrupt before the run was stored")),
+        "{stderr:#?}"
+    );
+    assert_eq!(processes_in(&remote_dir), Vec::<String>::new());
+    assert_eq!(entries(&remote_dir.join("runs")), Vec::<PathBuf>::new());
+    sandbox.assert_no_runs();
 }

@@ -31,6 +31,9 @@ const STOP_GRACE: Duration = Duration::from_secs(20);
 /// How often the streaming loop looks at the stop request.
 const TICK: Duration = Duration::from_millis(100);
 
+/// The note every fleet run carries: `fleet_host=HOST[:PORT]`.
+pub const FLEET_HOST_NOTE: &str = "fleet_host";
+
 /// How many of the remote's last stderr lines an error quotes.
 const STDERR_KEPT: usize = 3;
 
@@ -95,9 +98,19 @@ pub(super) fn run(job: &HostJob) -> HostDone {
     } else {
         run_and_fetch(&connection, job, &remote)
     };
-    let left_behind = clean_up(&connection, &remote)
-        .err()
-        .map(|err| format!("{} on {} ({err})", remote.scratch, job.host));
+    let left_behind = clean_up(&connection, &remote).err().map(|err| {
+        let why = match err {
+            // What ssh said, not the clean-up script.
+            RemoteError::ConnectionLost { stderr, .. } => stderr
+                .lines()
+                .rfind(|l| !l.trim().is_empty())
+                .unwrap_or("the connection is gone")
+                .trim()
+                .to_string(),
+            other => other.to_string(),
+        };
+        format!("{} on {} ({why})", remote.scratch, job.host)
+    });
     HostDone {
         result,
         interrupted: job.cancel.is_cancelled(),
@@ -216,6 +229,13 @@ fn run_and_fetch(
         "run".to_string(),
     ]);
     words.extend(job.settings.run_args.iter().cloned());
+    // Which host of the fleet ran it, as the user named it: hosts that
+    // share a host name (clones, containers) stay apart in `list`, `show`
+    // and `report`.
+    words.extend([
+        "--note".to_string(),
+        format!("{FLEET_HOST_NOTE}={}", job.host.label()),
+    ]);
     // `exec`: the pid the shell writes is the remote sledge's own.
     let command = format!(
         "cd {} && echo $$ > pid && exec {}",
@@ -267,6 +287,10 @@ fn run_and_fetch(
     let status = process
         .wait()
         .map_err(|e| format!("cannot wait for ssh: {e}"))?;
+    if killed {
+        // However ssh reports it (the remote's signal, a lost channel).
+        return Err("stopped by the interrupt before the run was stored".to_string());
+    }
     let said = last_stderr.join(" | ");
     match status.code() {
         Some(255) => {
@@ -282,9 +306,6 @@ fn run_and_fetch(
         Some(2) => return Err(format!("the remote sledge refused the run: {said}")),
         None => return Err(format!("the remote run ended by {status}")),
         _ => {}
-    }
-    if killed {
-        return Err("stopped by the interrupt before the run was stored".to_string());
     }
     let export = format!(
         "{} --store {} export last",

@@ -23,6 +23,7 @@ use std::sync::mpsc;
 use std::time::Instant;
 
 pub use binary::{ThisBinary, expected_arch};
+pub use host_run::FLEET_HOST_NOTE;
 
 use crate::engine::CancelToken;
 use crate::remote::{OutputLine, SshHost, SshOptions};
