@@ -16,6 +16,11 @@
 # whose counts are summed and divided by their mean time. This script never
 # builds UnixBench: run `make` in UB_DIR first.
 #
+# sledge's side of a pair is one pass too (`--rounds 1`, one trial, no
+# warm-up): without `--rounds 1` sledge runs several rounds, and its mean
+# over minutes was compared with one UnixBench pass of seconds, which
+# breaks the alternation on a host whose load drifts.
+#
 # Target: every ratio within 1.00 +/- 0.10 except Dhrystone and Whetstone,
 # which measure the compiler (gcc -O3 -ffast-math -march=native for
 # UnixBench, rustc for sledge); the index ratio within 1.00 +/- 0.10.
@@ -126,7 +131,7 @@ def sledge_run(name, seconds):
         seconds = 10  # UnixBench's Whetstone duration is built in
     out = subprocess.run([sledge, "run", *target, "-p", f"time={seconds}", "-p", f"copies={copies}",
                           "--store", store, "--json", "--no-idle-check",
-                          "--warmup", "0", "--min-trials", "1", "--max-trials", "1"],
+                          "--rounds", "1", "--warmup", "0", "--min-trials", "1", "--max-trials", "1"],
                          capture_output=True, text=True)
     if out.returncode != 0:
         raise SystemExit(f"sledge {name} failed: {out.stderr}{out.stdout}")
