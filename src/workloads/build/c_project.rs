@@ -41,16 +41,16 @@ impl Workload for CBuild {
                     min: 1,
                     max: 100_000,
                 },
-                default: "64",
+                default: "32",
             },
             ParamSpec {
                 name: "lines_per_file",
-                help: "lines per C file, about (the default takes about 1.5 s per group of 8 files at -j1 on a current core)",
+                help: "lines per C file, about (at the default, cc -O2 takes about 1.5 s of CPU per group of 8 files)",
                 kind: ParamKind::Int {
                     min: 30,
                     max: 100_000,
                 },
-                default: "400",
+                default: "300",
             },
             ParamSpec {
                 name: "jobs",
