@@ -78,7 +78,12 @@ fn the_generated_project_is_the_same_bytes_for_the_same_parameters() {
     };
     let (small, large) = (unit(&first), unit(&snapshot(other.path())));
     assert_ne!(small, large);
-    assert!(large.len() > small.len() * 3 / 2, "{} vs {}", small.len(), large.len());
+    assert!(
+        large.len() > small.len() * 3 / 2,
+        "{} vs {}",
+        small.len(),
+        large.len()
+    );
 }
 
 #[test]
@@ -98,7 +103,11 @@ fn build_c_runs_a_jobs_sweep_and_keeps_its_cache() {
             .unwrap()
     };
     let out = run("jobs=1,2");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let cases = json["cases"].as_array().unwrap();
     assert_eq!(cases.len(), 2);
@@ -117,7 +126,10 @@ fn build_c_runs_a_jobs_sweep_and_keeps_its_cache() {
         // The compiler, make and the project are stored with the case.
         let note = case["warnings"][0].as_str().unwrap();
         assert!(note.starts_with("note: built with cc: "), "{note}");
-        assert!(note.contains("make: ") && note.contains("4 files"), "{note}");
+        assert!(
+            note.contains("make: ") && note.contains("4 files"),
+            "{note}"
+        );
     }
     // The tree stays in the cache; every build directory is gone.
     assert_eq!(names(&cache), ["c-project-v1-4x60"]);
@@ -125,9 +137,16 @@ fn build_c_runs_a_jobs_sweep_and_keeps_its_cache() {
     let before = std::fs::metadata(&main_c).unwrap().modified().unwrap();
     // A second run reuses it as it is.
     let out = run("jobs=1");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(names(&cache), ["c-project-v1-4x60"]);
-    assert_eq!(std::fs::metadata(&main_c).unwrap().modified().unwrap(), before);
+    assert_eq!(
+        std::fs::metadata(&main_c).unwrap().modified().unwrap(),
+        before
+    );
 }
 
 #[test]
@@ -181,7 +200,10 @@ fn a_host_without_the_tools_is_told_which_packages_to_install() {
     let empty = tempfile::tempdir().unwrap();
     let error = refused(empty.path(), &["build.c"]);
     assert!(error.contains("build.c needs `make`, `cc`"), "{error}");
-    assert!(error.contains("apt-get install make build-essential"), "{error}");
+    assert!(
+        error.contains("apt-get install make build-essential"),
+        "{error}"
+    );
     assert!(error.contains("nothing was measured"), "{error}");
 
     // A compiler and make, but not the kernel's other tools.
@@ -255,7 +277,11 @@ fn a_kernel_tarball_is_unpacked_once_and_reused() {
     let cache = sandbox.path().join("cache");
     std::fs::create_dir(&cache).unwrap();
     let out = run_kernel(&sandbox, &tarball, &cache);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     for case in json["cases"].as_array().unwrap() {
         assert!(case["error"].is_null(), "{case}");
@@ -269,7 +295,11 @@ fn a_kernel_tarball_is_unpacked_once_and_reused() {
     let mark = cache.join(&entry).join("kept");
     std::fs::write(&mark, b"x").unwrap();
     let out = run_kernel(&sandbox, &tarball, &cache);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(mark.exists());
     assert_eq!(names(&cache), [entry]);
 }
@@ -292,6 +322,48 @@ fn a_truncated_tarball_is_a_clear_error_and_leaves_nothing() {
     assert!(error.contains("the partial unpack was removed"), "{error}");
     // No entry and no scratch directory.
     assert_eq!(names(&cache), Vec::<String>::new());
+}
+
+#[test]
+fn a_failed_build_kills_its_group_and_removes_its_directory() {
+    let sandbox = Sandbox::new();
+    let fixtures = tempfile::tempdir().unwrap();
+    let tarball = fixture_kernel_tarball(fixtures.path());
+    // A target that leaves a sleeper in the background and fails: the
+    // sleeper is in make's group and must not outlive the trial.
+    let tree = fixtures.path().join("linux-fixture");
+    let mut makefile = std::fs::read_to_string(tree.join("Makefile")).unwrap();
+    makefile.push_str("broken:\n\tsleep 97.25 &\n\t@echo 'broken.c:1: error: no' >&2; exit 1\n");
+    std::fs::write(tree.join("Makefile"), makefile).unwrap();
+    let cache = sandbox.path().join("cache");
+    std::fs::create_dir(&cache).unwrap();
+    let out = sandbox
+        .sledge()
+        .args(["run", "build.kernel", "--json", "-p", "config=tinyconfig"])
+        .args(["-p", "target=broken", "-p"])
+        .arg(format!("src={}", tree.display()))
+        .arg("-p")
+        .arg(format!("dir={}", cache.display()))
+        .args(FAST)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let error = json["cases"][0]["error"].as_str().unwrap().to_string();
+    assert!(error.contains("-j"), "{error}");
+    assert!(error.contains("broken.c:1: error: no"), "{error}");
+    // The sleeper is gone, and so is the build directory (a tree is used
+    // in place: nothing is cached for it).
+    let sleepers: Vec<u32> = all_pids()
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains("97.25"))
+        })
+        .collect();
+    assert!(sleepers.is_empty(), "left running: {sleepers:?}");
+    assert_eq!(names(&cache), Vec::<String>::new());
+    assert!(!tree.join(".config").exists(), "the tree was written to");
 }
 
 /// (parent pid, process group, start time, command name) of a process.
@@ -345,7 +417,14 @@ fn ctrl_c_kills_the_whole_build_and_keeps_the_cache() {
     let mut sledge = std::process::Command::new(assert_cmd::cargo::cargo_bin("sledge"))
         .current_dir(sandbox.path())
         .env("SLEDGE_STORE", sandbox.store())
-        .args(["run", "build.c", "-p", "files=400", "-p", "lines_per_file=3000"])
+        .args([
+            "run",
+            "build.c",
+            "-p",
+            "files=400",
+            "-p",
+            "lines_per_file=3000",
+        ])
         .args(["-p", "jobs=2", "-p"])
         .arg(format!("dir={}", cache.display()))
         .args(FAST)
@@ -395,7 +474,10 @@ fn ctrl_c_kills_the_whole_build_and_keeps_the_cache() {
         .into_iter()
         .filter(|&pid| stat_of(pid).is_some_and(|s| s.1 == make.0))
         .collect();
-    assert!(in_group.is_empty(), "still in the build's group: {in_group:?}");
+    assert!(
+        in_group.is_empty(),
+        "still in the build's group: {in_group:?}"
+    );
     // The build directory is gone; the generated tree is kept.
     assert_eq!(names(&cache), ["c-project-v1-400x3000"]);
 }

@@ -111,10 +111,7 @@ fn quick() -> Profile {
             entry("unixbench.syscall", &["time=0.15"]),
             // A small generated C project (one group of 8 files, about
             // 0.6 s of CPU at -j1): many short compiler processes.
-            entry(
-                "build.c",
-                &["files=8", "lines_per_file=100", "jobs=1,all"],
-            ),
+            entry("build.c", &["files=8", "lines_per_file=100", "jobs=1,all"]),
         ],
         methodology: Methodology {
             min_rounds: 3,

@@ -126,7 +126,12 @@ impl Case for CCase {
     }
 
     fn trial(&mut self, ctx: &TrialContext) -> anyhow::Result<TrialOutput> {
-        let scratch = self.scratch.as_ref().expect("prepared").path().to_path_buf();
+        let scratch = self
+            .scratch
+            .as_ref()
+            .expect("prepared")
+            .path()
+            .to_path_buf();
         let out = scratch.join(format!("build-{}", self.trials));
         self.trials += 1;
         let command = MakeCommand {

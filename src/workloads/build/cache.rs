@@ -29,10 +29,7 @@ pub fn dir_param() -> crate::engine::ParamSpec {
 /// ignored, as the XDG specification asks), else `sledge-cache/build` in
 /// the current directory.
 pub fn default_dir() -> PathBuf {
-    default_dir_from(
-        std::env::var_os("XDG_CACHE_HOME"),
-        std::env::var_os("HOME"),
-    )
+    default_dir_from(std::env::var_os("XDG_CACHE_HOME"), std::env::var_os("HOME"))
 }
 
 fn default_dir_from(xdg: Option<std::ffi::OsString>, home: Option<std::ffi::OsString>) -> PathBuf {

@@ -135,8 +135,7 @@ fn parse_targets(workload: &str, text: &str) -> anyhow::Result<Vec<String>> {
     let targets: Vec<String> = text.split_whitespace().map(str::to_string).collect();
     for t in &targets {
         let ok = !t.starts_with('-')
-            && t
-                .chars()
+            && t.chars()
                 .all(|c| c.is_ascii_alphanumeric() || "_-./".contains(c));
         if !ok {
             bail!(
@@ -150,7 +149,9 @@ fn parse_targets(workload: &str, text: &str) -> anyhow::Result<Vec<String>> {
 /// The default targets for a configured build directory: the image, and
 /// the modules when the config builds any.
 pub fn default_targets(config_text: &str) -> Vec<String> {
-    let modules = config_text.lines().any(|line| line.starts_with("CONFIG_MODULES=y"))
+    let modules = config_text
+        .lines()
+        .any(|line| line.starts_with("CONFIG_MODULES=y"))
         && config_text
             .lines()
             .any(|line| line.starts_with("CONFIG_") && line.ends_with("=m"));
@@ -181,12 +182,7 @@ impl KernelCase {
             make: tools::find_program("make").unwrap_or_else(|| "make".into()),
             dir: tree.to_path_buf(),
             args: all,
-            log: self
-                .scratch
-                .as_ref()
-                .expect("prepared")
-                .path()
-                .join(log),
+            log: self.scratch.as_ref().expect("prepared").path().join(log),
         }
     }
 }
@@ -254,7 +250,10 @@ mod tests {
 
     #[test]
     fn modules_are_built_when_the_config_has_them() {
-        assert_eq!(default_targets("# CONFIG_MODULES is not set\n"), ["vmlinux"]);
+        assert_eq!(
+            default_targets("# CONFIG_MODULES is not set\n"),
+            ["vmlinux"]
+        );
         assert_eq!(
             default_targets("CONFIG_MODULES=y\nCONFIG_E1000=y\n"),
             ["vmlinux"]

@@ -233,7 +233,11 @@ mod tests {
         // Two jobs that each burn CPU for a moment.
         let spin = "\tsh -c 'i=0; while [ $$i -lt 20000 ]; do i=$$((i+1)); done'\n";
         let makefile = format!("all: a b\na:\n{spin}b:\n{spin}");
-        let run = run(&command(tmp.path(), &makefile, &["-j2"]), &CancelToken::new()).unwrap();
+        let run = run(
+            &command(tmp.path(), &makefile, &["-j2"]),
+            &CancelToken::new(),
+        )
+        .unwrap();
         assert!(run.seconds > 0.0);
         assert!(run.user + run.system > 0.0, "{run:?}");
         assert!(run.utilisation(2) > 0.0);
@@ -246,9 +250,12 @@ mod tests {
         }
         let tmp = tempfile::tempdir().unwrap();
         let makefile = "all:\n\t@echo 'broken.c:3: error: expected ;' >&2; exit 3\n";
-        let err = run(&command(tmp.path(), makefile, &["all"]), &CancelToken::new())
-            .unwrap_err()
-            .to_string();
+        let err = run(
+            &command(tmp.path(), makefile, &["all"]),
+            &CancelToken::new(),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("`make all`"), "{err}");
         assert!(err.contains("exit status 2"), "{err}");
         assert!(err.contains("broken.c:3: error: expected ;"), "{err}");

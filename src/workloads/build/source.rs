@@ -43,11 +43,17 @@ pub enum Source {
 impl Source {
     /// Finds the source `src` names, or Debian's when `src` is empty.
     pub fn locate(workload: &str, src: &str) -> anyhow::Result<Source> {
+        Self::locate_in(workload, src, Path::new(DEBIAN_SOURCE_DIR))
+    }
+
+    /// [`Source::locate`] with Debian's tarballs looked for in `debian_dir`.
+    fn locate_in(workload: &str, src: &str, debian_dir: &Path) -> anyhow::Result<Source> {
         if src.is_empty() {
-            return match newest_debian_tarball(Path::new(DEBIAN_SOURCE_DIR)) {
+            return match newest_debian_tarball(debian_dir) {
                 Some(path) => Self::from_path(workload, &path),
                 None => bail!(
-                    "{workload}: no kernel source found: Debian's linux-source package puts its tarball in {DEBIAN_SOURCE_DIR} (apt-get install linux-source), or set -p src=PATH to a kernel tree or tarball"
+                    "{workload}: no kernel source found: Debian's linux-source package puts its tarball in {} (apt-get install linux-source), or set -p src=PATH to a kernel tree or tarball",
+                    debian_dir.display()
                 ),
             };
         }
@@ -149,8 +155,7 @@ pub fn tree(
     cache::ensure(cache_dir)?;
     let mut scratch = ScratchDir::create(cache_dir, workload)?;
     let unpacked = scratch.path().join("unpacked");
-    std::fs::create_dir(&unpacked)
-        .with_context(|| format!("creating `{}`", unpacked.display()))?;
+    std::fs::create_dir(&unpacked).with_context(|| format!("creating `{}`", unpacked.display()))?;
     unpack(workload, path, scratch.path(), &unpacked, cancel)?;
     let top = kernel_top(&unpacked).with_context(|| {
         format!(
@@ -173,8 +178,8 @@ fn unpack(
     cancel: &CancelToken,
 ) -> anyhow::Result<()> {
     let errors = scratch.join("tar-errors");
-    let error_file = std::fs::File::create(&errors)
-        .with_context(|| format!("creating {}", errors.display()))?;
+    let error_file =
+        std::fs::File::create(&errors).with_context(|| format!("creating {}", errors.display()))?;
     let mut command = Command::new("tar");
     command
         .arg("-xf")
@@ -214,7 +219,11 @@ fn unpack(
     unsafe { libc::kill(-pid, libc::SIGKILL) };
     if !status.success() {
         let text = std::fs::read_to_string(&errors).unwrap_or_default();
-        let quoted: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).take(6).collect();
+        let quoted: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .take(6)
+            .collect();
         bail!(
             "{workload}: unpacking `{}` failed ({status}): the tarball is corrupt or truncated ({}); the partial unpack was removed and the cache is unchanged",
             tarball.display(),
@@ -253,9 +262,11 @@ pub fn is_kernel_tree(dir: &Path) -> bool {
 }
 
 fn is_tarball_name(name: &str) -> bool {
-    [".tar", ".tar.xz", ".txz", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2"]
-        .iter()
-        .any(|suffix| name.ends_with(suffix))
+    [
+        ".tar", ".tar.xz", ".txz", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2",
+    ]
+    .iter()
+    .any(|suffix| name.ends_with(suffix))
 }
 
 fn file_name(path: &Path) -> String {
@@ -310,16 +321,39 @@ mod tests {
     }
 
     #[test]
+    fn without_a_source_the_package_and_src_are_named() {
+        let empty = tempfile::tempdir().unwrap();
+        let err = Source::locate_in("build.kernel", "", empty.path())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("apt-get install linux-source"), "{err}");
+        assert!(err.contains("-p src=PATH"), "{err}");
+        std::fs::write(empty.path().join("linux-source-6.1.tar.xz"), b"x").unwrap();
+        let found = Source::locate_in("build.kernel", "", empty.path()).unwrap();
+        assert_eq!(
+            found.tarball_name().as_deref(),
+            Some("linux-source-6.1.tar.xz")
+        );
+    }
+
+    #[test]
     fn sources_are_refused_with_what_src_takes() {
         let tmp = tempfile::tempdir().unwrap();
         let err = Source::locate("build.kernel", "/nonexistent/linux").unwrap_err();
-        assert!(err.to_string().contains("src= takes a kernel tree"), "{err}");
+        assert!(
+            err.to_string().contains("src= takes a kernel tree"),
+            "{err}"
+        );
         let err = Source::locate("build.kernel", tmp.path().to_str().unwrap()).unwrap_err();
         assert!(err.to_string().contains("is not a kernel tree"), "{err}");
         let notes = tmp.path().join("notes.txt");
         std::fs::write(&notes, b"x").unwrap();
         let err = Source::locate("build.kernel", notes.to_str().unwrap()).unwrap_err();
-        assert!(err.to_string().contains("neither a directory nor a tarball"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("neither a directory nor a tarball"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -195,7 +195,10 @@ mod tests {
     #[test]
     fn the_message_names_each_need_and_each_package_once() {
         let msg = missing_message("build.kernel", &[CC, MAKE, FLEX, LIBELF, CC]);
-        assert!(msg.starts_with("build.kernel needs `cc`, `make`, `flex`"), "{msg}");
+        assert!(
+            msg.starts_with("build.kernel needs `cc`, `make`, `flex`"),
+            "{msg}"
+        );
         assert!(msg.contains("libelf headers (<gelf.h>)"), "{msg}");
         assert!(
             msg.ends_with("apt-get install build-essential make flex libelf-dev"),
