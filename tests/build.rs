@@ -207,7 +207,7 @@ fn a_host_without_the_tools_is_told_which_packages_to_install() {
     assert!(error.contains("nothing was measured"), "{error}");
 
     // A compiler and make, but not the kernel's other tools.
-    let some = path_with(&["make", "cc"]);
+    let some = path_with(&["make", "cc", "gcc"]);
     let error = refused(some.path(), &["build.kernel", "-p", "config=tinyconfig"]);
     assert!(error.contains("`flex`, `bison`, `bc`"), "{error}");
     assert!(error.contains("apt-get install flex bison bc"), "{error}");

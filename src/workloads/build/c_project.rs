@@ -115,6 +115,7 @@ impl Case for CCase {
         let (tree, _generated) = project_tree(&self.spec, &self.cache_dir)?;
         self.scratch = Some(ScratchDir::create(&self.cache_dir, "build.c")?);
         self.notes = super::toolchain_notes(
+            "cc",
             &format!(
                 "{} files of about {} lines, cc -O2",
                 self.spec.files, self.spec.lines_per_file

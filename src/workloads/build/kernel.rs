@@ -108,7 +108,13 @@ impl Workload for KernelBuild {
 /// defconfig and allmodconfig build the certificate tools, which need
 /// OpenSSL.
 pub fn needs(config: &str, tarball: Option<&str>) -> Vec<tools::Need> {
-    let mut needs = vec![tools::MAKE, tools::CC, tools::FLEX, tools::BISON, tools::BC];
+    let mut needs = vec![
+        tools::MAKE,
+        tools::GCC,
+        tools::FLEX,
+        tools::BISON,
+        tools::BC,
+    ];
     if matches!(config, "defconfig" | "allmodconfig") {
         needs.extend([tools::LIBELF, tools::OPENSSL]);
     }
@@ -193,7 +199,7 @@ impl Case for KernelCase {
             source::tree("build.kernel", &self.source, &self.cache_dir, &ctx.cancel)?;
         cache::ensure(&self.cache_dir)?;
         self.scratch = Some(ScratchDir::create(&self.cache_dir, "build.kernel")?);
-        self.notes = super::toolchain_notes(&format!("config {}", self.config), &tree);
+        self.notes = super::toolchain_notes("gcc", &format!("config {}", self.config), &tree);
         self.tree = Some(tree);
         Ok(())
     }

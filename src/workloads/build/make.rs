@@ -92,7 +92,17 @@ pub fn run(command: &MakeCommand, cancel: &CancelToken) -> anyhow::Result<MakeRu
     let log = std::fs::File::create(&command.log)
         .with_context(|| format!("creating `{}`", command.log.display()))?;
     let mut cmd = Command::new(&command.make);
+    // A make that sledge itself runs under must not hand its job server
+    // or flags down: the build's parallelism is `-j` alone. The compiler
+    // is the build's own (`cc` or `gcc`, as the notes say), not $CC.
     cmd.args(&command.args)
+        .env_remove("MAKEFLAGS")
+        .env_remove("MFLAGS")
+        .env_remove("MAKELEVEL")
+        .env_remove("CC")
+        .env_remove("CFLAGS")
+        .env_remove("CPPFLAGS")
+        .env_remove("LDFLAGS")
         .current_dir(&command.dir)
         .stdin(Stdio::null())
         .stdout(Stdio::null())

@@ -38,16 +38,18 @@ pub fn build_metrics(run: &make::MakeRun, jobs: u64) -> Vec<Metric> {
 }
 
 /// What a build's time depends on besides the machine, stored with the
-/// case: the compiler and make that ran, the config, and the tree.
-pub fn toolchain_notes(config: &str, tree: &Path) -> Vec<String> {
+/// case: the compiler (`compiler`, as the build calls it) and make that
+/// ran, the config, and the tree. The note begins with `note: `, which the
+/// summary shows as a note rather than a warning.
+pub fn toolchain_notes(compiler: &str, config: &str, tree: &Path) -> Vec<String> {
     let version = |name: &str| {
         tools::find_program(name)
             .map(|path| tools::version_line(&path))
             .unwrap_or_else(|| "not found".to_string())
     };
     vec![format!(
-        "note: built with cc: {}; make: {}; {config}; tree {}",
-        version("cc"),
+        "note: built with {compiler}: {}; make: {}; {config}; tree {}",
+        version(compiler),
         version("make"),
         tree.display()
     )]

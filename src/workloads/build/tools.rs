@@ -47,6 +47,8 @@ pub const MAKE: Need = program("make", "make");
 /// The system C compiler as `cc`, which Debian's build-essential installs
 /// (with make, libc headers and binutils).
 pub const CC: Need = program("cc", "build-essential");
+/// The kernel's Makefile calls its compiler `gcc` (`CC = $(CROSS_COMPILE)gcc`).
+pub const GCC: Need = program("gcc", "build-essential");
 /// The kernel's Kconfig lexer and parser generators, and `bc` for its
 /// generated timer constants.
 pub const FLEX: Need = program("flex", "flex");
@@ -111,7 +113,7 @@ fn header_found(cc: &Path, header: &str) -> bool {
 /// for without a compiler; they are then left out (the compiler is
 /// reported missing, and the next attempt checks them).
 pub fn missing(needs: &[Need]) -> Vec<Need> {
-    let cc = find_program("cc");
+    let cc = find_program("gcc").or_else(|| find_program("cc"));
     needs
         .iter()
         .filter(|need| match need.probe {
