@@ -290,7 +290,7 @@ fn a_kernel_tarball_is_unpacked_once_and_reused() {
         assert!(note.contains("config tinyconfig"), "{note}");
     }
     let entry = format!("linux-fixture.tar.gz-{size}");
-    assert_eq!(names(&cache), [entry.clone()]);
+    assert_eq!(names(&cache), [entry.as_str()]);
     // A mark in the entry survives the next run: it was not unpacked again.
     let mark = cache.join(&entry).join("kept");
     std::fs::write(&mark, b"x").unwrap();
@@ -328,7 +328,7 @@ fn a_truncated_tarball_is_a_clear_error_and_leaves_nothing() {
 fn a_failed_build_kills_its_group_and_removes_its_directory() {
     let sandbox = Sandbox::new();
     let fixtures = tempfile::tempdir().unwrap();
-    let tarball = fixture_kernel_tarball(fixtures.path());
+    fixture_kernel_tarball(fixtures.path());
     // A target that leaves a sleeper in the background and fails: the
     // sleeper is in make's group and must not outlive the trial.
     let tree = fixtures.path().join("linux-fixture");

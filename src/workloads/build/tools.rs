@@ -7,7 +7,6 @@
 //! looked up by asking the compiler itself to preprocess an `#include`,
 //! which sees exactly the include paths the build will see.
 
-use std::ffi::OsString;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -81,7 +80,7 @@ pub const GZIP: Need = program("gzip", "gzip");
 
 /// The first executable called `name` on `PATH`.
 pub fn find_program(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_else(OsString::new);
+    let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .map(|dir| dir.join(name))
         .find(|candidate| is_executable(candidate))
