@@ -333,6 +333,10 @@ fn remove_leftovers(plan: &suite::Plan) {
         if let Some(dir) = case.params.to_raw_strings().get("dir") {
             dirs.push(PathBuf::from(dir));
         }
+        // The build workloads' `dir` defaults to sledge's cache directory.
+        if case.workload.id().starts_with("build.") {
+            dirs.push(crate::workloads::build::cache::default_dir());
+        }
     }
     for removed in suite::leftovers::sweep(&dirs) {
         eprintln!(

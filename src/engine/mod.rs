@@ -9,6 +9,7 @@ mod clock_drop;
 pub mod context;
 mod energy_metric;
 pub mod executor;
+pub mod host_lacks;
 pub mod methodology;
 pub mod params;
 pub mod planner;
@@ -22,6 +23,7 @@ pub mod workload;
 
 pub use context::{CancelToken, Cancelled, Deadline, TrialContext};
 pub use executor::{InProcess, RoundExecutor, RoundOutcome, RoundRequest, TrialResult};
+pub use host_lacks::{HostLacks, is_host_lacks};
 pub use methodology::Methodology;
 pub use params::{ParamKind, ParamSet, ParamSpec, ParamValue};
 pub use planner::{History, NoHistory, VarianceHint};

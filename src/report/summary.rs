@@ -28,6 +28,9 @@ pub use crate::suite::defaults::Defaults;
 
 /// Lines of the summary are wrapped before this many columns.
 const WIDTH: usize = 100;
+/// How a case's warning that is only a note begins (see
+/// `workloads::build::toolchain_notes`).
+pub const CASE_NOTE_PREFIX: &str = "note: ";
 
 /// Renders the run's header, a section per workload, errors, warnings and
 /// the flags legend.
@@ -46,7 +49,12 @@ pub fn render(run: &RunRecord, defaults: &Defaults) -> String {
             out.push_str(&format!("error: {label}: {error}\n"));
         }
         for warning in case.warnings.iter().filter(|w| !is_disturbance_warning(w)) {
-            out.push_str(&wrap_text("warning: ", &format!("{label}: {warning}")));
+            // A workload's note about the case (the toolchain a build
+            // used) is not a warning.
+            match warning.strip_prefix(CASE_NOTE_PREFIX) {
+                Some(note) => out.push_str(&wrap_text("note: ", &format!("{label}: {note}"))),
+                None => out.push_str(&wrap_text("warning: ", &format!("{label}: {warning}"))),
+            }
         }
     }
     for warning in &run.warnings {
@@ -465,6 +473,21 @@ fn align(rows: &[Vec<(String, bool)>]) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::report::fixtures::demo_run;
+
+    #[test]
+    fn a_cases_note_is_not_shown_as_a_warning() {
+        let mut run = demo_run(1, "a", 1.0);
+        run.cases[0].warnings = vec![
+            "note: built with cc: gcc 12".to_string(),
+            "the data set is small".to_string(),
+        ];
+        let text = render(&run, &defaults());
+        let note = text.lines().find(|l| l.contains("built with")).unwrap();
+        assert!(note.starts_with("note: cpu.primes"), "{note}");
+        assert!(note.ends_with(": built with cc: gcc 12"), "{note}");
+        let warning = text.lines().find(|l| l.contains("data set")).unwrap();
+        assert!(warning.starts_with("warning: cpu.primes"), "{warning}");
+    }
 
     fn defaults() -> Defaults {
         BTreeMap::from([

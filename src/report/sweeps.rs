@@ -1,5 +1,5 @@
 //! Scaling sweeps found in a run: cases of one workload that differ only in
-//! a parallelism parameter (threads, copies, clients, concurrency). The
+//! a parallelism parameter (threads, copies, clients, concurrency, jobs). The
 //! terminal summary and the HTML report show them as scaling blocks: the
 //! headline per step, speed-up against the smallest step, parallel
 //! efficiency, and the Universal Scalability Law fitted to the per-trial
@@ -14,7 +14,12 @@ use crate::stats::{self, Direction, SpeedUp, UslFit};
 
 /// Parameters that set how much runs in parallel, in the order they are
 /// looked for.
-pub const SCALING_PARAMS: &[&str] = &["threads", "copies", "clients", "concurrency"];
+pub const SCALING_PARAMS: &[&str] = &["threads", "copies", "clients", "concurrency", "jobs"];
+
+/// The unit of a headline that is the wall time of a fixed amount of work
+/// (a build, a hackbench run): its speed-up is the smallest step's time
+/// over the step's, as for a kernel compile's `-j1` against `-jN`.
+pub const FIXED_WORK_TIME_UNIT: &str = "s";
 
 /// A case's headline metric: its first, by the convention of
 /// `Case::trial` (the metric a reader wants per case; the engine's
@@ -33,8 +38,9 @@ pub struct Step {
     /// The headline's mean.
     pub mean: f64,
     /// Speed-up and efficiency against the sweep's smallest step; `None`
-    /// for a lower-is-better headline (a time or latency, whose ratio is
-    /// not a throughput speed-up) or unusable values.
+    /// for a lower-is-better headline other than the time of a fixed
+    /// amount of work (a latency's ratio is not a speed-up; see
+    /// [`FIXED_WORK_TIME_UNIT`]) or unusable values.
     pub speedup: Option<SpeedUp>,
 }
 
@@ -138,10 +144,17 @@ fn sweep(
     mut steps: Vec<Step>,
 ) -> Sweep {
     let throughput = metric.direction == Direction::Higher;
+    let fixed_work_time =
+        metric.direction == Direction::Lower && metric.unit == FIXED_WORK_TIME_UNIT;
     let (base_n, base_x) = (steps[0].n, steps[0].mean);
     if throughput {
         for step in &mut steps {
             step.speedup = stats::speedup(base_n, base_x, step.n, step.mean);
+        }
+    } else if fixed_work_time && base_x > 0.0 {
+        // A time is the inverse of a rate: t₁/tₙ is the speed-up.
+        for step in &mut steps {
+            step.speedup = stats::speedup(base_n, 1.0 / base_x, step.n, 1.0 / step.mean);
         }
     }
     let usl = if throughput && steps.len() >= stats::MIN_USL_STEPS {
@@ -282,6 +295,26 @@ mod tests {
         // A failed step leaves the others.
         run.cases[1].error = Some("boom".into());
         assert_eq!(find(&run)[0].steps.len(), 3);
+    }
+
+    #[test]
+    fn the_time_of_a_fixed_amount_of_work_gets_a_speedup_without_a_fit() {
+        let mut run = demo_run(1, "a", 1.0);
+        // cpu.primes' four thread steps, as if they were build times in
+        // seconds: the speed-up is t₁/tₙ.
+        for case in &mut run.cases[..4] {
+            case.metrics[0].direction = Direction::Lower;
+            case.metrics[0].unit = FIXED_WORK_TIME_UNIT.to_string();
+        }
+        let sweeps = find(&run);
+        let steps = &sweeps[0].steps;
+        let two = steps[1].speedup.expect("a speed-up for a time");
+        let expected = steps[0].mean / steps[1].mean;
+        assert!((two.speedup - expected).abs() < 1e-12, "{two:?}");
+        assert!((two.efficiency - expected / 2.0).abs() < 1e-12);
+        assert_eq!(steps[0].speedup.unwrap().speedup, 1.0);
+        // A time is not a throughput: no scalability fit.
+        assert!(sweeps[0].usl.is_none());
     }
 
     #[test]

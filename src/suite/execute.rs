@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use super::fallback::Fallback;
 use super::history::StoreHistory;
-use super::plan::Plan;
+use super::plan::{CUSTOM_PROFILE, Plan};
 use crate::engine::{
-    self, CancelToken, CaseEnv, Methodology, Progress, RoundExecutor, RunSetup, TrialContext,
+    self, CancelToken, CaseEnv, Methodology, PlannedCase, Progress, RoundExecutor, RunSetup,
+    TrialContext,
 };
 use crate::results::{CaseRecord, RunRecord, RunStatus};
 use crate::store::Store;
@@ -63,9 +64,27 @@ pub fn execute(
         total_cache_bytes: host.total_cache_bytes(),
         memory_bytes: host.memory.total_bytes,
     };
-    super::preflight::check_cases(&plan.cases, &env)?;
-
+    // A profile's case that this host lacks a tool for is left out and
+    // said; a workload the user named must run or be refused.
+    let from_profile = plan.profile != CUSTOM_PROFILE;
+    let skipped = super::preflight::check_cases_skipping(&plan.cases, &env, from_profile)?;
     let mut warnings = Vec::new();
+    for (index, reason) in &skipped {
+        let warning = format!("skipped {}: {reason}", plan.cases[*index].label());
+        eprintln!("warning: {warning}");
+        warnings.push(warning);
+    }
+    let cases: Vec<PlannedCase> = plan
+        .cases
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| !skipped.iter().any(|(s, _)| s == index))
+        .map(|(_, case)| PlannedCase {
+            workload: case.workload,
+            params: case.params.clone(),
+        })
+        .collect();
+
     if options.idle_check
         && let Some(warning) = monitor::idle_check(IDLE_CHECK_WINDOW).warning
     {
@@ -94,7 +113,7 @@ pub fn execute(
         host,
         cases: Vec::new(),
     };
-    let history = StoreHistory::load(store, &run.host_key(), &plan.cases);
+    let history = StoreHistory::load(store, &run.host_key(), &cases);
     let run_id = store.begin_run(&run)?;
 
     let setup = RunSetup {
@@ -106,13 +125,13 @@ pub fn execute(
         progress,
         seed: shuffle_seed(),
     };
-    let mut case_ids: Vec<Option<i64>> = vec![None; plan.cases.len()];
+    let mut case_ids: Vec<Option<i64>> = vec![None; cases.len()];
     // A store on a server can be lost midway; the run then goes on into a
     // local file, which needs every case measured so far.
     let remote = store.location().is_remote();
-    let mut latest: Vec<Option<CaseRecord>> = vec![None; plan.cases.len()];
+    let mut latest: Vec<Option<CaseRecord>> = vec![None; cases.len()];
     let mut fallback: Option<Fallback> = None;
-    let outcome = engine::run_plan(&plan.cases, &setup, &mut |position, case| {
+    let outcome = engine::run_plan(&cases, &setup, &mut |position, case| {
         if remote {
             latest[position] = Some(case.clone());
         }

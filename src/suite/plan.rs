@@ -10,6 +10,9 @@ use crate::engine::params::{ParamError, resolve_cases, split_assignment};
 use crate::engine::{Methodology, PlannedCase};
 use crate::workloads;
 
+/// The profile name of a run whose selection names any workload.
+pub const CUSTOM_PROFILE: &str = "custom";
+
 /// The cases of one run and the rule they run under.
 pub struct Plan {
     /// The profile's name, or `custom` when workloads were named.
@@ -72,7 +75,7 @@ pub fn plan(targets: &[String], overrides: &[String], cpus: usize) -> Result<Pla
     let profile = if targets.iter().all(|t| profiles::find(t).is_some()) {
         targets.join("+")
     } else {
-        "custom".to_string()
+        CUSTOM_PROFILE.to_string()
     };
 
     let mut override_map: BTreeMap<String, Vec<String>> = BTreeMap::new();

@@ -12,7 +12,7 @@
 //!
 //! [`Workload::build`]: crate::engine::Workload::build
 
-use crate::engine::{CaseEnv, PlannedCase};
+use crate::engine::{CaseEnv, PlannedCase, is_host_lacks};
 
 /// A case of the plan that cannot run here.
 #[derive(Debug, thiserror::Error)]
@@ -31,8 +31,25 @@ pub struct CaseCannotRun {
 /// Builds each case of `cases` under `env` and drops it; the first that
 /// fails to build is returned.
 pub fn check_cases(cases: &[PlannedCase], env: &CaseEnv) -> Result<(), CaseCannotRun> {
+    check_cases_skipping(cases, env, false).map(|_| ())
+}
+
+/// As [`check_cases`], but when `skip_lacking`, a case that fails only
+/// because the host lacks something ([`crate::engine::HostLacks`]) is not
+/// an error: its index and the reason are returned instead, for the run to
+/// leave it out and say so (a profile is a menu for any host).
+pub fn check_cases_skipping(
+    cases: &[PlannedCase],
+    env: &CaseEnv,
+    skip_lacking: bool,
+) -> Result<Vec<(usize, String)>, CaseCannotRun> {
+    let mut skipped = Vec::new();
     for (index, planned) in cases.iter().enumerate() {
         if let Err(err) = planned.workload.build(&planned.params, env) {
+            if skip_lacking && is_host_lacks(&err) {
+                skipped.push((index, format!("{err:#}")));
+                continue;
+            }
             return Err(CaseCannotRun {
                 position: index + 1,
                 total: cases.len(),
@@ -41,7 +58,7 @@ pub fn check_cases(cases: &[PlannedCase], env: &CaseEnv) -> Result<(), CaseCanno
             });
         }
     }
-    Ok(())
+    Ok(skipped)
 }
 
 #[cfg(test)]
@@ -99,5 +116,64 @@ mod tests {
         let err = check_cases(&plan.cases, &env(512 << 20)).unwrap_err();
         assert!(err.reason.contains("more than half"), "{}", err.reason);
         check_cases(&plan.cases, &env(16 << 30)).unwrap();
+    }
+
+    /// A workload whose cases need a tool: value 1 has it, value 2 lacks
+    /// it, value 3 is a wrong parameter.
+    struct NeedsATool;
+
+    impl crate::engine::Workload for NeedsATool {
+        fn id(&self) -> &'static str {
+            "test.needs_a_tool"
+        }
+        fn version(&self) -> u32 {
+            1
+        }
+        fn summary(&self) -> &'static str {
+            "test"
+        }
+        fn params(&self) -> Vec<crate::engine::ParamSpec> {
+            Vec::new()
+        }
+        fn build(
+            &self,
+            params: &crate::engine::ParamSet,
+            _env: &CaseEnv,
+        ) -> anyhow::Result<Box<dyn crate::engine::Case>> {
+            match params.str("which") {
+                "lacks" => Err(crate::engine::HostLacks(
+                    "needs `make`; on Debian: apt-get install make".into(),
+                )
+                .into()),
+                "wrong" => anyhow::bail!("which=wrong is not allowed"),
+                _ => anyhow::bail!("built (stands for a case that can run)"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_case_the_host_lacks_a_tool_for_is_skipped_only_when_asked() {
+        static WORKLOAD: NeedsATool = NeedsATool;
+        let case = |which: &str| PlannedCase {
+            workload: &WORKLOAD,
+            params: crate::engine::ParamSet::from_values(
+                [(
+                    "which".to_string(),
+                    crate::engine::ParamValue::Text(which.to_string()),
+                )]
+                .into(),
+            ),
+        };
+        let cases = vec![case("lacks")];
+        let skipped = check_cases_skipping(&cases, &env(1 << 30), true).unwrap();
+        assert_eq!(skipped.len(), 1);
+        assert_eq!(skipped[0].0, 0);
+        assert!(skipped[0].1.contains("apt-get install make"), "{skipped:?}");
+        // Named by the user: refused, with the reason.
+        let err = check_cases_skipping(&cases, &env(1 << 30), false).unwrap_err();
+        assert!(err.reason.contains("needs `make`"), "{err}");
+        // A wrong parameter is refused even from a profile.
+        let err = check_cases_skipping(&[case("wrong")], &env(1 << 30), true).unwrap_err();
+        assert!(err.reason.contains("not allowed"), "{err}");
     }
 }

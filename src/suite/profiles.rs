@@ -109,6 +109,9 @@ fn quick() -> Profile {
             entry("unixbench.context", &["time=0.15"]),
             entry("unixbench.spawn", &["time=0.15"]),
             entry("unixbench.syscall", &["time=0.15"]),
+            // A small generated C project (one group of 8 files, about
+            // 0.6 s of CPU at -j1): many short compiler processes.
+            entry("build.c", &["files=8", "lines_per_file=100", "jobs=1,all"]),
         ],
         methodology: Methodology {
             min_rounds: 3,
@@ -126,7 +129,7 @@ fn quick() -> Profile {
 fn standard() -> Profile {
     Profile {
         name: "standard",
-        summary: "the classic tools' defaults (10 s trials) at 1 thread and at all CPUs",
+        summary: "the classic tools' defaults (10 s trials) at 1 thread and at all CPUs, and a defconfig kernel compile at -j1 and -jN (needs linux-source: see build.kernel)",
         entries: vec![
             entry("cpu.primes", &["threads=1,all"]),
             entry("cpu.threads", &["threads=1,all"]),
@@ -149,6 +152,9 @@ fn standard() -> Profile {
             entry("sched.hackbench", &["cpus=1,all"]),
             // cyclictest -l 10000: 10 s of 1 ms wake-ups per thread.
             entry("latency.wakeup", &["loops=10000"]),
+            // The kernel compile of the articles and of Phoronix: Debian's
+            // linux-source at defconfig, serial and on every CPU.
+            entry("build.kernel", &["config=defconfig", "jobs=1,all"]),
         ],
         methodology: Methodology::default(),
     }
@@ -158,7 +164,7 @@ fn standard() -> Profile {
 fn seeds() -> Profile {
     Profile {
         name: "seeds",
-        summary: "the reference articles' battery: sysbench cpu at max_prime 20000 on 1 thread, threads at 128 threads / 200 yields / 4 locks; ab, httperf and siege plans against the built-in HTTP server; openssl speed MD5/SHA-256/AES-256-CBC on 1 and all cores; 4 STREAM copies of 20 M elements; fileio 5 GB rndrw, bonnie-style disk, dbench/tbench at 1..256 clients; hackbench on 1 and all cores; Interbench's tasks under its loads; UnixBench's index tests at 1 and all copies with its index",
+        summary: "the reference articles' battery: sysbench cpu at max_prime 20000 on 1 thread, threads at 128 threads / 200 yields / 4 locks; ab, httperf and siege plans against the built-in HTTP server; openssl speed MD5/SHA-256/AES-256-CBC on 1 and all cores; 4 STREAM copies of 20 M elements; fileio 5 GB rndrw, bonnie-style disk, dbench/tbench at 1..256 clients; hackbench on 1 and all cores; Interbench's tasks under its loads; a defconfig kernel compile serial and with one job per CPU; UnixBench's index tests at 1 and all copies with its index",
         entries: vec![
             entry("cpu.primes", &["max_prime=20000", "threads=1", "time=10"]),
             // The article reported the total time of a fixed amount of work:
@@ -277,6 +283,9 @@ fn seeds() -> Profile {
                     "time=10",
                 ],
             ),
+            // The article's kernel compile, serial and with one job per
+            // CPU (its -j8 on 8 CPUs), on Debian's linux-source.
+            entry("build.kernel", &["config=defconfig", "jobs=1,all"]),
         ]
         .into_iter()
         // UnixBench's index tests at 1 copy and one per CPU, for its index.

@@ -1,6 +1,7 @@
 //! Every workload sledge can run, one module per family, and the registry
 //! that finds them by id.
 
+pub mod build;
 pub mod common;
 pub mod cpu;
 pub mod crypto;
@@ -52,6 +53,8 @@ fn measuring() -> Vec<&'static dyn Workload> {
         &unixbench::spawn::SpawnWorkload,
         &unixbench::syscall::SyscallWorkload,
         &unixbench::shell::ShellWorkload,
+        &build::kernel::KernelBuild,
+        &build::c_project::CBuild,
     ]
 }
 

@@ -17,8 +17,8 @@ use anyhow::{Context, anyhow, bail};
 use super::protocol::{AgentLoad, AgentResult, FromAgent, PROTOCOL_VERSION, ToAgent, to_line};
 use super::unix_now_ns;
 use crate::engine::CancelToken;
-use crate::sys::affinity;
 use crate::http::{self, LoadConfig};
+use crate::sys::affinity;
 
 /// Descriptors kept free beyond one per connection.
 const SPARE_FDS: u64 = 64;

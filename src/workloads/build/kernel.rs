@@ -1,0 +1,291 @@
+//! `build.kernel`: the wall time of compiling a real Linux kernel, as
+//! developers time it and as Phoronix's build-linux-kernel does.
+//!
+//! Untimed, once: the source is located (Debian's tarball or `src=`) and
+//! unpacked into the cache (see `source`). Each trial: a fresh build
+//! directory, `make O=DIR CONFIG` (untimed), then the timed
+//! `make O=DIR -jJOBS TARGET` (see `make` for how it is timed and
+//! stopped), then the directory is removed. The config step needs the
+//! fresh directory too, so it is part of every trial rather than the
+//! preparation; it is never part of the time.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use anyhow::bail;
+
+use super::make::{self, MakeCommand};
+use super::source::{self, Source};
+use super::{cache, tools};
+use crate::engine::{
+    Case, CaseEnv, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput, Workload,
+};
+use crate::workloads::common::params::MAX_THREADS;
+use crate::workloads::storage::workdir::ScratchDir;
+
+/// The configs the workload knows how to size and check for.
+pub const CONFIGS: &[&str] = &["tinyconfig", "defconfig", "allnoconfig", "allmodconfig"];
+
+/// The `build.kernel` workload.
+pub struct KernelBuild;
+
+impl Workload for KernelBuild {
+    fn id(&self) -> &'static str {
+        "build.kernel"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn summary(&self) -> &'static str {
+        "wall time of a Linux kernel compile (make -jN, out of tree) from Debian's linux-source or any tree; like Phoronix's build-linux-kernel"
+    }
+    fn params(&self) -> Vec<ParamSpec> {
+        vec![
+            ParamSpec {
+                name: "config",
+                help: "the config made (untimed) before each build: tinyconfig (quick), defconfig (standard), allnoconfig, allmodconfig",
+                kind: ParamKind::Choice(CONFIGS),
+                default: "defconfig",
+            },
+            ParamSpec {
+                name: "jobs",
+                help: "make -j: parallel jobs (`all`: one per CPU of the run)",
+                kind: ParamKind::Threads { max: MAX_THREADS },
+                default: "all",
+            },
+            ParamSpec {
+                name: "target",
+                help: "make targets, space-separated (default: vmlinux, plus modules when the config has any)",
+                kind: ParamKind::Text,
+                default: "",
+            },
+            ParamSpec {
+                name: "src",
+                help: "a kernel tree or tarball (default: the newest /usr/src/linux-source-*.tar.* of Debian's linux-source)",
+                kind: ParamKind::Text,
+                default: "",
+            },
+            cache::dir_param(),
+        ]
+    }
+    fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
+        let workload = self.id();
+        let config = p.str("config").to_string();
+        let targets = parse_targets(workload, p.str("target"))?;
+        // Tools first: a host without them cannot use any source.
+        tools::require(workload, &needs(&config, None))?;
+        let source = Source::locate(workload, p.str("src"))?;
+        if let Some(name) = source.tarball_name() {
+            let unpacking: Vec<tools::Need> = needs(&config, Some(&name))
+                .into_iter()
+                .filter(|need| !needs(&config, None).contains(need))
+                .collect();
+            tools::require(workload, &unpacking)?;
+        }
+        let cache_dir = cache::resolve(p.str("dir"));
+        let cached = source
+            .entry(&cache_dir)?
+            .is_some_and(|entry| source::is_kernel_tree(&entry));
+        let unpack = if cached { 0 } else { source.unpacked_bytes() };
+        cache::check_space(workload, p.str("dir"), unpack + build_dir_bytes(&config))?;
+        Ok(Box::new(KernelCase {
+            config,
+            jobs: p.u64("jobs"),
+            targets,
+            source,
+            cache_dir,
+            tree: None,
+            scratch: None,
+            trials: 0,
+            notes: Vec::new(),
+        }))
+    }
+}
+
+/// What a build with `config` needs, and `tar` with its decompressor for
+/// a tarball named `tarball`. x86-64 kernels beyond tinyconfig and
+/// allnoconfig (which make 32-bit ones) run objtool, which needs libelf;
+/// defconfig and allmodconfig build the certificate tools, which need
+/// OpenSSL.
+pub fn needs(config: &str, tarball: Option<&str>) -> Vec<tools::Need> {
+    let mut needs = vec![
+        tools::MAKE,
+        tools::GCC,
+        tools::FLEX,
+        tools::BISON,
+        tools::BC,
+    ];
+    if matches!(config, "defconfig" | "allmodconfig") {
+        needs.extend([tools::LIBELF, tools::OPENSSL]);
+    }
+    if let Some(name) = tarball {
+        needs.push(tools::TAR);
+        needs.extend(tools::decompressor_for(name));
+    }
+    needs
+}
+
+/// Space one build directory takes, with room to spare (measured on
+/// Linux 6.1, x86-64: tinyconfig about 60 MB; defconfig about 1.5 GB;
+/// allmodconfig tens of GB).
+pub fn build_dir_bytes(config: &str) -> u64 {
+    match config {
+        "tinyconfig" | "allnoconfig" => 512 << 20,
+        "defconfig" => 4 << 30,
+        _ => 48 << 30,
+    }
+}
+
+/// The `target` parameter as make targets; each must look like one.
+fn parse_targets(workload: &str, text: &str) -> anyhow::Result<Vec<String>> {
+    let targets: Vec<String> = text.split_whitespace().map(str::to_string).collect();
+    for t in &targets {
+        let ok = !t.starts_with('-')
+            && t.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-./".contains(c));
+        if !ok {
+            bail!(
+                "{workload}: target `{t}` is not a make target (letters, digits, `_-./`, not starting with `-`; for example vmlinux, bzImage, modules)"
+            );
+        }
+    }
+    Ok(targets)
+}
+
+/// The default targets for a configured build directory: the image, and
+/// the modules when the config builds any.
+pub fn default_targets(config_text: &str) -> Vec<String> {
+    let modules = config_text
+        .lines()
+        .any(|line| line.starts_with("CONFIG_MODULES=y"))
+        && config_text
+            .lines()
+            .any(|line| line.starts_with("CONFIG_") && line.ends_with("=m"));
+    let mut targets = vec!["vmlinux".to_string()];
+    if modules {
+        targets.push("modules".to_string());
+    }
+    targets
+}
+
+struct KernelCase {
+    config: String,
+    jobs: u64,
+    targets: Vec<String>,
+    source: Source,
+    cache_dir: PathBuf,
+    tree: Option<PathBuf>,
+    scratch: Option<ScratchDir>,
+    trials: u64,
+    notes: Vec<String>,
+}
+
+impl KernelCase {
+    fn make_in(&self, tree: &Path, out: &Path, args: &[&str], log: &str) -> MakeCommand {
+        let mut all: Vec<OsString> = vec![format!("O={}", out.display()).into()];
+        all.extend(args.iter().map(OsString::from));
+        MakeCommand {
+            make: tools::find_program("make").unwrap_or_else(|| "make".into()),
+            dir: tree.to_path_buf(),
+            args: all,
+            log: self.scratch.as_ref().expect("prepared").path().join(log),
+        }
+    }
+}
+
+impl Case for KernelCase {
+    fn prepare(&mut self, ctx: &TrialContext) -> anyhow::Result<()> {
+        let (tree, _unpacked) =
+            source::tree("build.kernel", &self.source, &self.cache_dir, &ctx.cancel)?;
+        cache::ensure(&self.cache_dir)?;
+        self.scratch = Some(ScratchDir::create(&self.cache_dir, "build.kernel")?);
+        self.notes = super::toolchain_notes("gcc", &format!("config {}", self.config), &tree);
+        self.tree = Some(tree);
+        Ok(())
+    }
+
+    fn trial(&mut self, ctx: &TrialContext) -> anyhow::Result<TrialOutput> {
+        let tree = self.tree.clone().expect("prepared");
+        let out = self
+            .scratch
+            .as_ref()
+            .expect("prepared")
+            .path()
+            .join(format!("build-{}", self.trials));
+        self.trials += 1;
+        let result = (|| {
+            std::fs::create_dir(&out)?;
+            make::run(
+                &self.make_in(&tree, &out, &[&self.config], "config.log"),
+                &ctx.cancel,
+            )?;
+            let targets = if self.targets.is_empty() {
+                default_targets(&std::fs::read_to_string(out.join(".config")).unwrap_or_default())
+            } else {
+                self.targets.clone()
+            };
+            let jobs = format!("-j{}", self.jobs);
+            let mut args: Vec<&str> = vec![&jobs];
+            args.extend(targets.iter().map(String::as_str));
+            make::run(&self.make_in(&tree, &out, &args, "build.log"), &ctx.cancel)
+        })();
+        // The build directory goes whatever happened (the cache stays).
+        let _ = std::fs::remove_dir_all(&out);
+        let run = result?;
+        Ok(TrialOutput {
+            metrics: super::build_metrics(&run, self.jobs),
+            latency_ns: None,
+        })
+    }
+
+    fn cleanup(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
+        if let Some(mut scratch) = self.scratch.take() {
+            scratch.remove()?;
+        }
+        Ok(())
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.notes.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modules_are_built_when_the_config_has_them() {
+        assert_eq!(
+            default_targets("# CONFIG_MODULES is not set\n"),
+            ["vmlinux"]
+        );
+        assert_eq!(
+            default_targets("CONFIG_MODULES=y\nCONFIG_E1000=y\n"),
+            ["vmlinux"]
+        );
+        assert_eq!(
+            default_targets("CONFIG_MODULES=y\nCONFIG_E1000=m\n"),
+            ["vmlinux", "modules"]
+        );
+    }
+
+    #[test]
+    fn targets_must_look_like_make_targets() {
+        assert_eq!(
+            parse_targets("build.kernel", " bzImage  modules ").unwrap(),
+            ["bzImage", "modules"]
+        );
+        let err = parse_targets("build.kernel", "vmlinux -k").unwrap_err();
+        assert!(err.to_string().contains("is not a make target"), "{err}");
+        assert!(parse_targets("build.kernel", "a;rm").is_err());
+    }
+
+    #[test]
+    fn larger_configs_need_libelf_and_openssl() {
+        assert!(!needs("tinyconfig", None).contains(&tools::LIBELF));
+        assert!(needs("defconfig", None).contains(&tools::OPENSSL));
+        let from_tarball = needs("tinyconfig", Some("linux.tar.xz"));
+        assert!(from_tarball.contains(&tools::TAR) && from_tarball.contains(&tools::XZ));
+    }
+}
