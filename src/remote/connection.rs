@@ -9,7 +9,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -250,16 +250,29 @@ impl Connection {
     /// Runs `remote` and returns its standard output; a failure status is
     /// an error carrying its standard error.
     pub fn run(&self, remote: &str) -> Result<String, RemoteError> {
-        let output = self
-            .command(remote)
-            .output()
-            .map_err(|source| RemoteError::NoSsh {
-                host: self.host.to_string(),
-                source,
-            })?;
-        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-        self.check(remote, output.status, &stderr)?;
+        let output = self.output_of(remote, self.command(remote))?;
         Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    }
+
+    /// Runs `cmd` (an ssh command running `remote`, as [`Self::command`]
+    /// makes it) to its end; ssh that cannot start, or a failure status,
+    /// is an error (see [`Self::check`]).
+    fn output_of(&self, remote: &str, mut cmd: Command) -> Result<Output, RemoteError> {
+        let output = cmd.output().map_err(|source| self.no_ssh(source))?;
+        self.check(
+            remote,
+            output.status,
+            &String::from_utf8_lossy(&output.stderr),
+        )?;
+        Ok(output)
+    }
+
+    /// The error for an ssh client that could not be started.
+    fn no_ssh(&self, source: std::io::Error) -> RemoteError {
+        RemoteError::NoSsh {
+            host: self.host.to_string(),
+            source,
+        }
     }
 
     /// An error for a command that ended with `status`, or `Ok`.
@@ -291,10 +304,7 @@ impl Connection {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|source| RemoteError::NoSsh {
-                host: self.host.to_string(),
-                source,
-            })?;
+            .map_err(|source| self.no_ssh(source))?;
         let (sender, lines) = mpsc::channel();
         let stdout = child.stdout.take().expect("piped");
         let stderr = child.stderr.take().expect("piped");
@@ -321,37 +331,15 @@ impl Connection {
             "cat > {partial} && chmod {mode:o} {partial} && mv -f {partial} {target} \
              || {{ rm -f {partial}; exit 1; }}"
         );
-        let output = self
-            .command(&remote)
-            .stdin(file)
-            .output()
-            .map_err(|source| RemoteError::NoSsh {
-                host: self.host.to_string(),
-                source,
-            })?;
-        self.check(
-            &remote,
-            output.status,
-            &String::from_utf8_lossy(&output.stderr),
-        )
+        let mut cmd = self.command(&remote);
+        cmd.stdin(file);
+        self.output_of(&remote, cmd).map(drop)
     }
 
     /// The contents of the file `remote_path` on the host.
     pub fn download(&self, remote_path: &str) -> Result<Vec<u8>, RemoteError> {
         let remote = format!("cat {}", super::quote(remote_path));
-        let output = self
-            .command(&remote)
-            .output()
-            .map_err(|source| RemoteError::NoSsh {
-                host: self.host.to_string(),
-                source,
-            })?;
-        self.check(
-            &remote,
-            output.status,
-            &String::from_utf8_lossy(&output.stderr),
-        )?;
-        Ok(output.stdout)
+        Ok(self.output_of(&remote, self.command(&remote))?.stdout)
     }
 
     /// Writes `bytes` to `remote_path` on the host (whole or not at all).
@@ -369,10 +357,7 @@ impl Connection {
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|source| RemoteError::NoSsh {
-                host: self.host.to_string(),
-                source,
-            })?;
+            .map_err(|source| self.no_ssh(source))?;
         let written = child.stdin.take().expect("piped").write_all(bytes);
         let output = child.wait_with_output().map_err(|source| RemoteError::Io {
             host: self.host.to_string(),

@@ -145,13 +145,7 @@ impl Case for CCase {
             log: scratch.join("build.log"),
         };
         let result = make::run(&command, &ctx.cancel);
-        // The objects go whatever happened (the generated tree stays).
-        let _ = std::fs::remove_dir_all(&out);
-        let run = result?;
-        Ok(TrialOutput {
-            metrics: super::build_metrics(&run, self.jobs),
-            latency_ns: None,
-        })
+        super::finish_trial(result, &out, self.jobs)
     }
 
     fn cleanup(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {

@@ -229,13 +229,7 @@ impl Case for KernelCase {
             args.extend(targets.iter().map(String::as_str));
             make::run(&self.make_in(&tree, &out, &args, "build.log"), &ctx.cancel)
         })();
-        // The build directory goes whatever happened (the cache stays).
-        let _ = std::fs::remove_dir_all(&out);
-        let run = result?;
-        Ok(TrialOutput {
-            metrics: super::build_metrics(&run, self.jobs),
-            latency_ns: None,
-        })
+        super::finish_trial(result, &out, self.jobs)
     }
 
     fn cleanup(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {

@@ -24,7 +24,23 @@ pub mod tools;
 
 use std::path::Path;
 
-use crate::engine::Metric;
+use crate::engine::{Metric, TrialOutput};
+
+/// A build trial's output: its build directory `out` is removed whatever
+/// happened (the cached tree stays), then make's `result` becomes the
+/// metrics or the trial's error.
+pub fn finish_trial(
+    result: anyhow::Result<make::MakeRun>,
+    out: &Path,
+    jobs: u64,
+) -> anyhow::Result<TrialOutput> {
+    let _ = std::fs::remove_dir_all(out);
+    let run = result?;
+    Ok(TrialOutput {
+        metrics: build_metrics(&run, jobs),
+        latency_ns: None,
+    })
+}
 
 /// The metrics of one timed build: its wall time (the headline; a sweep
 /// over `jobs` shows the speed-up t₁/tₙ), and how busy it kept its job

@@ -33,17 +33,27 @@ impl Workload for ExeclWorkload {
         "a process re-executing itself, loops per second; UnixBench's execl (\"Execl Throughput\")"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        vec![copies_param(), time_param("30"), program_dir_param()]
+        program_params()
     }
     fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
-        let dir = check_dir(self.id(), p.str("dir"), forkexec::EXECUTABLE.len() as u64)?;
-        Ok(Box::new(UnixbenchCase::new(
-            self.id(),
-            Program::Execl,
-            p,
-            Some(dir),
-        )?))
+        program_case(self.id(), Program::Execl, p)
     }
+}
+
+/// The parameters of the workloads that run the fork/exec program.
+pub fn program_params() -> Vec<ParamSpec> {
+    vec![copies_param(), time_param("30"), program_dir_param()]
+}
+
+/// A case of a workload that runs the fork/exec program: `dir` must have
+/// room for the program.
+pub fn program_case(
+    id: &'static str,
+    program: Program,
+    p: &ParamSet,
+) -> anyhow::Result<Box<dyn Case>> {
+    let dir = check_dir(id, p.str("dir"), forkexec::EXECUTABLE.len() as u64)?;
+    Ok(Box::new(UnixbenchCase::new(id, program, p, Some(dir))?))
 }
 
 /// `dir` for the workloads that run the fork/exec program.

@@ -8,14 +8,12 @@
 //! released, becomes sledge's small C program running UnixBench's loop (see
 //! [`super::forkexec`]).
 
-use super::case::{UnixbenchCase, copies_param, time_param};
 use super::copy_main::Gate;
-use super::execl::program_dir_param;
+use super::execl::{program_case, program_params};
 use super::forkexec;
 use super::program::Program;
 use super::score::Outcome;
 use crate::engine::{Case, CaseEnv, ParamSet, ParamSpec, Workload};
-use crate::workloads::storage::workdir::check_dir;
 
 /// The `unixbench.spawn` workload.
 pub struct SpawnWorkload;
@@ -31,16 +29,10 @@ impl Workload for SpawnWorkload {
         "fork a child that exits, wait for it, loops per second; UnixBench's spawn (\"Process Creation\")"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        vec![copies_param(), time_param("30"), program_dir_param()]
+        program_params()
     }
     fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
-        let dir = check_dir(self.id(), p.str("dir"), forkexec::EXECUTABLE.len() as u64)?;
-        Ok(Box::new(UnixbenchCase::new(
-            self.id(),
-            Program::Spawn,
-            p,
-            Some(dir),
-        )?))
+        program_case(self.id(), Program::Spawn, p)
     }
 }
 
