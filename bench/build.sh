@@ -100,10 +100,18 @@ printf '%-5s %12s %12s %8s %14s\n' jobs hand_s sledge_s ratio overhead_s
 declare -A hand_median
 for jobs in $JOBS; do
   hands=() sledges=() ratios=() overheads=()
-  for _ in $(seq "$PAIRS"); do
-    read -r s wall n < <(sledge_once "$jobs")
-    tree=$(tree_of_last_run)
-    read -r h cfg < <(hand_once "$tree" "$jobs")
+  for pair in $(seq "$PAIRS"); do
+    # The order flips every pair, so that a warm page cache or a drift
+    # does not always favour the same side. The first sledge run of all
+    # goes first: it names (and fills) the tree.
+    if [ -z "${tree:-}" ] || [ $((pair % 2)) -eq 1 ]; then
+      read -r s wall n < <(sledge_once "$jobs")
+      tree=$(tree_of_last_run)
+      read -r h cfg < <(hand_once "$tree" "$jobs")
+    else
+      read -r h cfg < <(hand_once "$tree" "$jobs")
+      read -r s wall n < <(sledge_once "$jobs")
+    fi
     hands+=("$h"); sledges+=("$s")
     ratios+=("$(python3 -c "print($s / $h)")")
     # Per trial: what the sledge process took beyond the config steps

@@ -158,8 +158,8 @@ pub struct ComparisonSummary {
     /// so that above 1 means the candidate is better (for a lower-is-better
     /// metric the ratio is inverted); `None` without judged cases.
     pub geometric_mean: Option<f64>,
-    /// Its 95% CI from the cases' own intervals (cases taken as
-    /// independent measurements).
+    /// Its 95% CI from the cases' own intervals, taken as errors that move
+    /// together (see [`summarize`]): never narrower than a typical case's.
     pub geometric_mean_ci: Option<(f64, f64)>,
     /// Cases judged faster.
     pub faster: usize,
@@ -377,9 +377,21 @@ fn disturbed(case: &CaseRecord) -> Vec<String> {
 }
 
 /// Counts and the geometric mean of the headline ratios.
+///
+/// The interval of the geometric mean is the mean of the cases' own
+/// half-widths on the log scale, the interval it would have if every
+/// case's error were the same error. That is the honest assumption here:
+/// the cases of one run share its moment (the host's drift, its
+/// neighbours, the memory placement of that boot), so a run that was slow
+/// is slow in most of its cases at once. Taking the cases as independent
+/// shrinks the interval by the square root of their number and, measured
+/// on an A/A pair of quick runs (71 cases) without history, gave 0.890
+/// [0.863, 0.919]: a machine "11% slower" than itself. Where a case's
+/// interval rests on the host's run-to-run history, its half-width
+/// already holds that drift, and so does the mean of them.
 fn summarize(cases: &[CaseComparison]) -> ComparisonSummary {
     let mut summary = ComparisonSummary::default();
-    let (mut log_sum, mut log_var, mut n) = (0.0, 0.0, 0usize);
+    let (mut log_sum, mut half_sum, mut n) = (0.0, 0.0, 0usize);
     for case in cases {
         let Some(headline) = case.headline() else {
             summary.not_judged += 1;
@@ -404,20 +416,19 @@ fn summarize(cases: &[CaseComparison]) -> ComparisonSummary {
         if c.ratio.is_nan() || c.ratio <= 0.0 {
             continue;
         }
-        // Better-is-above-1 orientation; the CI's half-width on the log
-        // scale is about 1.96 standard errors.
+        // Better-is-above-1 orientation; the CI is symmetric on the log
+        // scale.
         let sign = match headline.direction {
             Direction::Higher => 1.0,
             Direction::Lower => -1.0,
         };
-        let half = (c.ratio_ci_high / c.ratio).ln();
         log_sum += sign * c.ratio.ln();
-        log_var += (half / 1.96).powi(2);
+        half_sum += (c.ratio_ci_high / c.ratio).ln();
         n += 1;
     }
     if n > 0 {
         let mean = log_sum / n as f64;
-        let half = 1.96 * log_var.sqrt() / n as f64;
+        let half = half_sum / n as f64;
         summary.geometric_mean = Some(mean.exp());
         summary.geometric_mean_ci = Some(((mean - half).exp(), (mean + half).exp()));
     }
@@ -657,6 +668,27 @@ mod tests {
         assert!((g - (1.2f64 * 4.0).sqrt()).abs() < 1e-9, "{g}");
         let (lo, hi) = cmp.summary.geometric_mean_ci.unwrap();
         assert!(lo < g && g < hi);
+    }
+
+    #[test]
+    fn the_geometric_means_interval_is_as_wide_as_its_cases_not_narrower() {
+        // Four cases measured alike: the same ratio, the same interval.
+        // Their errors are taken to move together (one run, one moment),
+        // so the geometric mean is as uncertain as any one of them; taken
+        // as independent, its interval would be half as wide (sqrt 4).
+        let rounds_a: &[&[f64]] = &[&[100.0], &[104.0], &[96.0]];
+        let rounds_b: &[&[f64]] = &[&[110.0], &[114.4], &[105.6]];
+        let threads = ["1", "2", "3", "4"];
+        let a = run(1, 2, threads.iter().map(|t| case(t, rounds_a)).collect());
+        let b = run(2, 2, threads.iter().map(|t| case(t, rounds_b)).collect());
+        let cmp = plain(&a, &b);
+        assert_eq!(cmp.cases.len(), 4);
+        let one = cmp.cases[0].metrics[0].comparison.as_ref().unwrap();
+        let (lo, hi) = cmp.summary.geometric_mean_ci.unwrap();
+        let g = cmp.summary.geometric_mean.unwrap();
+        assert!((g - 1.1).abs() < 1e-9, "{g}");
+        assert!((lo - one.ratio_ci_low).abs() < 1e-9, "{lo} vs {one:?}");
+        assert!((hi - one.ratio_ci_high).abs() < 1e-9, "{hi} vs {one:?}");
     }
 
     #[test]

@@ -47,8 +47,12 @@ pub fn case_noise(
         .unwrap_or_default();
     let mut noise = HashMap::new();
     for metric in &case.metrics {
+        // A result whose trials were flagged is never judged, and it is
+        // no evidence of how far undisturbed runs move: one busy run in a
+        // short history would widen every later band several times over.
         let means: Vec<f64> = entries
             .iter()
+            .filter(|e| !e.disturbed)
             .filter_map(|e| e.metrics.iter().find(|m| m.name == metric.name))
             .map(|m| m.mean.abs())
             .collect();
@@ -57,4 +61,65 @@ pub fn case_noise(
         }
     }
     noise
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixtures;
+    use crate::stats::Direction;
+
+    /// Stores runs of one case on one host with these headline means, the
+    /// ones marked `true` with a busy trial, and returns the store and the
+    /// last run.
+    fn history(means: &[(f64, bool)]) -> (tempfile::TempDir, Store, RunRecord) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("s.db")).unwrap();
+        let mut last = None;
+        for (i, (mean, busy)) in means.iter().enumerate() {
+            let samples = [mean * 0.999, *mean, mean * 1.001];
+            let headline = fixtures::metric("events_per_sec", "events/s", Direction::Higher, &samples);
+            let mut case = fixtures::case("cpu.primes", &[("threads", "1")], headline);
+            if *busy {
+                fixtures::disturb(&mut case, 1);
+            }
+            let run = fixtures::run(i as i64 + 1, "h", 2, vec![case]);
+            let id = store.begin_run(&run).unwrap();
+            store.add_case(id, &run.cases[0]).unwrap();
+            last = Some(RunRecord { id, ..run });
+        }
+        (dir, store, last.unwrap())
+    }
+
+    #[test]
+    fn runs_with_flagged_trials_are_no_evidence_of_the_run_to_run_noise() {
+        // Four quiet runs within about 1%, and two runs a busy neighbour
+        // slowed by 30-35% between them: too many to be fenced off as
+        // level shifts, so counted they would set the noise.
+        let mut means = vec![
+            (100.0, false),
+            (70.0, true),
+            (101.0, false),
+            (65.0, true),
+            (99.5, false),
+            (100.3, false),
+            (100.0, false),
+        ];
+        let (_dir, store, last) = history(&means);
+        let noise = case_noise(&store, &last, &last.cases[0], &[last.id]);
+        let primary = &noise["events_per_sec"];
+        assert_eq!(primary.runs, 4, "the busy runs are left out");
+        assert!(primary.sd_log < 0.015, "{primary:?}");
+
+        // The same results unflagged are this host's own behaviour, and
+        // count.
+        for m in &mut means {
+            m.1 = false;
+        }
+        let (_dir, store, last) = history(&means);
+        let noise = case_noise(&store, &last, &last.cases[0], &[last.id]);
+        let primary = &noise["events_per_sec"];
+        assert_eq!(primary.runs, 6);
+        assert!(primary.sd_log > 0.1, "{primary:?}");
+    }
 }

@@ -274,7 +274,8 @@ pub fn render(run: &RunRecord) -> String {
         };
         let _ = writeln!(
             out,
-            "\nUnixBench index: {} CPUs in the run; running {copies} of tests (baselines: UnixBench 6.0 pgms/index.base)",
+            "\nUnixBench index: running {copies} of tests; {} CPUs in the run\n\
+             (baselines: UnixBench 6.0 pgms/index.base)",
             run.cpus.len()
         );
         let head = if table.full() {
@@ -537,6 +538,8 @@ shell1|60|lpm|42.4|42.4|1";
 
         let text = render(&r);
         assert!(text.contains("running 1 parallel copy of tests"), "{text}");
+        // The summary's width holds here too.
+        assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
         assert!(
             text.contains("running 2 parallel copies of tests"),
             "{text}"

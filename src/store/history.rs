@@ -8,6 +8,7 @@ use super::db::{DbError, params};
 
 use super::read::from_json;
 use super::{Store, StoreError, sql_err};
+use crate::monitor::TrialHealth;
 use crate::results::RoundRecord;
 use crate::stats::Levels;
 
@@ -27,6 +28,10 @@ pub struct CaseHistoryEntry {
     pub mean_trial_seconds: f64,
     /// How many trials the statistics used.
     pub used_trials: usize,
+    /// Whether any trial the statistics used was flagged (busy, steal,
+    /// swap, throttled): such a result says how the host behaved while
+    /// disturbed, not how much it moves between undisturbed runs.
+    pub disturbed: bool,
 }
 
 /// One metric of a [`CaseHistoryEntry`].
@@ -127,6 +132,23 @@ impl Store {
                 )
                 .and_then(|row| Ok((row.get::<Option<f64>>(0)?, row.get::<i64>(1)?)))
                 .map_err(sql_err(path, doing))?;
+            let healths = self
+                .conn
+                .query(
+                    "SELECT health FROM trial WHERE case_id = ?1 AND replaced = 0",
+                    params![case_id],
+                )
+                .and_then(|rows| {
+                    rows.iter()
+                        .map(|row| row.get::<String>(0))
+                        .collect::<Result<Vec<_>, DbError>>()
+                })
+                .map_err(sql_err(path, doing))?;
+            let mut disturbed = false;
+            for text in &healths {
+                let health: TrialHealth = from_json(path, text, || what("trial health"))?;
+                disturbed |= !health.flags.is_empty();
+            }
             entries.push(CaseHistoryEntry {
                 run_id,
                 started,
@@ -134,6 +156,7 @@ impl Store {
                 rounds: from_json(path, &rounds, || what("rounds"))?,
                 mean_trial_seconds: mean_trial_seconds.unwrap_or(f64::NAN),
                 used_trials: used_trials.max(0) as usize,
+                disturbed,
             });
         }
         Ok(entries)

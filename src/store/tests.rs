@@ -1129,6 +1129,12 @@ fn a_case_history_is_this_hosts_runs_of_the_same_case_oldest_first() {
         if fails {
             case.error = Some("boom".into());
         }
+        if i == 3 {
+            // Run 4's trials were all undisturbed.
+            for trial in &mut case.trials {
+                trial.health.flags.clear();
+            }
+        }
         store.add_case(id, &case).unwrap();
         ids.push((id, r));
     }
@@ -1150,6 +1156,10 @@ fn a_case_history_is_this_hosts_runs_of_the_same_case_oldest_first() {
     assert_eq!(history[0].metrics[0].levels, case.metrics[0].levels);
     assert_eq!(history[0].rounds, case.rounds);
     assert_eq!(history[0].used_trials, 2);
+    // Run 1 used a throttled trial (its replaced steal trial does not
+    // count); run 4 used none.
+    assert!(history[0].disturbed);
+    assert!(!history[1].disturbed);
     assert!((history[0].mean_trial_seconds - 1.875).abs() < 1e-12);
     // Excluded runs and other parameters are left out.
     let without = store

@@ -53,7 +53,9 @@ impl History for StoreHistory {
 /// (relative to each run's mean, so runs at different levels pool) and
 /// their costs. `None` until some run measured the within-round variance.
 fn hint_from(entries: &[CaseHistoryEntry]) -> Option<VarianceHint> {
-    let recent = &entries[entries.len().saturating_sub(PLANNING_RUNS)..];
+    // Flagged results measured the host while something else ran on it.
+    let clean: Vec<&CaseHistoryEntry> = entries.iter().filter(|e| !e.disturbed).collect();
+    let recent = &clean[clean.len().saturating_sub(PLANNING_RUNS)..];
     let (mut between, mut within, mut n_between, mut n_within) = (0.0, 0.0, 0usize, 0usize);
     let (mut trial_seconds, mut overhead, mut n_cost) = (0.0, 0.0, 0usize);
     for entry in recent {
