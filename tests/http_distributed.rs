@@ -788,6 +788,139 @@ fn client_hosts_without_sledge_get_this_one_copied_once() {
 }
 
 #[test]
+fn clients_from_loads_a_workloads_server_from_namespace_hosts() {
+    let Some(set) = NetnsHosts::up(2, "clients_from_loads_a_workloads_server") else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    let remote_dir = sandbox.path().join("remote");
+    // A sweep: this host, then both client hosts (a list in quotes is
+    // one value).
+    let sweep = format!("clients_from=local,\"{}\"", set.list());
+    let out = sandbox
+        .sledge()
+        .env("SLEDGE_SSH_IDENTITY", &set.key)
+        .env("SLEDGE_SSH_KNOWN_HOSTS", &set.known_hosts)
+        .env("SLEDGE_REMOTE_DIR", &remote_dir)
+        .args(["run", "http.static", "-p", &sweep])
+        .args(["-p", "requests=1000", "-p", "concurrency=2"])
+        .args(crate::common::FAST)
+        .timeout(Duration::from_secs(180))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    // The copy the client hosts ran.
+    assert_eq!(files_in(&remote_dir.join("bin")).len(), 1);
+    let show = sandbox
+        .sledge()
+        .args(["show", "last", "--json"])
+        .output()
+        .unwrap();
+    let run: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    let cases = run["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 2, "{run}");
+    assert_eq!(cases[0]["params"]["clients_from"], "local");
+    assert_eq!(cases[1]["params"]["clients_from"], set.list().as_str());
+    for case in cases {
+        assert!(case["error"].is_null(), "{case}");
+        let metric = |name: &str| {
+            case["metrics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["name"] == name)
+                .cloned()
+        };
+        let rate = metric("requests_per_sec").unwrap();
+        assert!(rate["summary"]["mean"].as_f64().unwrap() > 0.0, "{case}");
+        let errors = metric("errors").unwrap();
+        assert_eq!(errors["summary"]["mean"].as_f64(), Some(0.0), "{case}");
+    }
+    // This host's generator shares its CPUs; the client hosts do not.
+    let has_generator_share = |i: usize| {
+        cases[i]["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["name"] == "generator_cpu_busy")
+    };
+    if std::thread::available_parallelism().unwrap().get() > 1 {
+        assert!(has_generator_share(0));
+    }
+    assert!(!has_generator_share(1));
+    assert!(
+        agents_on_hosts(&set).is_empty(),
+        "{:?}",
+        agents_on_hosts(&set)
+    );
+
+    // A host whose sshd is not there (a closed port) fails the case by
+    // name.
+    let closed = format!("{}:1", set.hosts[0]);
+    let out = sandbox
+        .sledge()
+        .env("SLEDGE_SSH_IDENTITY", &set.key)
+        .env("SLEDGE_SSH_KNOWN_HOSTS", &set.known_hosts)
+        .env("SLEDGE_REMOTE_DIR", &remote_dir)
+        .args([
+            "run",
+            "http.static",
+            "-p",
+            &format!("clients_from={closed}"),
+        ])
+        .args(["-p", "requests=100"])
+        .args(crate::common::FAST)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{out:?}");
+    let said =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(&format!("cannot connect to {closed}")),
+        "{said}"
+    );
+}
+
+#[test]
+fn bad_clients_from_lists_are_refused_before_the_run_naming_the_entry() {
+    for (value, says) in [
+        (
+            "clients_from=\"a,,b\"",
+            "clients_from=a,,b: host list `a,,b`: entry 2 is empty",
+        ),
+        ("clients_from=\"a,a\"", "`a` appears twice"),
+        ("clients_from=-oProxyCommand=x", "host `-oProxyCommand=x`"),
+    ] {
+        let sandbox = Sandbox::new();
+        let out = sandbox
+            .sledge()
+            .args(["run", "http.static", "-p", value])
+            .args(crate::common::FAST)
+            .timeout(Duration::from_secs(30))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{value}: {out:?}");
+        assert!(stderr.contains(says), "{value}: {stderr}");
+        assert!(stderr.contains("in double quotes"), "{stderr}");
+        sandbox.assert_no_runs();
+    }
+    // More client hosts than requests cannot share them.
+    let out = Sandbox::new()
+        .sledge()
+        .args(["run", "http.static", "-p", "clients_from=\"a,b,c\""])
+        .args(["-p", "requests=2"])
+        .args(crate::common::FAST)
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot be split over 3"), "{stderr}");
+}
+
+#[test]
 fn a_server_out_of_a_hosts_reach_fails_before_the_start() {
     let (_socket, port) = crate::common::refusing_port();
     let err = distributed::run(

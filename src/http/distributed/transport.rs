@@ -138,6 +138,26 @@ impl SshAgents {
         Ok(SshAgents { connections })
     }
 
+    /// This machine's address as the first host sees it: where its ssh
+    /// session comes from (`$SSH_CONNECTION`), so an address on a network
+    /// that joins the two, for a server the hosts are to load.
+    pub fn this_side_address(&self) -> anyhow::Result<std::net::IpAddr> {
+        let (host, connection, _) = self
+            .connections
+            .first()
+            .ok_or_else(|| anyhow::anyhow!("no client host is connected"))?;
+        let said = connection.run("echo $SSH_CONNECTION")?;
+        said.split_whitespace()
+            .next()
+            .and_then(|a| a.parse().ok())
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{host} does not say where its ssh session comes from (SSH_CONNECTION is {:?})",
+                    said.trim()
+                )
+            })
+    }
+
     /// The hosts, as [`crate::http::distributed::run`] names them.
     pub fn hosts(&self) -> Vec<String> {
         self.connections.iter().map(|(h, _, _)| h.clone()).collect()
