@@ -408,6 +408,26 @@ fn bad_host_lists_are_usage_errors_naming_the_host() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains("loopback address"));
+    // The sledge to run there is either named or copied, not both.
+    Sandbox::new()
+        .sledge()
+        .args(["http", "-d", "1", "--from", "u@h1", "--remote-dir", "d"])
+        .args(["--remote-sledge", "/usr/bin/sledge", "http://198.18.0.1:9/"])
+        .timeout(Duration::from_secs(30))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--remote-sledge"))
+        .stderr(predicates::str::contains("--remote-dir"));
+    Sandbox::new()
+        .sledge()
+        .args(["http", "-d", "1", "--from", "u@h1", "--remote-dir", "~/"])
+        .arg("http://198.18.0.1:9/")
+        .timeout(Duration::from_secs(30))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "--remote-dir \"~/\": expected a directory path",
+        ));
     // Fewer requests than hosts cannot be split.
     Sandbox::new()
         .sledge()
@@ -645,6 +665,259 @@ fn the_cli_loads_from_namespace_hosts_and_names_a_host_it_cannot_log_in_to() {
             set.hosts[1]
         )))
         .stderr(predicates::str::contains("/nonexistent/sledge"));
+}
+
+/// The files in `dir`, or none when it does not exist.
+fn files_in(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn client_hosts_without_sledge_get_this_one_copied_once() {
+    let Some(set) = NetnsHosts::up(2, "client_hosts_without_sledge") else {
+        return;
+    };
+    let srv = server_for(&set);
+    let sandbox = Sandbox::new();
+    let remote_dir = sandbox.path().join("remote");
+    let run = || {
+        sandbox
+            .sledge()
+            .args(["http", "-c", "2", "-n", "1000", "--from", &set.list()])
+            .args(set.ssh_args())
+            .arg("--remote-dir")
+            .arg(&remote_dir)
+            .args(["--json", &srv.url("/static/1")])
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap()
+    };
+
+    // A host of another architecture (as this sledge is told to expect)
+    // is refused by name before anything is copied or sent.
+    let refused = sandbox
+        .sledge()
+        .env("SLEDGE_FLEET_ARCH", "riscv64")
+        .args(["http", "-n", "1000", "--from", &set.hosts[0]])
+        .args(set.ssh_args())
+        .arg("--remote-dir")
+        .arg(&remote_dir)
+        .arg(srv.url("/static/1"))
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "{}: the host's architecture is {}, this sledge is built for riscv64",
+            set.hosts[0],
+            std::env::consts::ARCH
+        )) && stderr.contains("nothing was sent to the server"),
+        "{stderr}"
+    );
+    assert_eq!(
+        files_in(&remote_dir.join("bin")),
+        Vec::<std::path::PathBuf>::new()
+    );
+
+    // No sledge there: copied (the hosts share this machine's files, so
+    // whichever host looks last may find the other's copy), then run.
+    let out = run();
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("] copying this sledge ("), "{stderr}");
+    let copies = files_in(&remote_dir.join("bin"));
+    assert_eq!(copies.len(), 1, "{copies:?}");
+    assert_eq!(
+        std::fs::read(&copies[0]).unwrap(),
+        std::fs::read(sledge_binary()).unwrap(),
+        "the copy is this very binary"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["hosts"].as_array().unwrap().len(), 2);
+    assert_eq!(v["failed_hosts"], 0);
+    assert_eq!(v["merged"]["responses"], 1000);
+    let copied = std::fs::metadata(&copies[0]).unwrap().modified().unwrap();
+
+    // The copy is there now: not sent again, and still what runs.
+    let out = run();
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("copying this sledge"), "{stderr}");
+    assert_eq!(files_in(&remote_dir.join("bin")), copies);
+    assert_eq!(
+        std::fs::metadata(&copies[0]).unwrap().modified().unwrap(),
+        copied
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["merged"]["responses"], 1000);
+
+    // What the agents run is that copy: a stand-in that answers
+    // --version as this sledge but nothing else fails the load. (A new
+    // file: an agent still ending may hold the old one open to run.)
+    std::fs::remove_file(&copies[0]).unwrap();
+    std::fs::write(
+        &copies[0],
+        format!(
+            "#!/bin/sh\n[ \"$1\" = --version ] && {{ echo 'sledge {}'; exit 0; }}\n\
+             echo stand-in sledge >&2; exit 3\n",
+            env!("CARGO_PKG_VERSION")
+        ),
+    )
+    .unwrap();
+    let executable = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    std::fs::set_permissions(&copies[0], executable).unwrap();
+    let out = run();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("copying this sledge"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{}: its agent ended", set.hosts[0]))
+            && stderr.contains("stand-in sledge"),
+        "{stderr}"
+    );
+    drop(srv);
+    assert!(
+        agents_on_hosts(&set).is_empty(),
+        "{:?}",
+        agents_on_hosts(&set)
+    );
+}
+
+#[test]
+fn clients_from_loads_a_workloads_server_from_namespace_hosts() {
+    let Some(set) = NetnsHosts::up(2, "clients_from_loads_a_workloads_server") else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    let remote_dir = sandbox.path().join("remote");
+    // A sweep: this host, then both client hosts (a list in quotes is
+    // one value).
+    let sweep = format!("clients_from=local,\"{}\"", set.list());
+    let out = sandbox
+        .sledge()
+        .env("SLEDGE_SSH_IDENTITY", &set.key)
+        .env("SLEDGE_SSH_KNOWN_HOSTS", &set.known_hosts)
+        .env("SLEDGE_REMOTE_DIR", &remote_dir)
+        .args(["run", "http.static", "-p", &sweep])
+        .args(["-p", "requests=1000", "-p", "concurrency=2"])
+        .args(crate::common::FAST)
+        .timeout(Duration::from_secs(180))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    // The copy the client hosts ran.
+    assert_eq!(files_in(&remote_dir.join("bin")).len(), 1);
+    let show = sandbox
+        .sledge()
+        .args(["show", "last", "--json"])
+        .output()
+        .unwrap();
+    let run: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    let cases = run["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 2, "{run}");
+    assert_eq!(cases[0]["params"]["clients_from"], "local");
+    assert_eq!(cases[1]["params"]["clients_from"], set.list().as_str());
+    for case in cases {
+        assert!(case["error"].is_null(), "{case}");
+        let metric = |name: &str| {
+            case["metrics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["name"] == name)
+                .cloned()
+        };
+        let rate = metric("requests_per_sec").unwrap();
+        assert!(rate["summary"]["mean"].as_f64().unwrap() > 0.0, "{case}");
+        let errors = metric("errors").unwrap();
+        assert_eq!(errors["summary"]["mean"].as_f64(), Some(0.0), "{case}");
+    }
+    // This host's generator shares its CPUs; the client hosts do not.
+    let has_generator_share = |i: usize| {
+        cases[i]["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["name"] == "generator_cpu_busy")
+    };
+    if std::thread::available_parallelism().unwrap().get() > 1 {
+        assert!(has_generator_share(0));
+    }
+    assert!(!has_generator_share(1));
+    assert!(
+        agents_on_hosts(&set).is_empty(),
+        "{:?}",
+        agents_on_hosts(&set)
+    );
+
+    // A host whose sshd is not there (a closed port) fails the case by
+    // name.
+    let closed = format!("{}:1", set.hosts[0]);
+    let out = sandbox
+        .sledge()
+        .env("SLEDGE_SSH_IDENTITY", &set.key)
+        .env("SLEDGE_SSH_KNOWN_HOSTS", &set.known_hosts)
+        .env("SLEDGE_REMOTE_DIR", &remote_dir)
+        .args([
+            "run",
+            "http.static",
+            "-p",
+            &format!("clients_from={closed}"),
+        ])
+        .args(["-p", "requests=100"])
+        .args(crate::common::FAST)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{out:?}");
+    let said =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(&format!("cannot connect to {closed}")),
+        "{said}"
+    );
+}
+
+#[test]
+fn bad_clients_from_lists_are_refused_before_the_run_naming_the_entry() {
+    for (value, says) in [
+        (
+            "clients_from=\"a,,b\"",
+            "clients_from=a,,b: host list `a,,b`: entry 2 is empty",
+        ),
+        ("clients_from=\"a,a\"", "`a` appears twice"),
+        ("clients_from=-oProxyCommand=x", "host `-oProxyCommand=x`"),
+    ] {
+        let sandbox = Sandbox::new();
+        let out = sandbox
+            .sledge()
+            .args(["run", "http.static", "-p", value])
+            .args(crate::common::FAST)
+            .timeout(Duration::from_secs(30))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{value}: {out:?}");
+        assert!(stderr.contains(says), "{value}: {stderr}");
+        assert!(stderr.contains("in double quotes"), "{stderr}");
+        sandbox.assert_no_runs();
+    }
+    // More client hosts than requests cannot share them.
+    let out = Sandbox::new()
+        .sledge()
+        .args(["run", "http.static", "-p", "clients_from=\"a,b,c\""])
+        .args(["-p", "requests=2"])
+        .args(crate::common::FAST)
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot be split over 3"), "{stderr}");
 }
 
 #[test]

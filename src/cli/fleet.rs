@@ -60,7 +60,7 @@ struct FleetRunArgs {
     connect_timeout: u64,
     /// The directory on each host for sledge's copy and the runs' scratch
     /// directories (a relative path is from the login directory).
-    #[arg(long, value_name = "DIR", default_value = ".cache/sledge/fleet")]
+    #[arg(long, value_name = "DIR", default_value = crate::remote::DEFAULT_DIR)]
     remote_dir: String,
     /// What each host runs, exactly as for `sledge run`: profiles,
     /// workloads, --param, --rounds, ... [default: quick]
@@ -95,18 +95,8 @@ fn execute_run(args: FleetRunArgs, store_path: Option<PathBuf>) -> anyhow::Resul
     {
         return Err(UsageError(format!("--identity {}: no such file", identity.display())).into());
     }
-    let remote_dir = args
-        .remote_dir
-        .strip_prefix("~/")
-        .unwrap_or(&args.remote_dir)
-        .to_string();
-    if remote_dir.trim().is_empty() || remote_dir.chars().any(char::is_control) {
-        return Err(UsageError(format!(
-            "--remote-dir {:?}: expected a directory path",
-            args.remote_dir
-        ))
-        .into());
-    }
+    let remote_dir = crate::remote::remote_dir(&args.remote_dir)
+        .map_err(|e| UsageError(format!("--remote-dir {e}")))?;
 
     let mut store = open_store(store_path)?;
     store.check_integrity()?;
@@ -118,7 +108,7 @@ fn execute_run(args: FleetRunArgs, store_path: Option<PathBuf>) -> anyhow::Resul
         },
         remote_dir,
         run_args: args.run.clone(),
-        binary: fleet::ThisBinary::current()?,
+        binary: crate::remote::ThisBinary::current()?,
         env: fleet::forwarded_env(),
     };
     let order = if args.serial {

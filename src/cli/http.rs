@@ -88,7 +88,8 @@ pub struct HttpArgs {
     db: Option<String>,
     /// Generate the load from these client hosts at once instead of this
     /// one: user@host[:port],... reached with ssh (BatchMode), each
-    /// running sledge. -c and -t are per host; --rate and -n are for all
+    /// running this sledge, copied to a host that has no copy of it (see
+    /// --remote-dir, --remote-sledge). -c and -t are per host; --rate and -n are for all
     /// hosts together; --rate-per-client is per connection on every host.
     #[arg(long, value_name = "HOSTS", conflicts_with = "serve")]
     pub(super) from: Option<String>,
@@ -109,10 +110,21 @@ pub struct HttpArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 10,
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub(super) connect_timeout: u64,
-    /// With --from: the sledge to run on the client hosts (of this
-    /// version).
-    #[arg(long, value_name = "PATH", default_value = "sledge", requires = "from")]
-    pub(super) remote_sledge: String,
+    /// With --from: the directory on each client host for the copy of
+    /// this sledge, made when the host has no copy of the same bytes (a
+    /// relative path is from the login directory; the same default as
+    /// `sledge fleet run`, so the two share their copies).
+    #[arg(long, value_name = "DIR", default_value = crate::remote::DEFAULT_DIR, requires = "from")]
+    pub(super) remote_dir: String,
+    /// With --from: run this sledge (of this version) on every client host
+    /// instead of copying this one there.
+    #[arg(
+        long,
+        value_name = "PATH",
+        requires = "from",
+        conflicts_with = "remote_dir"
+    )]
+    pub(super) remote_sledge: Option<String>,
 }
 
 /// How long a run lasts without -d or -n.

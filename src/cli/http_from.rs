@@ -11,7 +11,7 @@ use crate::http::LoadConfig;
 use crate::http::distributed::{
     self, AgentLoad, DistributedReport, LocalAgents, SshAgents, Transport, share,
 };
-use crate::remote::{self, SshOptions};
+use crate::remote::{self, SshOptions, ThisBinary};
 
 /// Runs `config` (checked already) from every host of `hosts` and prints
 /// each host's figures and the merged ones.
@@ -54,7 +54,21 @@ pub fn execute(
             known_hosts: args.known_hosts.clone(),
             connect_timeout: Duration::from_secs(args.connect_timeout),
         };
-        Box::new(SshAgents::connect(&hosts, &options, &args.remote_sledge)?)
+        let agents = match &args.remote_sledge {
+            Some(program) => SshAgents::connect(&hosts, &options, program)?,
+            None => {
+                let dir = remote::remote_dir(&args.remote_dir)
+                    .map_err(|e| UsageError(format!("--remote-dir {e}")))?;
+                SshAgents::connect_copying(
+                    &hosts,
+                    &options,
+                    &ThisBinary::current()?,
+                    &dir,
+                    &|host, text| eprintln!("[{host}] {text}"),
+                )?
+            }
+        };
+        Box::new(agents)
     };
     let report = match distributed::run(transport.as_ref(), &labels, &load, cancel) {
         Err(e) if e.is::<Cancelled>() => {

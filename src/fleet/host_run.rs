@@ -13,10 +13,11 @@
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::binary::ThisBinary;
 use super::{Event, FleetSettings};
 use crate::engine::CancelToken;
-use crate::remote::{Connection, OutputLine, RemoteError, SshHost, command_line, quote};
+use crate::remote::{
+    Connection, OutputLine, Placement, RemoteError, SshHost, command_line, ensure_binary, quote,
+};
 
 /// Space a host must have free in the remote directory besides the copy
 /// of sledge: the run's store and whatever small files workloads write by
@@ -118,71 +119,26 @@ pub(super) fn run(job: &HostJob) -> HostDone {
     }
 }
 
-/// Checks the host (Linux, the architecture, free space), removes scratch
-/// directories of fleet runs whose sledge is gone, copies sledge when the
-/// host has no copy of this very binary, and makes the scratch directory.
+/// Makes sure the host has this very sledge ([`ensure_binary`]: checks
+/// Linux, the architecture and free space, copies it when the host has no
+/// copy of the same bytes), removes scratch directories of fleet runs
+/// whose sledge is gone, and makes the scratch directory.
 fn prepare(connection: &Connection, job: &HostJob) -> Result<Remote, String> {
-    let binary: &ThisBinary = &job.settings.binary;
-    let dir = quote(&job.settings.remote_dir);
-    let bin = quote(&format!("bin/{}", binary.file_name));
-    let probe = format!(
-        "set -e; uname -s; uname -m; mkdir -p {dir}/bin {dir}/runs; cd {dir}; pwd; \
-         df -Pk . | awk 'NR==2 {{print $4}}'; \
-         if [ -x {bin} ] && {bin} --version 2>/dev/null; then :; else echo missing; fi"
-    );
-    let said = connection.run(&probe).map_err(|e| e.to_string())?;
-    let lines: Vec<&str> = said.lines().map(str::trim).collect();
-    let [os, arch, abs_dir, free_kib, version, ..] = lines[..] else {
-        return Err(format!(
-            "did not understand the host's answer to the checks: {said:?}"
-        ));
+    let place = Placement {
+        dir: &job.settings.remote_dir,
+        extra_free_bytes: MIN_FREE_BYTES,
+        purpose: "a fleet run",
     };
-    if os != "Linux" {
-        return Err(format!("the host runs {os}; sledge runs on Linux only"));
-    }
-    let expected = super::binary::expected_arch();
-    if arch != expected {
-        return Err(format!(
-            "the host's architecture is {arch}, this sledge is built for {expected}: \
-             run `sledge fleet` from a {arch} machine for it"
-        ));
-    }
-    let copy = version != binary.version_line;
-    let needed = MIN_FREE_BYTES + if copy { binary.bytes } else { 0 };
-    let free = free_kib.parse::<u64>().map(|k| k * 1024).unwrap_or(0);
-    if free < needed {
-        return Err(format!(
-            "only {} MiB free in {abs_dir}, a fleet run needs {} MiB there",
-            free >> 20,
-            needed.div_ceil(1 << 20)
-        ));
-    }
-    let remote_binary = format!("{abs_dir}/bin/{}", binary.file_name);
-    if copy {
-        job.note(format!(
-            "copying this sledge ({} MiB) to {remote_binary}",
-            binary.bytes.div_ceil(1 << 20)
-        ));
-        connection
-            .upload(&binary.path, &remote_binary, 0o755)
-            .map_err(|e| e.to_string())?;
-        let answer = connection
-            .run(&format!("{} --version", quote(&remote_binary)))
-            .map_err(|e| format!("the copied sledge does not start there: {e}"))?;
-        if answer.trim() != binary.version_line {
-            return Err(format!(
-                "the copied sledge answers {:?} to --version, expected {:?}",
-                answer.trim(),
-                binary.version_line
-            ));
-        }
-    }
+    let installed = ensure_binary(connection, &job.settings.binary, place, &mut |text| {
+        job.note(text)
+    })?;
+    let abs_dir = &installed.dir;
     let runs = quote(&format!("{abs_dir}/runs"));
     // A scratch directory whose sledge is gone (no pid, or no such
     // process) and that is over a minute old (a new one gets its pid at
     // once) was left by a fleet run that lost this host.
     let make_scratch = format!(
-        "cd {runs} && for d in run.*; do [ -d \"$d\" ] || continue; \
+        "mkdir -p {runs} && cd {runs} && for d in run.*; do [ -d \"$d\" ] || continue; \
          p=$(cat \"$d/pid\" 2>/dev/null || true); \
          if [ -n \"$p\" ] && [ -d \"/proc/$p\" ]; then continue; fi; \
          [ -n \"$(find \"$d\" -maxdepth 0 -mmin +1)\" ] || continue; \
@@ -207,7 +163,7 @@ fn prepare(connection: &Connection, job: &HostJob) -> Result<Remote, String> {
         return Err(format!("mktemp gave no scratch directory: {scratch:?}"));
     }
     Ok(Remote {
-        binary: remote_binary,
+        binary: installed.binary,
         scratch,
     })
 }

@@ -16,17 +16,15 @@
 //! request interrupts every remote run as Ctrl-C would, keeps what they
 //! stored, and cleans every host up.
 
-mod binary;
 mod host_run;
 
 use std::sync::mpsc;
 use std::time::Instant;
 
-pub use binary::{ThisBinary, expected_arch};
 pub use host_run::FLEET_HOST_NOTE;
 
 use crate::engine::CancelToken;
-use crate::remote::{OutputLine, SshHost, SshOptions};
+use crate::remote::{OutputLine, SshHost, SshOptions, ThisBinary};
 use crate::results::RunStatus;
 use crate::store::{Imported, Store};
 

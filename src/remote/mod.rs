@@ -2,7 +2,8 @@
 //!
 //! sledge has no remote protocol of its own: a fleet run or a distributed
 //! load is ssh, a shell and sledge's own command line on the other side.
-//! This module only starts `ssh`; it knows nothing of benchmarks.
+//! This module only starts `ssh` (and copies this binary with it); it
+//! knows nothing of benchmarks.
 //!
 //! - [`SshHost`] and [`parse_host_list`]: `[user@]host[:port]` entries,
 //!   comma-separated, checked strictly (nothing that ssh could read as an
@@ -18,15 +19,24 @@
 //!   [`Connection::write`] and [`Connection::download`] (files through
 //!   `cat`, written beside the target and renamed, so never half there).
 //! - [`quote`]: a word for the remote POSIX shell.
+//! - [`ThisBinary`] and [`ensure_binary`]: this very sledge binary, and
+//!   putting it on a host (after checking the host can run it) unless the
+//!   same bytes are there already; the fleet and the distributed HTTP load
+//!   both run sledge on hosts that may not have it.
 //!
 //! Every error is a [`RemoteError`] that names the host; what ssh itself
 //! said (unknown host, refused, permission denied) is kept in it.
 
+mod binary;
 mod connection;
 mod host;
+mod install;
+
+pub use binary::{ThisBinary, expected_arch};
 
 pub use connection::{Connection, OutputLine, RemoteError, RemoteProcess, SshOptions};
 pub use host::{HostError, SshHost, parse_host_list};
+pub use install::{DEFAULT_DIR, Installed, Placement, ensure_binary, remote_dir};
 
 /// `word` quoted for the remote POSIX shell (`'it'\''s'`); words that need
 /// no quotes stay as they are. A NUL byte, which no shell word can hold,

@@ -20,6 +20,7 @@ use serde::Serialize;
 use super::price::{PriceComparison, apply_prices, compare_prices};
 use crate::results::{CaseRecord, MetricRecord, RunRecord};
 use crate::stats::{self, CiBasis, Comparison, Direction, RunNoise, Side, Verdict, VerdictBasis};
+use crate::store::later_params;
 
 /// Where the run-to-run noise of a case on a run's host comes from (the
 /// store's earlier runs, through the suite).
@@ -188,14 +189,16 @@ const PER_CPU_PARAMS: &[&str] = &["threads", "copies", "clients", "jobs"];
 /// parameter equal to the run's CPU count reads `all`. So `threads=all` on
 /// a 2-CPU VM matches `threads=all` on an 8-CPU box ("one core vs all
 /// cores" across machines), while explicit counts still match exactly.
+/// A parameter a workload gained later, at its default, counts as absent,
+/// so runs stored before it came still match (see
+/// [`crate::store::later_params`]).
 fn match_key(case: &CaseRecord, run: &RunRecord) -> (String, BTreeMap<String, String>) {
     let cpus = run.cpus.len().to_string();
-    let params = case
-        .params
-        .iter()
+    let params = later_params::comparable(&case.workload, &case.params)
+        .into_iter()
         .map(|(k, v)| {
-            let all = run.cpus.len() > 1 && PER_CPU_PARAMS.contains(&k.as_str()) && *v == cpus;
-            (k.clone(), if all { "all".to_string() } else { v.clone() })
+            let all = run.cpus.len() > 1 && PER_CPU_PARAMS.contains(&k.as_str()) && v == cpus;
+            (k, if all { "all".to_string() } else { v })
         })
         .collect();
     (case.workload.clone(), params)
@@ -689,6 +692,34 @@ mod tests {
         assert!((g - 1.1).abs() < 1e-9, "{g}");
         assert!((lo - one.ratio_ci_low).abs() < 1e-9, "{lo} vs {one:?}");
         assert!((hi - one.ratio_ci_high).abs() < 1e-9, "{hi} vs {one:?}");
+    }
+
+    #[test]
+    fn a_later_parameter_at_its_default_matches_runs_from_before_it() {
+        let http = |clients_from: Option<&str>, values: &[&[f64]]| {
+            let mut c = case("1", values);
+            c.workload = "http.static".into();
+            if let Some(v) = clients_from {
+                c.params.insert("clients_from".into(), v.into());
+            }
+            c
+        };
+        let rounds: &[&[f64]] = &[&[100.0], &[101.0], &[99.0]];
+        // Stored before `clients_from` existed, and after, at its default.
+        let old = run(1, 2, vec![http(None, rounds)]);
+        let new = run(2, 2, vec![http(Some("local"), rounds)]);
+        for (a, b) in [(&old, &new), (&new, &old)] {
+            let cmp = plain(a, b);
+            assert!(cmp.unmatched.is_empty(), "{:?}", cmp.unmatched);
+            assert_eq!(cmp.cases.len(), 1);
+            let same = cmp.cases[0].metrics[0].comparison.as_ref().unwrap();
+            assert!((same.ratio - 1.0).abs() < 1e-9);
+        }
+        // Any other value is another case.
+        let remote = run(3, 2, vec![http(Some("root@h1"), rounds)]);
+        let cmp = plain(&old, &remote);
+        assert!(cmp.cases.is_empty());
+        assert_eq!(cmp.unmatched.len(), 2, "{:?}", cmp.unmatched);
     }
 
     #[test]

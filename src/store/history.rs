@@ -60,20 +60,25 @@ impl Store {
     ) -> Result<Vec<CaseHistoryEntry>, StoreError> {
         let path = self.path.as_path();
         let doing = "reading a case's history";
-        let params_json = serde_json::to_string(params).map_err(|e| StoreError::InvalidRecord {
-            path: path.to_path_buf(),
-            what: format!("case `{workload}`"),
-            reason: format!("parameters: {e}"),
-        })?;
+        // Older runs may lack a parameter that came later at its default.
+        let forms = super::later_params::stored_forms(workload, params);
+        let json = |params: &BTreeMap<String, String>| {
+            serde_json::to_string(params).map_err(|e| StoreError::InvalidRecord {
+                path: path.to_path_buf(),
+                what: format!("case `{workload}`"),
+                reason: format!("parameters: {e}"),
+            })
+        };
+        let (params_json, later_json) = (json(&forms[0])?, json(&forms[1])?);
         let rows = self
             .conn
             .query(
                 "SELECT c.id, r.id, r.started, c.rounds
                  FROM run_case c JOIN run r ON r.id = c.run_id
                  WHERE r.host_key = ?1 AND c.workload = ?2 AND c.workload_version = ?3
-                   AND c.params = ?4 AND c.error IS NULL
+                   AND c.params IN (?4, ?5) AND c.error IS NULL
                  ORDER BY r.started, r.id",
-                params![host_key, workload, version, params_json],
+                params![host_key, workload, version, params_json, later_json],
             )
             .and_then(|rows| {
                 rows.iter()

@@ -30,6 +30,7 @@
 pub(crate) mod db;
 mod error;
 mod history;
+pub mod later_params;
 mod location;
 mod pg_conn;
 mod pg_schema;

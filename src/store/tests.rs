@@ -1182,6 +1182,46 @@ fn a_case_history_is_this_hosts_runs_of_the_same_case_oldest_first() {
     );
 }
 
+#[test]
+fn a_case_history_counts_runs_from_before_a_later_parameter_at_its_default() {
+    let (_dir, mut store) = new_store();
+    let mut runs = Vec::new();
+    // Before `clients_from` existed, after it at its default, and with
+    // client hosts: the first two are one case.
+    for (i, clients_from) in [None, Some("local"), Some("root@h1")]
+        .into_iter()
+        .enumerate()
+    {
+        let r = run("quick", &format!("2026-01-0{}T00:00:00Z", i + 1), "a");
+        let id = store.begin_run(&r).unwrap();
+        let mut case = full_case();
+        case.workload = "http.static".into();
+        if let Some(v) = clients_from {
+            case.params.insert("clients_from".into(), v.into());
+        }
+        store.add_case(id, &case).unwrap();
+        runs.push((id, r, case));
+    }
+    let history = |case: &CaseRecord| -> Vec<i64> {
+        store
+            .case_history(
+                &runs[0].1.host_key(),
+                &case.workload,
+                case.workload_version,
+                &case.params,
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|h| h.run_id)
+            .collect()
+    };
+    let (old, new) = (&runs[0].2, &runs[1].2);
+    assert_eq!(history(old), vec![runs[0].0, runs[1].0]);
+    assert_eq!(history(new), vec![runs[0].0, runs[1].0]);
+    assert_eq!(history(&runs[2].2), vec![runs[2].0]);
+}
+
 /// The run with id `id`, as `import_runs` would get it from an export:
 /// finished, with a UUID and both kinds of case.
 fn exported_run(uuid: &str, hostname: &str) -> RunRecord {

@@ -1,11 +1,13 @@
 //! How the coordinator reaches a client host: any command whose stdin and
-//! stdout are an agent's. Over ssh for real hosts; as a child process of
-//! a given sledge binary for tests (the same protocol over pipes).
+//! stdout are an agent's. Over ssh for real hosts (running this very
+//! sledge, copied there when needed, or a sledge the user names); as a
+//! child process of a given sledge binary for tests (the same protocol
+//! over pipes).
 
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::remote::{self, Connection, RemoteError, SshHost, SshOptions};
+use crate::remote::{self, Connection, Placement, SshHost, SshOptions, ThisBinary, ensure_binary};
 
 /// The hidden subcommand that runs an agent.
 pub const AGENT_SUBCOMMAND: &str = "__http-agent";
@@ -43,35 +45,77 @@ impl Transport for LocalAgents {
 /// ControlMaster connection per host (BatchMode: a host that wants a
 /// password fails instead of asking), every agent a session on it.
 pub struct SshAgents {
-    connections: Vec<(String, Connection)>,
-    program: String,
+    /// Each host's label, its connection and the sledge it runs there.
+    connections: Vec<(String, Connection, String)>,
 }
 
+/// Space a client host must keep free besides the copy of sledge: the
+/// agent writes nothing, so only a margin for the host's own sake.
+const AGENT_FREE_BYTES: u64 = 16 << 20;
+
 impl SshAgents {
-    /// Connects to every host at once. Any host that cannot be reached
-    /// (unknown, refused, no access, silent past the connect timeout) is
-    /// an error naming it with ssh's own words; the connections made are
-    /// closed again.
+    /// Connects to every host at once, each to run the sledge at
+    /// `program` (the same path everywhere, as it is). Any host that
+    /// cannot be reached (unknown, refused, no access, silent past the
+    /// connect timeout) is an error naming it with ssh's own words; the
+    /// connections made are closed again.
     pub fn connect(
         hosts: &[SshHost],
         options: &SshOptions,
         program: &str,
     ) -> anyhow::Result<SshAgents> {
-        let opened: Vec<Result<Connection, RemoteError>> = std::thread::scope(|scope| {
+        Self::open(hosts, options, &|_, _| Ok(program.to_string()))
+    }
+
+    /// As [`SshAgents::connect`], each host running this very binary:
+    /// copied under `dir` on a host that has no copy of the same bytes
+    /// (see [`ensure_binary`]), after checking the host can run it. A host
+    /// that cannot is an error naming it and what it lacks. `note` hears
+    /// of every copy (host, what).
+    pub fn connect_copying(
+        hosts: &[SshHost],
+        options: &SshOptions,
+        binary: &ThisBinary,
+        dir: &str,
+        note: &(dyn Fn(&SshHost, &str) + Sync),
+    ) -> anyhow::Result<SshAgents> {
+        let place = Placement {
+            dir,
+            extra_free_bytes: AGENT_FREE_BYTES,
+            purpose: "an HTTP load agent",
+        };
+        Self::open(hosts, options, &|host, connection| {
+            ensure_binary(connection, binary, place, &mut |text| note(host, &text))
+                .map(|installed| installed.binary)
+                .map_err(|why| format!("{host}: {why}"))
+        })
+    }
+
+    /// Connects to every host at once and asks `program` for the sledge
+    /// each runs; any failure closes every connection again.
+    fn open(
+        hosts: &[SshHost],
+        options: &SshOptions,
+        program: &(dyn Fn(&SshHost, &Connection) -> Result<String, String> + Sync),
+    ) -> anyhow::Result<SshAgents> {
+        let opened: Vec<Result<(Connection, String), String>> = std::thread::scope(|scope| {
             let handles: Vec<_> = hosts
                 .iter()
-                .map(|host| scope.spawn(move || Connection::open(host, options)))
+                .map(|host| {
+                    scope.spawn(move || {
+                        let connection =
+                            Connection::open(host, options).map_err(|e| e.to_string())?;
+                        let path = program(host, &connection)?;
+                        Ok((connection, path))
+                    })
+                })
                 .collect();
             handles
                 .into_iter()
                 .zip(hosts)
                 .map(|(h, host)| {
-                    h.join().unwrap_or_else(|_| {
-                        Err(RemoteError::Connect {
-                            host: host.to_string(),
-                            message: "connecting panicked".into(),
-                        })
-                    })
+                    h.join()
+                        .unwrap_or_else(|_| Err(format!("{host}: preparing it panicked")))
                 })
                 .collect()
         });
@@ -79,41 +123,55 @@ impl SshAgents {
         let mut failures = Vec::new();
         for (host, result) in hosts.iter().zip(opened) {
             match result {
-                Ok(connection) => connections.push((host.to_string(), connection)),
-                Err(e) => failures.push(e.to_string()),
+                Ok((connection, path)) => connections.push((host.to_string(), connection, path)),
+                Err(e) => failures.push(e),
             }
         }
         if !failures.is_empty() {
             anyhow::bail!(
-                "{} of {} client host(s) cannot be reached; nothing was sent to the server:\n  {}",
+                "{} of {} client host(s) cannot be reached or cannot run sledge; nothing was sent to the server:\n  {}",
                 failures.len(),
                 hosts.len(),
                 failures.join("\n  ")
             );
         }
-        Ok(SshAgents {
-            connections,
-            program: program.to_string(),
-        })
+        Ok(SshAgents { connections })
+    }
+
+    /// This machine's address as the first host sees it: where its ssh
+    /// session comes from (`$SSH_CONNECTION`), so an address on a network
+    /// that joins the two, for a server the hosts are to load.
+    pub fn this_side_address(&self) -> anyhow::Result<std::net::IpAddr> {
+        let (host, connection, _) = self
+            .connections
+            .first()
+            .ok_or_else(|| anyhow::anyhow!("no client host is connected"))?;
+        let said = connection.run("echo $SSH_CONNECTION")?;
+        said.split_whitespace()
+            .next()
+            .and_then(|a| a.parse().ok())
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{host} does not say where its ssh session comes from (SSH_CONNECTION is {:?})",
+                    said.trim()
+                )
+            })
     }
 
     /// The hosts, as [`crate::http::distributed::run`] names them.
     pub fn hosts(&self) -> Vec<String> {
-        self.connections.iter().map(|(h, _)| h.clone()).collect()
+        self.connections.iter().map(|(h, _, _)| h.clone()).collect()
     }
 }
 
 impl Transport for SshAgents {
     fn agent_command(&self, host: &str) -> anyhow::Result<Command> {
-        let (_, connection) = self
+        let (_, connection, program) = self
             .connections
             .iter()
-            .find(|(h, _)| h == host)
+            .find(|(h, _, _)| h == host)
             .ok_or_else(|| anyhow::anyhow!("{host} is not among the connected hosts"))?;
-        Ok(connection.command(&remote::command_line(&[
-            self.program.as_str(),
-            AGENT_SUBCOMMAND,
-        ])))
+        Ok(connection.command(&remote::command_line(&[program.as_str(), AGENT_SUBCOMMAND])))
     }
 
     fn explain_exit(&self, status: std::process::ExitStatus) -> Option<&'static str> {

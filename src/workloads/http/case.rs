@@ -16,6 +16,7 @@ use crate::http::server::{DEFAULT_MAX_THREADS, DbSource, Limits};
 use crate::http::{self, LoadConfig, Model, Rate, Server, ServerConfig};
 use crate::workloads::common::params;
 
+use super::clients_from::{self, Clients};
 use super::cpu_share;
 
 /// Descriptors kept free beyond two per connection (both ends live in
@@ -101,6 +102,7 @@ pub fn common_params() -> Vec<ParamSpec> {
             default: "0",
         },
         params::time("10"),
+        clients_from::param(),
     ]
 }
 
@@ -110,6 +112,10 @@ pub struct HttpCase {
     path: String,
     load: LoadConfig,
     server: Option<Server>,
+    /// The client hosts the load comes from; none: this host's generator.
+    client_hosts: Vec<crate::remote::SshHost>,
+    /// Their connections while the case runs.
+    clients: Option<Clients>,
     warnings: Vec<String>,
     /// Trials so far, and those whose rate was the generator's limit.
     trials: u32,
@@ -126,10 +132,17 @@ impl HttpCase {
         path: String,
     ) -> anyhow::Result<HttpCase> {
         let connections = p.u64("concurrency") as usize;
+        let client_hosts = clients_from::hosts(p.str("clients_from"))?;
+        let remote = !client_hosts.is_empty();
         crate::sys::fd_limit::ensure_open_files(2 * connections as u64 + SPARE_FDS)?;
-        let (server_cpus, client_cpus) = split_cpus(&env.cpus);
+        // The generator runs elsewhere: the server has every CPU.
+        let (server_cpus, client_cpus) = if remote {
+            ((env.cpus.len() > 1).then(|| env.cpus.clone()), None)
+        } else {
+            split_cpus(&env.cpus)
+        };
         let mut warnings = Vec::new();
-        if client_cpus.is_none() {
+        if client_cpus.is_none() && !remote {
             warnings.push(
                 "one CPU: the server and the generator share it, so the rate describes both"
                     .to_string(),
@@ -158,6 +171,9 @@ impl HttpCase {
         // A rate too small or too large for the open loop's schedule fails
         // the case here, with the allowed range.
         load.validate_settings()?;
+        if remote {
+            clients_from::check_split(&load, client_hosts.len())?;
+        }
         let server_config = ServerConfig {
             model: Model::parse(p.str("model")).expect("validated choice"),
             threads: server_cpus.as_ref().map_or(1, Vec::len),
@@ -177,6 +193,8 @@ impl HttpCase {
             path,
             load,
             server: None,
+            client_hosts,
+            clients: None,
             warnings,
             trials: 0,
             generator_bound: 0,
@@ -195,6 +213,12 @@ fn split_cpus(cpus: &[usize]) -> (Option<Vec<usize>>, Option<Vec<usize>>) {
 
 impl Case for HttpCase {
     fn prepare(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
+        if !self.client_hosts.is_empty() {
+            let clients = Clients::connect(&self.client_hosts)?;
+            // Loopback would be each client host itself.
+            self.server_config.addr = std::net::SocketAddr::new(clients.server_ip()?, 0);
+            self.clients = Some(clients);
+        }
         let server = Server::start(&self.server_config).context("starting the HTTP server")?;
         self.load.targets = http::parse_targets(&[server.url(&self.path)])?;
         self.server = Some(server);
@@ -203,7 +227,10 @@ impl Case for HttpCase {
 
     fn trial(&mut self, ctx: &TrialContext) -> anyhow::Result<TrialOutput> {
         let before = cpu_share::snapshot();
-        let report = http::run(&self.load, &ctx.cancel)?;
+        let report = match &self.clients {
+            Some(clients) => clients.run(&self.load, &ctx.cancel)?,
+            None => http::run(&self.load, &ctx.cancel)?,
+        };
         let after = cpu_share::snapshot();
         if let Some(failure) = self.server.as_ref().and_then(Server::failure) {
             anyhow::bail!("the HTTP server failed: {failure}");
@@ -266,6 +293,8 @@ impl Case for HttpCase {
     }
 
     fn cleanup(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
+        // Closing the connections ends whatever still runs on the hosts.
+        self.clients = None;
         match self.server.take() {
             Some(mut server) => server.stop(),
             None => Ok(()),

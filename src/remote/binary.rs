@@ -1,5 +1,6 @@
-//! Which sledge a fleet runs on the hosts: this very binary, identified by
-//! its version and the hash of its bytes.
+//! Which sledge other hosts run (a fleet's hosts, the client hosts of a
+//! distributed load): this very binary, identified by its version and the
+//! hash of its bytes.
 //!
 //! Two builds of one version can measure differently (another compiler,
 //! another commit), so "the same sledge" means the same bytes: the copy on
@@ -58,7 +59,8 @@ impl ThisBinary {
 
 /// The architecture hosts must have, as `uname -m` prints it: this
 /// binary's, unless `SLEDGE_FLEET_ARCH` names another (tests use it to
-/// play a host of another architecture).
+/// play a host of another architecture; the name is older than its use
+/// outside fleet runs).
 pub fn expected_arch() -> String {
     std::env::var("SLEDGE_FLEET_ARCH")
         .ok()

@@ -1,0 +1,181 @@
+//! `clients_from`: where an `http.*` case's load comes from.
+//!
+//! `local` (the default) is this host's own generator, as always. A host
+//! list runs the case's load from those client hosts at once through the
+//! same path as `sledge http --from`: this very sledge copied to a host
+//! that lacks it, one agreed start, the hosts' histograms and counters
+//! added exactly. The built-in server then listens on this host's address
+//! as the first client host sees it (where its ssh session comes from),
+//! not on loopback, which on a client host would be the host itself.
+//!
+//! The list is a parameter value, and commas separate the values of a
+//! sweep, so a list of several hosts is written in double quotes, as any
+//! value holding a comma: `clients_from="root@h1,root@h2"`. Unquoted,
+//! `clients_from=h1,h2` is a sweep of two cases with one client host
+//! each, which is also something one may want.
+
+use std::path::PathBuf;
+
+use anyhow::anyhow;
+
+use crate::engine::{CancelToken, ParamKind, ParamSpec};
+use crate::http::distributed::{self, AgentLoad, SshAgents, share};
+use crate::http::{LoadConfig, LoadReport};
+use crate::remote::{self, SshHost, SshOptions, ThisBinary};
+
+/// The value for this host's own generator.
+pub const LOCAL: &str = "local";
+
+/// A private key for the client hosts (`ssh -i`), where a profile has no
+/// command-line option to give one.
+pub const IDENTITY_ENV: &str = "SLEDGE_SSH_IDENTITY";
+/// A known_hosts file for the client hosts instead of ssh's own.
+pub const KNOWN_HOSTS_ENV: &str = "SLEDGE_SSH_KNOWN_HOSTS";
+/// The directory on the client hosts for the copy of sledge, instead of
+/// [`remote::DEFAULT_DIR`] (the one `sledge fleet run` and
+/// `sledge http --from` use by default).
+pub const REMOTE_DIR_ENV: &str = "SLEDGE_REMOTE_DIR";
+
+/// The `clients_from` parameter.
+pub fn param() -> ParamSpec {
+    ParamSpec {
+        name: "clients_from",
+        help: "where the load comes from: local (this host), or client hosts in double quotes, \"user@h1,user@h2\", reached with ssh (concurrency is per host, requests for all together)",
+        kind: ParamKind::Text,
+        default: LOCAL,
+    }
+}
+
+/// The client hosts of a `clients_from` value; none for `local`. A bad
+/// list is an error naming the value and the entry at fault.
+pub fn hosts(value: &str) -> anyhow::Result<Vec<SshHost>> {
+    if value == LOCAL {
+        return Ok(Vec::new());
+    }
+    remote::parse_host_list(value).map_err(|e| {
+        anyhow!(
+            "clients_from={value}: {e} (or `{LOCAL}` for this host; several hosts go in double quotes: clients_from=\"root@h1,root@h2\")"
+        )
+    })
+}
+
+/// Whether `load` can be split over `hosts` client hosts, so that a case
+/// that could not is refused before the run starts.
+pub fn check_split(load: &LoadConfig, hosts: usize) -> anyhow::Result<()> {
+    share::split(&AgentLoad::from_config(load, None), hosts)
+        .map(drop)
+        .map_err(|e| anyhow!("clients_from: {e:#}"))
+}
+
+/// The ssh options the environment gives ([`IDENTITY_ENV`],
+/// [`KNOWN_HOSTS_ENV`]), ssh's own configuration otherwise.
+fn ssh_options() -> SshOptions {
+    let path = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    SshOptions {
+        identity: path(IDENTITY_ENV),
+        known_hosts: path(KNOWN_HOSTS_ENV),
+        ..SshOptions::default()
+    }
+}
+
+/// The client hosts of a case, connected, each with this sledge.
+pub struct Clients {
+    agents: SshAgents,
+}
+
+impl Clients {
+    /// Connects to every host and makes sure it has this sledge (copied
+    /// into the same directory `sledge fleet run` and `sledge http --from`
+    /// use, or [`REMOTE_DIR_ENV`]'s). Any host that cannot be used is an
+    /// error naming it.
+    pub fn connect(hosts: &[SshHost]) -> anyhow::Result<Clients> {
+        let dir = match std::env::var(REMOTE_DIR_ENV) {
+            Ok(dir) if !dir.is_empty() => {
+                remote::remote_dir(&dir).map_err(|e| anyhow!("{REMOTE_DIR_ENV}={e}"))?
+            }
+            _ => remote::DEFAULT_DIR.to_string(),
+        };
+        let agents = SshAgents::connect_copying(
+            hosts,
+            &ssh_options(),
+            &ThisBinary::current()?,
+            &dir,
+            // A case prints nothing of its own; the copy is quiet.
+            &|_, _| {},
+        )?;
+        Ok(Clients { agents })
+    }
+
+    /// Where the server must listen for the hosts to reach it.
+    pub fn server_ip(&self) -> anyhow::Result<std::net::IpAddr> {
+        self.agents.this_side_address()
+    }
+
+    /// Runs `load` (its targets set) from every host and returns the
+    /// merged report; a host that failed fails the trial, by name, since
+    /// the merge would cover the others only.
+    pub fn run(&self, load: &LoadConfig, cancel: &CancelToken) -> anyhow::Result<LoadReport> {
+        let report = distributed::run(
+            &self.agents,
+            &self.agents.hosts(),
+            &AgentLoad::from_config(load, None),
+            cancel,
+        )?;
+        let failures: Vec<String> = report
+            .hosts
+            .iter()
+            .filter_map(|h| h.failure.as_ref().map(|why| format!("{}: {why}", h.host)))
+            .collect();
+        if !failures.is_empty() {
+            anyhow::bail!(
+                "{} of {} client host(s) failed: {}",
+                failures.len(),
+                report.hosts.len(),
+                failures.join("; ")
+            );
+        }
+        report
+            .merged
+            .ok_or_else(|| anyhow!("no client host finished"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_is_no_host_and_a_list_is_checked_entry_by_entry() {
+        assert!(hosts("local").unwrap().is_empty());
+        let two = hosts("root@h1,admin@h2:2222").unwrap();
+        assert_eq!(two.len(), 2);
+        assert_eq!(two[1].user.as_deref(), Some("admin"));
+        assert_eq!(two[1].port, Some(2222));
+        for (bad, says) in [
+            ("a,,b", "entry 2 is empty"),
+            ("a,a", "`a` appears twice"),
+            ("-oProxyCommand=x", "host `-oProxyCommand=x`"),
+            ("h1 h2", "host `h1 h2`"),
+        ] {
+            let err = hosts(bad).unwrap_err().to_string();
+            assert!(err.starts_with(&format!("clients_from={bad}: ")), "{err}");
+            assert!(err.contains(says), "{bad}: {err}");
+            assert!(err.contains("in double quotes"), "{err}");
+        }
+    }
+
+    #[test]
+    fn fewer_requests_than_hosts_cannot_be_split() {
+        let mut load = LoadConfig::closed(Vec::new(), 1);
+        load.requests = Some(2);
+        load.duration = Some(std::time::Duration::from_secs(1));
+        check_split(&load, 2).unwrap();
+        let err = check_split(&load, 3).unwrap_err().to_string();
+        assert!(err.starts_with("clients_from: "), "{err}");
+        assert!(err.contains("cannot be split over 3"), "{err}");
+    }
+}
