@@ -78,7 +78,8 @@ mod tests {
         let mut last = None;
         for (i, (mean, busy)) in means.iter().enumerate() {
             let samples = [mean * 0.999, *mean, mean * 1.001];
-            let headline = fixtures::metric("events_per_sec", "events/s", Direction::Higher, &samples);
+            let headline =
+                fixtures::metric("events_per_sec", "events/s", Direction::Higher, &samples);
             let mut case = fixtures::case("cpu.primes", &[("threads", "1")], headline);
             if *busy {
                 fixtures::disturb(&mut case, 1);
