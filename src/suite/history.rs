@@ -129,7 +129,18 @@ mod tests {
                 .collect(),
             mean_trial_seconds: 0.5,
             used_trials: 6,
+            disturbed: false,
         }
+    }
+
+    #[test]
+    fn flagged_results_do_not_steer_the_plan() {
+        let clean = vec![entry(100.0, Some(2.0), Some(1.0))];
+        let mut busy = entry(100.0, Some(40.0), Some(30.0));
+        busy.disturbed = true;
+        let with_busy = vec![clean[0].clone(), busy];
+        assert_eq!(hint_from(&with_busy), hint_from(&clean));
+        assert!(hint_from(&clean).is_some());
     }
 
     #[test]
