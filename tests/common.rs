@@ -42,6 +42,17 @@ impl Sandbox {
         self.dir.path()
     }
 
+    /// `sledge show last --json`, parsed.
+    pub fn show_last(&self) -> serde_json::Value {
+        let show = self
+            .sledge()
+            .args(["show", "last", "--json"])
+            .output()
+            .expect("sledge show");
+        assert!(show.status.success(), "{show:?}");
+        serde_json::from_slice(&show.stdout).expect("show --json is JSON")
+    }
+
     /// Asserts that `sledge list --json` lists no run.
     pub fn assert_no_runs(&self) {
         self.sledge()
@@ -50,6 +61,18 @@ impl Sandbox {
             .success()
             .stdout("[]\n");
     }
+}
+
+/// The metric `name` of a case of `show --json` or `run --json`; panics
+/// naming the case when it has none.
+#[allow(dead_code)]
+pub fn metric<'a>(case: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    case["metrics"]
+        .as_array()
+        .expect("a case has metrics")
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {case}"))
 }
 
 /// Flags that make a run as short as possible: no idle check, one round

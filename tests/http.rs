@@ -740,12 +740,7 @@ fn database_passwords_are_masked_in_every_form_everywhere() {
         !stored.windows(8).any(|w| w == b"secretpw"),
         "a password reached the store"
     );
-    let show = sandbox
-        .sledge()
-        .args(["show", "last", "--json"])
-        .output()
-        .unwrap();
-    let run: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    let run = sandbox.show_last();
     let command_line = run["command_line"].as_str().unwrap();
     assert!(
         command_line.contains(&format!(

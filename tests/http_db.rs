@@ -439,12 +439,7 @@ fn the_workload_runs_against_both_servers() {
     for case in cases {
         assert!(case["error"].is_null(), "{case}");
         let metric = |name: &str| {
-            case["metrics"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|m| m["name"] == name)
-                .unwrap_or_else(|| panic!("no {name} in {case}"))["summary"]["max"]
+            crate::common::metric(case, name)["summary"]["max"]
                 .as_f64()
                 .unwrap()
         };

@@ -811,29 +811,17 @@ fn clients_from_loads_a_workloads_server_from_namespace_hosts() {
     assert!(out.status.success(), "{out:?}");
     // The copy the client hosts ran.
     assert_eq!(files_in(&remote_dir.join("bin")).len(), 1);
-    let show = sandbox
-        .sledge()
-        .args(["show", "last", "--json"])
-        .output()
-        .unwrap();
-    let run: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    let run = sandbox.show_last();
     let cases = run["cases"].as_array().unwrap();
     assert_eq!(cases.len(), 2, "{run}");
     assert_eq!(cases[0]["params"]["clients_from"], "local");
     assert_eq!(cases[1]["params"]["clients_from"], set.list().as_str());
     for case in cases {
         assert!(case["error"].is_null(), "{case}");
-        let metric = |name: &str| {
-            case["metrics"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|m| m["name"] == name)
-                .cloned()
-        };
-        let rate = metric("requests_per_sec").unwrap();
+        let metric = |name: &str| crate::common::metric(case, name);
+        let rate = metric("requests_per_sec");
         assert!(rate["summary"]["mean"].as_f64().unwrap() > 0.0, "{case}");
-        let errors = metric("errors").unwrap();
+        let errors = metric("errors");
         assert_eq!(errors["summary"]["mean"].as_f64(), Some(0.0), "{case}");
     }
     // This host's generator shares its CPUs; the client hosts do not.
