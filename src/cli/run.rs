@@ -27,7 +27,9 @@ pub struct RunArgs {
     #[arg(value_name = "PROFILE|WORKLOAD")]
     targets: Vec<String>,
     /// Set a parameter: `name=value`, or `name=v1,v2,...` to sweep it.
-    /// Applies to every selected workload that has the parameter. A value
+    /// Applies to every selected workload that has the parameter;
+    /// `WORKLOAD:name=...` to that workload alone (it wins over `name=`
+    /// there): -p crypto.speed:block_size=16,8192. A value
     /// that holds a comma goes in double quotes (`""` for a quote inside
     /// them): -p 'dir="/mnt/a,b",/mnt/c' is two directories. Every value of
     /// every case is checked before the first case runs.

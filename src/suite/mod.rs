@@ -5,6 +5,7 @@ pub mod execute;
 pub mod fallback;
 pub mod history;
 pub mod leftovers;
+pub mod overrides;
 pub mod plan;
 pub mod preflight;
 pub mod profiles;

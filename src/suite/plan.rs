@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use thiserror::Error;
 
+use super::overrides::Overrides;
 use super::profiles::{self, Entry};
 use crate::engine::params::{ParamError, resolve_cases, split_assignment};
 use crate::engine::{Methodology, PlannedCase};
@@ -41,6 +42,24 @@ pub enum PlanError {
         "--param {name}: no selected workload has a parameter `{name}` (selected: {selected}); `sledge workloads` lists every parameter"
     )]
     UnusedParam { name: String, selected: String },
+    #[error(
+        "--param {scope}:{name}: `{scope}` is not a workload; a scoped parameter is `WORKLOAD:NAME=VALUE` (`sledge workloads` lists them)"
+    )]
+    UnknownScope { scope: String, name: String },
+    #[error("--param {scope}:{name}: `{scope}` is not selected in this run (selected: {selected})")]
+    ScopeNotSelected {
+        scope: String,
+        name: String,
+        selected: String,
+    },
+    #[error(
+        "--param {scope}:{name}: `{scope}` has no parameter `{name}` (its parameters: {params})"
+    )]
+    ScopeLacksParam {
+        scope: String,
+        name: String,
+        params: String,
+    },
 }
 
 /// The default profile when nothing is named.
@@ -78,26 +97,9 @@ pub fn plan(targets: &[String], overrides: &[String], cpus: usize) -> Result<Pla
         CUSTOM_PROFILE.to_string()
     };
 
-    let mut override_map: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for text in overrides {
-        // A repeated parameter adds to the sweep: `-p threads=1 -p threads=2`
-        // is `threads=1,2`.
-        let (name, values) = split_assignment(text)?;
-        override_map.entry(name).or_default().extend(values);
-    }
-    for name in override_map.keys() {
-        let used = entries.iter().any(|(id, _)| {
-            workloads::find(id).is_some_and(|w| w.params().iter().any(|p| p.name == name))
-        });
-        if !used {
-            let mut selected: Vec<&str> = entries.iter().map(|(id, _)| id.as_str()).collect();
-            selected.dedup();
-            return Err(PlanError::UnusedParam {
-                name: name.clone(),
-                selected: selected.join(", "),
-            });
-        }
-    }
+    let overrides = Overrides::parse(overrides)?;
+    let selected: Vec<&str> = entries.iter().map(|(id, _)| id.as_str()).collect();
+    overrides.check_used(&selected)?;
 
     let mut cases = Vec::new();
     for (id, assignments) in entries {
@@ -108,11 +110,7 @@ pub fn plan(targets: &[String], overrides: &[String], cpus: usize) -> Result<Pla
             let (name, values) = split_assignment(text)?;
             merged.insert(name, values);
         }
-        for (name, values) in &override_map {
-            if specs.iter().any(|s| s.name == name) {
-                merged.insert(name.clone(), values.clone());
-            }
-        }
+        overrides.apply(workload.id(), &specs, &mut merged);
         for params in resolve_cases(workload.id(), &specs, &merged, cpus)? {
             cases.push(PlannedCase { workload, params });
         }
@@ -210,5 +208,68 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(err.contains("max_prime") && err.contains("from 3"), "{err}");
+    }
+
+    /// The raw values of parameter `name` over the cases of `workload`.
+    fn values_of(plan: &Plan, workload: &str, name: &str) -> Vec<String> {
+        plan.cases
+            .iter()
+            .filter(|c| c.workload.id() == workload)
+            .map(|c| c.params.to_raw_strings()[name].clone())
+            .collect()
+    }
+
+    #[test]
+    fn a_scoped_override_reaches_its_workload_alone() {
+        let plan = plan(
+            &strings(&["memory.block", "crypto.speed"]),
+            &strings(&["crypto.speed:block_size=16,8192", "time=0.5"]),
+            2,
+        )
+        .unwrap();
+        assert_eq!(values_of(&plan, "crypto.speed", "block_size"), ["16", "8K"]);
+        // memory.block keeps its own default block size...
+        assert_eq!(values_of(&plan, "memory.block", "block_size"), ["1K"]);
+        // ... and still takes the unscoped override.
+        assert_eq!(values_of(&plan, "memory.block", "time"), ["0.5"]);
+    }
+
+    #[test]
+    fn a_scoped_override_wins_over_an_unscoped_one_and_repeats_add_to_it() {
+        let plan = plan(
+            &strings(&["cpu.primes", "cpu.threads"]),
+            &strings(&["threads=2", "cpu.primes:threads=1", "cpu.primes:threads=3"]),
+            4,
+        )
+        .unwrap();
+        assert_eq!(values_of(&plan, "cpu.primes", "threads"), ["1", "3"]);
+        assert_eq!(values_of(&plan, "cpu.threads", "threads"), ["2"]);
+    }
+
+    #[test]
+    fn a_scoped_override_names_a_selected_workload_that_has_the_parameter() {
+        let error = |overrides: &[&str]| {
+            plan(&strings(&["cpu.primes"]), &strings(overrides), 2)
+                .err()
+                .unwrap()
+                .to_string()
+        };
+        let unknown = error(&["cpu.prime:threads=1"]);
+        assert!(
+            unknown.contains("`cpu.prime` is not a workload"),
+            "{unknown}"
+        );
+        let unselected = error(&["memory.block:threads=1"]);
+        assert!(
+            unselected.contains("`memory.block` is not selected")
+                && unselected.contains("selected: cpu.primes"),
+            "{unselected}"
+        );
+        let lacking = error(&["cpu.primes:block_size=1K"]);
+        assert!(
+            lacking.contains("`cpu.primes` has no parameter `block_size`")
+                && lacking.contains("max_prime"),
+            "{lacking}"
+        );
     }
 }
