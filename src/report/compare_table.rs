@@ -10,7 +10,7 @@ use super::compare::{CaseComparison, MetricComparison, MultiComparison, RunCompa
 use super::format;
 use super::listing::new_table;
 use crate::results::energy_companion;
-use crate::stats::{NOISE_THRESHOLD, Verdict, VerdictBasis};
+use crate::stats::{NO_HISTORY_THRESHOLD, NOISE_THRESHOLD, Verdict, VerdictBasis};
 
 /// Which metrics a table shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -354,13 +354,15 @@ fn price_line(run: &RunComparison) -> Option<String> {
 
 fn legend() -> String {
     format!(
-        "verdict: faster or slower when the ratio's 95% CI excludes 1 and the change exceeds {}; \
+        "verdict: faster or slower when the ratio's 95% CI excludes 1 and the change exceeds {} \
+         ({} with no history of the case on this host: history measures the drift between runs); \
          basis: `rounds` = the round means of both runs (each round a fresh process); `history ×N` \
          = the host's run-to-run noise over N earlier runs of the case was wider than the rounds' \
          CI, so it decided; `trials, weak` = a run of one round, whose CI misses the variance \
          between processes. `not judged`: trials the statistics use were flagged (busy, steal, \
          swap, throttled); --trust-flagged judges them anyway.\n",
-        format::percent(NOISE_THRESHOLD)
+        format::percent(NOISE_THRESHOLD),
+        format::percent(NO_HISTORY_THRESHOLD)
     )
 }
 

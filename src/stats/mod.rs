@@ -43,8 +43,8 @@ mod student_t;
 mod summary;
 
 pub use compare::{
-    Comparison, Direction, NOISE_THRESHOLD, SIGNIFICANCE_LEVEL, Side, Verdict, VerdictBasis,
-    compare, compare_sides,
+    Comparison, Direction, NO_HISTORY_THRESHOLD, NOISE_THRESHOLD, SIGNIFICANCE_LEVEL, Side,
+    Verdict, VerdictBasis, compare, compare_sides,
 };
 pub use hierarchical::{CiBasis, Levels, summarize_rounds};
 pub use latency_histogram::{LATENCY_MAX_NS, LATENCY_SIGFIG, latency_histogram};
