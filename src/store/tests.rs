@@ -567,6 +567,31 @@ fn resolve_run_accepts_ids_last_and_last_tilde_n() {
 }
 
 #[test]
+fn a_uuid_prefix_of_decimal_digits_names_its_run_when_no_id_matches() {
+    let (_dir, mut store) = new_store();
+    let mut record = run("quick", "2026-01-01T00:00:00Z", "box");
+    record.uuid = "52314352-9c1e-4b7a-8f00-0123456789ab".into();
+    let id = store.begin_run(&record).unwrap();
+    store
+        .finish_run(id, RunStatus::Complete, "2026-01-01T01:00:00Z", &[])
+        .unwrap();
+    assert_eq!(store.resolve_run("52314352").unwrap(), id);
+    // An id still names its run, and a number shorter than a UUID prefix
+    // that names none stays a missing id.
+    assert_eq!(store.resolve_run(&id.to_string()).unwrap(), id);
+    let err = store.resolve_run("5231435").unwrap_err();
+    assert!(
+        matches!(err, StoreError::NoSuchRun { id: 5231435, .. }),
+        "{err:?}"
+    );
+    let err = store.resolve_run("52314353").unwrap_err();
+    assert!(
+        matches!(err, StoreError::NoSuchRun { id: 52314353, .. }),
+        "{err:?}"
+    );
+}
+
+#[test]
 fn resolve_run_errors_are_clear() {
     let (_dir, mut store) = new_store();
     let path = store.path().display().to_string();
