@@ -476,6 +476,14 @@ fn run_threads(
         }
     };
 
+    // The receivers' buffers are made here, not by each thread: a task
+    // thread starts, says it is ready and sleeps, as hackbench's do (its
+    // buffer is on its stack), so that the threads are spread over the
+    // CPUs the same way when the start byte wakes them.
+    let mut buffers: Vec<Vec<u8>> = (0..c.groups * c.fds)
+        .map(|_| vec![0u8; c.datasize])
+        .collect();
+    let mut buffers = buffers.iter_mut();
     // Every task's body, in hackbench's order: a group's receivers, then
     // its senders.
     type Body<'a> = Box<dyn FnOnce() -> bool + Send + 'a>;
@@ -484,17 +492,20 @@ fn run_threads(
         for i in 0..c.fds {
             let slot = slots.get(c.slot_of_receiver(g, i));
             let input = pairs[g * c.fds + i].0.as_raw_fd();
-            let (stop, messages, datasize) = (&stop, c.fds as u64 * c.loops, c.datasize);
+            let (stop, messages) = (&stop, c.fds as u64 * c.loops);
+            let buf = buffers
+                .next()
+                .expect("one buffer per receiver")
+                .as_mut_slice();
             bodies.push((
                 c.slot_of_receiver(g, i),
                 Box::new(move || {
-                    let mut buf = vec![0u8; datasize];
                     let mut task = ReceiverTask {
                         ready_out,
                         wake_in,
                         input,
                         messages,
-                        buf: &mut buf,
+                        buf,
                     };
                     task.run(stop, slot) == 0
                 }),
