@@ -93,20 +93,21 @@ struct WireTrial {
     replaced: bool,
 }
 
-/// Runs each round as `PROGRAM __round` (the running sledge binary unless
-/// told otherwise).
-pub struct Subprocess {
-    program: std::path::PathBuf,
-}
+/// Runs each round as `SLEDGE __round`, with the running sledge binary.
+pub struct Subprocess;
 
 impl Subprocess {
-    /// An executor that re-runs the current executable.
+    /// An executor that re-runs the current executable (found again for
+    /// every round: the file may be replaced while a long run goes on).
     pub fn current() -> anyhow::Result<Self> {
-        Ok(Subprocess {
-            program: std::env::current_exe()
-                .map_err(|e| anyhow::anyhow!("cannot find sledge's own executable: {e}"))?,
-        })
+        own_executable()?;
+        Ok(Subprocess)
     }
+}
+
+fn own_executable() -> anyhow::Result<std::path::PathBuf> {
+    crate::sys::own_exe::own_executable()
+        .map_err(|e| anyhow::anyhow!("cannot find sledge's own executable: {e}"))
 }
 
 impl RoundExecutor for Subprocess {
@@ -126,7 +127,8 @@ impl RoundExecutor for Subprocess {
             cpus: ctx.cpus.clone(),
             request: request.clone(),
         };
-        match run_child(&self.program, &job, &ctx.cancel, progress) {
+        match own_executable().and_then(|program| run_child(&program, &job, &ctx.cancel, progress))
+        {
             // The round's time as this process saw it, starting the child
             // and reaping it included: what another round costs.
             Ok(outcome) => RoundOutcome {

@@ -1,10 +1,12 @@
 //! The lowest layer: thin, safe wrappers over the operating system and
 //! threads that know nothing of benchmarks, shared by every layer above
 //! (CPU affinity, the open-file limit, file-system space, anonymous memory
-//! mappings, and starting worker threads together).
+//! mappings, starting worker threads together, and this program's own
+//! executable).
 
 pub mod affinity;
 pub mod anon_map;
 pub mod fd_limit;
 pub mod fs_space;
+pub mod own_exe;
 pub mod workers;

@@ -61,10 +61,5 @@ pub fn copy_program() -> anyhow::Result<PathBuf> {
     if let Some(path) = COPY_PROGRAM.get() {
         return Ok(path.clone());
     }
-    let exe = std::env::current_exe()?;
-    Ok(if exe.exists() {
-        exe
-    } else {
-        PathBuf::from("/proc/self/exe")
-    })
+    Ok(crate::sys::own_exe::own_executable()?)
 }
