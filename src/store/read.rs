@@ -233,9 +233,7 @@ impl Store {
             // A UUID's first 8 hex digits are all decimal digits about once
             // in 43 runs (10/16 to the 8th): such a prefix names its run
             // when no run has that id.
-            if text.len() >= MIN_UUID_PREFIX
-                && let Ok(Some(id)) = self.resolve_uuid(text)
-            {
+            if let Ok(Some(id)) = self.resolve_uuid(text) {
                 return Ok(id);
             }
             return Err(StoreError::NoSuchRun {
