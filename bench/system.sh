@@ -12,10 +12,13 @@
 #                                       # one row of the hackbench table
 #
 # hackbench: groups 1, 4, 10 x pipe/socket x process/thread, 100 loops of
-# 100 B; sledge's seconds against hackbench's "Time:". A pair is REPS
-# hackbench runs and REPS sledge trials (after its warm-up trial), each
-# side's median taken: a run of a tenth of a second is easily disturbed
-# on a shared host. Target: every median ratio within 1.00 +/- 0.10.
+# 100 B; sledge's seconds against hackbench's "Time:". A pair is N
+# hackbench runs and N sledge trials (after its warm-up trial), each
+# side's median taken, where N is REPS or, for a row whose runs are short,
+# enough runs to fill PAIR_SECONDS (at most 41): back to back, hackbench's
+# 40 ms runs (groups=1, pipe) here spread from 31 to 76 ms, and a median
+# of 3 moved a pair's ratio by 0.6-1.4. Target: every median ratio within
+# 1.00 +/- 0.10.
 # cyclictest: `cyclictest -m -N -t N -i I -l L` with its histogram on
 # (which also sets the distance to 0, sledge's default; cyclictest's is
 # 500 us) at policy other and, as root, fifo priority 80; latency mean,
@@ -25,6 +28,7 @@ set -euo pipefail
 
 PAIRS=${PAIRS:-5}
 REPS=${REPS:-3}
+PAIR_SECONDS=${PAIR_SECONDS:-1}
 LOOPS=${LOOPS:-2000}
 INTERVAL=${INTERVAL:-1000}
 THREADS=${THREADS:-$(nproc)}
@@ -120,15 +124,15 @@ a = [float(x) for x in a]; b = [float(x) for x in b]
 # A pair without a figure on one side (cyclictest's p99 beyond 1 ms) is left out.
 pairs = [(x, y) for x, y in zip(a, b) if x == x and y == y and x > 0]
 if not pairs:
-    print(f"{label:<34} no pair has both figures")
+    print(f"{label:<44} no pair has both figures")
     sys.exit(0)
 ratios = [y / x for x, y in pairs]
-print(f"{label:<34} rt-tests {statistics.median(x for x, _ in pairs):>10.3f}  sledge {statistics.median(y for _, y in pairs):>10.3f} {unit:<3} "
+print(f"{label:<44} rt-tests {statistics.median(x for x, _ in pairs):>10.3f}  sledge {statistics.median(y for _, y in pairs):>10.3f} {unit:<3} "
       f"ratio {statistics.median(ratios):.3f}  ({len(pairs)} pairs: {' '.join(f'{r:.2f}' for r in ratios)})")
 PY
 }
 
-echo "sledge vs rt-tests $(hackbench --help 2>&1 | awk 'NR==1 {print $3}'), $PAIRS pairs ($REPS runs a side for hackbench), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "sledge vs rt-tests $(hackbench --help 2>&1 | awk 'NR==1 {print $3}'), $PAIRS pairs (hackbench: at least $REPS runs a side, $PAIR_SECONDS s), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 if [ -z "$ONLY" ] || [ "$ONLY" = hackbench ]; then
   echo "== hackbench: seconds for 100 loops of 100 B (lower is better); ratio sledge / hackbench"
@@ -138,12 +142,16 @@ if [ -z "$ONLY" ] || [ "$ONLY" = hackbench ]; then
         hb_args=(-g "$groups" -l 100)
         [ "$ipc" = pipe ] && hb_args+=(-p)
         [ "$mode" = thread ] && hb_args+=(-T)
+        # Runs a side per pair: enough to fill PAIR_SECONDS, judged from
+        # three hackbench runs.
+        reps=$(REPS=3 hb_time "${hb_args[@]}" |
+          awk -v reps="$REPS" -v fill="$PAIR_SECONDS" '{n = int(fill / $1 + 0.999); if (n < reps) n = reps; if (n > 41) n = 41; print n}')
         a="" b=""
         for _ in $(seq "$PAIRS"); do
-          a="$a $(hb_time "${hb_args[@]}")"
-          b="$b $(TRIALS=$REPS sledge_metrics seconds sched.hackbench -p groups="$groups" -p ipc="$ipc" -p mode="$mode")"
+          a="$a $(REPS=$reps hb_time "${hb_args[@]}")"
+          b="$b $(TRIALS=$reps sledge_metrics seconds sched.hackbench -p groups="$groups" -p ipc="$ipc" -p mode="$mode")"
         done
-        ratio_line "groups=$groups $ipc $mode" s "$a" "$b"
+        ratio_line "groups=$groups $ipc $mode ($reps a side)" s "$a" "$b"
       done
     done
   done

@@ -6,15 +6,21 @@
 # per-pair ratios sledge / UnixBench, and the System Benchmarks Index of
 # both with its ratio (baselines read from your copy's pgms/index.base).
 #
-#   UB_DIR=/path/to/byte-unixbench/UnixBench bench/unixbench.sh
+#   bench/unixbench.sh                       # fetches and builds byte-unixbench under /tmp
+#   UB_DIR=/path/to/byte-unixbench/UnixBench bench/unixbench.sh   # a copy you built
 #   UB_DIR=... PAIRS=5 COPIES=2 bench/unixbench.sh     # 5 pairs, 2 copies at once
 #   UB_DIR=... TIME=5 TESTS="dhry2reg pipe" bench/unixbench.sh
+#
+# Without UB_DIR the script clones UB_GIT (default: byte-unixbench on
+# GitHub; a local clone's path works too) into a temporary directory under
+# /tmp, builds it with its own `make` (needs git, make and gcc), and removes
+# it at exit. Nothing of UnixBench's is ever committed to this repository.
 #
 # UnixBench's programs run as its Run script runs them: the same arguments
 # (TIME overrides every duration but Whetstone's, which is built in), LANG
 # set to en_US.utf8, shell scripts in its testdir, COPIES copies at once
-# whose counts are summed and divided by their mean time. This script never
-# builds UnixBench: run `make` in UB_DIR first.
+# whose counts are summed and divided by their mean time. A UB_DIR you give
+# is used as it is: run `make` in it first.
 #
 # sledge's side of a pair is one pass too (`--rounds 1`, one trial, no
 # warm-up): without `--rounds 1` sledge runs several rounds, and its mean
@@ -33,14 +39,27 @@ TESTS=${TESTS:-"dhry2reg whetstone-double execl fstime fsbuffer fsdisk pipe cont
 here=$(cd "$(dirname "$0")/.." && pwd)
 SLEDGE=${SLEDGE:-$here/target/release/sledge}
 
+# Removed at exit: the fetched UnixBench (if any) and the scratch directory.
+cleanup=()
+trap 'rm -rf "${cleanup[@]}"' EXIT
 if [ -z "${UB_DIR:-}" ]; then
-  echo "set UB_DIR to a byte-unixbench UnixBench directory built with its make (it has pgms/dhry2reg)" >&2
-  exit 1
+  for tool in git make gcc; do
+    command -v "$tool" >/dev/null || { echo "$tool is missing (needed to fetch and build UnixBench; or set UB_DIR to a built copy)" >&2; exit 1; }
+  done
+  fetched=$(mktemp -d /tmp/byte-unixbench.XXXXXX)
+  cleanup+=("$fetched")
+  UB_GIT=${UB_GIT:-https://github.com/kdlucas/byte-unixbench.git}
+  echo "fetching $UB_GIT into $fetched and building it" >&2
+  git clone --quiet --depth 1 "$UB_GIT" "$fetched/src" >&2 ||
+    git clone --quiet "$UB_GIT" "$fetched/src" >&2
+  make -C "$fetched/src/UnixBench" >"$fetched/make.log" 2>&1 ||
+    { echo "UnixBench's make failed; its output:" >&2; tail -20 "$fetched/make.log" >&2; exit 1; }
+  UB_DIR=$fetched/src/UnixBench
 fi
 UB_DIR=$(cd "$UB_DIR" && pwd)
 for program in dhry2reg whetstone-double execl fstime pipe context1 spawn syscall looper multi.sh tst.sh index.base; do
   if [ ! -e "$UB_DIR/pgms/$program" ]; then
-    echo "$UB_DIR/pgms/$program is missing: run make in $UB_DIR first (this script does not build UnixBench)" >&2
+    echo "$UB_DIR/pgms/$program is missing: run make in $UB_DIR first (or leave UB_DIR unset to fetch and build a copy)" >&2
     exit 1
   fi
 done
@@ -51,7 +70,7 @@ fi
 
 # Both tools' files on the same filesystem as UnixBench's own tmp and testdir.
 work=$(mktemp -d "$UB_DIR/sledge-bench.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+cleanup+=("$work")
 
 python3 - "$UB_DIR" "$SLEDGE" "$work" "$PAIRS" "$COPIES" "$TIME" "$TESTS" <<'PY'
 import json, math, os, statistics, subprocess, sys, threading, time
