@@ -50,8 +50,7 @@ if [ -z "${UB_DIR:-}" ]; then
   cleanup+=("$fetched")
   UB_GIT=${UB_GIT:-https://github.com/kdlucas/byte-unixbench.git}
   echo "fetching $UB_GIT into $fetched and building it" >&2
-  git clone --quiet --depth 1 "$UB_GIT" "$fetched/src" >&2 ||
-    git clone --quiet "$UB_GIT" "$fetched/src" >&2
+  git clone --quiet "$UB_GIT" "$fetched/src" >&2
   make -C "$fetched/src/UnixBench" >"$fetched/make.log" 2>&1 ||
     { echo "UnixBench's make failed; its output:" >&2; tail -20 "$fetched/make.log" >&2; exit 1; }
   UB_DIR=$fetched/src/UnixBench

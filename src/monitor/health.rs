@@ -47,7 +47,7 @@ pub const OTHER_CPU_THRESHOLD_PCT: f64 = 10.0;
 /// an idle host; without this allowance 12 of 18 were flagged busy, and
 /// the flagged ones, being the longer ones, were replaced by new trials,
 /// which made the case read faster than it ran.
-fn tick_resolution_pct(counted_cpus: usize, ticks_per_sec: f64, seconds: f64) -> f64 {
+pub(super) fn tick_resolution_pct(counted_cpus: usize, ticks_per_sec: f64, seconds: f64) -> f64 {
     if seconds > 0.0 && ticks_per_sec > 0.0 {
         (counted_cpus as f64 + 1.0) / ticks_per_sec / seconds * 100.0
     } else {
