@@ -67,7 +67,8 @@ fn exec(args: &[&str]) -> anyhow::Result<std::convert::Infallible> {
         .collect();
     let mut argv: Vec<&CStr> = vec![&path];
     argv.extend(words.iter().map(CString::as_c_str));
-    let err = process::execv(&path, &argv);
+    let err = process::while_text_busy(|| Err::<(), _>(process::execv(&path, &argv)))
+        .expect_err("execv returns only on failure");
     if err.raw_os_error() == Some(libc::EACCES) {
         bail!(
             "cannot execute `{}` ({err}): is its filesystem mounted noexec? Set --param dir= to another directory",
@@ -83,10 +84,14 @@ mod tests {
     use crate::workloads::unixbench::copy_main::parse_result;
 
     fn run(dir: &Path, args: &[&str]) -> std::process::Output {
-        std::process::Command::new(dir.join(FILE))
-            .args(args)
-            .output()
-            .unwrap()
+        // Other tests fork while this one writes the program: see
+        // `process::while_text_busy`.
+        process::while_text_busy(|| {
+            std::process::Command::new(dir.join(FILE))
+                .args(args)
+                .output()
+        })
+        .unwrap()
     }
 
     #[test]

@@ -86,6 +86,27 @@ pub fn peek_exit(pid: libc::pid_t) -> Option<String> {
     })
 }
 
+/// Runs `attempt` again, for up to half a second, while it fails with
+/// "text file busy". The program was just written: another thread that
+/// forked while its file was open for writing leaves a child holding
+/// that write until the child execs, and an exec of a file open for
+/// writing fails with ETXTBSY meanwhile. Safe in a forked child: it
+/// only sleeps and reads the clock.
+pub fn while_text_busy<T>(mut attempt: impl FnMut() -> std::io::Result<T>) -> std::io::Result<T> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(500);
+    loop {
+        match attempt() {
+            Err(e)
+                if e.raw_os_error() == Some(libc::ETXTBSY)
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            result => return result,
+        }
+    }
+}
+
 /// `execv(2)`: replaces this process image; returns only on failure.
 /// `argv` must not be empty (its first entry is the program's name).
 pub fn execv(path: &CStr, argv: &[&CStr]) -> io::Error {
@@ -207,6 +228,27 @@ mod tests {
     use std::os::fd::AsRawFd;
 
     use super::*;
+
+    #[test]
+    fn text_busy_is_retried_and_other_errors_are_not() {
+        let mut tries = 0;
+        let result = while_text_busy(|| {
+            tries += 1;
+            if tries < 3 {
+                Err(std::io::Error::from_raw_os_error(libc::ETXTBSY))
+            } else {
+                Ok(tries)
+            }
+        });
+        assert_eq!(result.unwrap(), 3);
+        let mut tries = 0;
+        let result: std::io::Result<()> = while_text_busy(|| {
+            tries += 1;
+            Err(std::io::Error::from_raw_os_error(libc::EACCES))
+        });
+        assert_eq!(result.unwrap_err().raw_os_error(), Some(libc::EACCES));
+        assert_eq!(tries, 1);
+    }
 
     #[test]
     fn statuses_read_as_words() {
