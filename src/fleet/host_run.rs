@@ -247,7 +247,7 @@ fn run_and_fetch(
         // However ssh reports it (the remote's signal, a lost channel).
         return Err("stopped by the interrupt before the run was stored".to_string());
     }
-    let said = last_stderr.join(" | ");
+    let said = what_it_said(&last_stderr);
     match status.code() {
         Some(255) => {
             return Err(format!(
@@ -279,6 +279,20 @@ fn run_and_fetch(
         })
 }
 
+/// What the remote sledge said last, for an error: its `error:` line when
+/// one is among the kept lines (a warning printed before it is not the
+/// reason), else every kept line.
+fn what_it_said(last_stderr: &[String]) -> String {
+    match last_stderr
+        .iter()
+        .rev()
+        .find(|line| line.trim_start().starts_with("error:"))
+    {
+        Some(error) => error.trim().to_string(),
+        None => last_stderr.join(" | "),
+    }
+}
+
 /// Kills every process of this run on the host: those working in its
 /// scratch directory or using its store (the remote sledge and its
 /// rounds), never the shell doing it.
@@ -302,4 +316,29 @@ fn clean_up(connection: &Connection, remote: &Remote) -> Result<(), RemoteError>
     connection
         .run(&format!("rm -rf {}", quote(&remote.scratch)))
         .map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::what_it_said;
+
+    fn lines(text: &[&str]) -> Vec<String> {
+        text.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_remote_error_line_is_the_reason_not_the_warnings_before_it() {
+        let said = what_it_said(&lines(&[
+            "warning: other processes used 40% of a CPU before the run",
+            "error: parameter `groups` of sched.hackbench: 0 is below the minimum 1",
+        ]));
+        assert_eq!(
+            said,
+            "error: parameter `groups` of sched.hackbench: 0 is below the minimum 1"
+        );
+        // Without an error line, everything kept is quoted.
+        let said = what_it_said(&lines(&["ssh: connect to host", "broken pipe"]));
+        assert_eq!(said, "ssh: connect to host | broken pipe");
+        assert_eq!(what_it_said(&[]), "");
+    }
 }

@@ -232,9 +232,12 @@ impl Store {
             }
             // A UUID's first 8 hex digits are all decimal digits about once
             // in 43 runs (10/16 to the 8th): such a prefix names its run
-            // when no run has that id.
-            if let Ok(Some(id)) = self.resolve_uuid(text) {
-                return Ok(id);
+            // when no run has that id, and one that starts several runs'
+            // UUIDs says so rather than "no run".
+            match self.resolve_uuid(text) {
+                Ok(Some(id)) => return Ok(id),
+                Err(e @ StoreError::AmbiguousUuid { .. }) => return Err(e),
+                Ok(None) | Err(_) => {}
             }
             return Err(StoreError::NoSuchRun {
                 id,

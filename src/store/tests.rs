@@ -589,6 +589,18 @@ fn a_uuid_prefix_of_decimal_digits_names_its_run_when_no_id_matches() {
         matches!(err, StoreError::NoSuchRun { id: 52314353, .. }),
         "{err:?}"
     );
+    // Two runs whose UUIDs start with the same decimal digits: the prefix
+    // is ambiguous, not a missing id.
+    let mut twin = run("quick", "2026-01-02T00:00:00Z", "box");
+    twin.uuid = "52314352-0000-4b7a-8f00-0123456789ab".into();
+    let twin_id = store.begin_run(&twin).unwrap();
+    store
+        .finish_run(twin_id, RunStatus::Complete, "2026-01-02T01:00:00Z", &[])
+        .unwrap();
+    let err = store.resolve_run("52314352").unwrap_err();
+    assert!(matches!(err, StoreError::AmbiguousUuid { .. }), "{err:?}");
+    assert!(err.to_string().contains("give more of the UUID"), "{err}");
+    assert_eq!(store.resolve_run("52314352-0").unwrap(), twin_id);
 }
 
 #[test]
