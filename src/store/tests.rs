@@ -569,12 +569,18 @@ fn resolve_run_accepts_ids_last_and_last_tilde_n() {
 #[test]
 fn a_uuid_prefix_of_decimal_digits_names_its_run_when_no_id_matches() {
     let (_dir, mut store) = new_store();
-    let mut record = run("quick", "2026-01-01T00:00:00Z", "box");
-    record.uuid = "52314352-9c1e-4b7a-8f00-0123456789ab".into();
-    let id = store.begin_run(&record).unwrap();
-    store
-        .finish_run(id, RunStatus::Complete, "2026-01-01T01:00:00Z", &[])
-        .unwrap();
+    // A finished run with this UUID, started on this day of January.
+    let store_uuid = |store: &mut Store, uuid: &str, day: u32| {
+        let mut record = run("quick", &format!("2026-01-{day:02}T00:00:00Z"), "box");
+        record.uuid = uuid.into();
+        let id = store.begin_run(&record).unwrap();
+        let finished = format!("2026-01-{day:02}T01:00:00Z");
+        store
+            .finish_run(id, RunStatus::Complete, &finished, &[])
+            .unwrap();
+        id
+    };
+    let id = store_uuid(&mut store, "52314352-9c1e-4b7a-8f00-0123456789ab", 1);
     assert_eq!(store.resolve_run("52314352").unwrap(), id);
     // An id still names its run, and a number shorter than a UUID prefix
     // that names none stays a missing id.
@@ -591,12 +597,7 @@ fn a_uuid_prefix_of_decimal_digits_names_its_run_when_no_id_matches() {
     );
     // Two runs whose UUIDs start with the same decimal digits: the prefix
     // is ambiguous, not a missing id.
-    let mut twin = run("quick", "2026-01-02T00:00:00Z", "box");
-    twin.uuid = "52314352-0000-4b7a-8f00-0123456789ab".into();
-    let twin_id = store.begin_run(&twin).unwrap();
-    store
-        .finish_run(twin_id, RunStatus::Complete, "2026-01-02T01:00:00Z", &[])
-        .unwrap();
+    let twin_id = store_uuid(&mut store, "52314352-0000-4b7a-8f00-0123456789ab", 2);
     let err = store.resolve_run("52314352").unwrap_err();
     assert!(matches!(err, StoreError::AmbiguousUuid { .. }), "{err:?}");
     assert!(err.to_string().contains("give more of the UUID"), "{err}");

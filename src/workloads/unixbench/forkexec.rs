@@ -67,8 +67,7 @@ fn exec(args: &[&str]) -> anyhow::Result<std::convert::Infallible> {
         .collect();
     let mut argv: Vec<&CStr> = vec![&path];
     argv.extend(words.iter().map(CString::as_c_str));
-    let err = process::while_text_busy(|| Err::<(), _>(process::execv(&path, &argv)))
-        .expect_err("execv returns only on failure");
+    let err = process::execv_just_written(&path, &argv);
     if err.raw_os_error() == Some(libc::EACCES) {
         bail!(
             "cannot execute `{}` ({err}): is its filesystem mounted noexec? Set --param dir= to another directory",

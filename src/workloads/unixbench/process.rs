@@ -118,6 +118,16 @@ pub fn execv(path: &CStr, argv: &[&CStr]) -> io::Error {
     io::Error::last_os_error()
 }
 
+/// [`execv`] of a program this process has just written into its scratch
+/// directory: retried while the file is busy (see [`while_text_busy`]).
+/// Returns only on failure.
+pub fn execv_just_written(path: &CStr, argv: &[&CStr]) -> io::Error {
+    match while_text_busy(|| Err::<std::convert::Infallible, _>(execv(path, argv))) {
+        Err(e) => e,
+        Ok(never) => match never {},
+    }
+}
+
 /// A new pipe, both ends close-on-exec: `(read, write)`.
 pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];

@@ -128,7 +128,7 @@ pub fn run_copy(concurrent: u32, seconds: f64, gate: &mut Gate) -> anyhow::Resul
     timed::run_for(seconds, 1, |_| {
         match process::fork().context("shell: fork failed")? {
             Forked::Child => {
-                let _ = process::while_text_busy(|| Err::<(), _>(process::execv(&driver, &argv)));
+                process::execv_just_written(&driver, &argv);
                 process::exit_now(EXEC_FAILED);
             }
             Forked::Parent(pid) => {
