@@ -87,7 +87,8 @@ pub fn resolve_runs(
             | StoreError::NoRunAt { .. }
             | StoreError::BadRunRef { .. }
             | StoreError::NoSuchUuid { .. }
-            | StoreError::AmbiguousUuid { .. } => anyhow::Error::new(UsageError(e.to_string())),
+            | StoreError::AmbiguousUuid { .. }
+            | StoreError::AmbiguousRunRef { .. } => anyhow::Error::new(UsageError(e.to_string())),
             other => anyhow::Error::new(other),
         })?;
         if !ids.contains(&id) {

@@ -163,6 +163,28 @@ pub enum StoreError {
         path: PathBuf,
     },
 
+    /// The reference is both a run's id and the start of another run's
+    /// UUID (`00000002`: run 2, or run 3 whose UUID starts `00000002-`):
+    /// taking either could show, compare or delete the wrong run.
+    #[error(
+        "`{reference}` is ambiguous in {}: it is the id of run {id} and the start of the UUID of {uuid_runs}; name run {id} {by_id}, and the other by more of its UUID (`sledge list` shows both)",
+        path.display()
+    )]
+    AmbiguousRunRef {
+        /// The reference as the user typed it.
+        reference: String,
+        /// The run whose id it is.
+        id: i64,
+        /// The run (or runs) whose UUID it starts, described: `run 3
+        /// (00000002-...)`, or `several runs`.
+        uuid_runs: String,
+        /// How to name the run with that id instead: `as 2` when the
+        /// reference had leading zeros, else `by its UUID`.
+        by_id: String,
+        /// The store path.
+        path: PathBuf,
+    },
+
     /// The user's run reference is neither an id nor `last`/`last~N`.
     #[error(
         "`{reference}` is not a run reference: use a run id (`12`), `last` (the newest run), `last~N` (N runs before the newest) or a run UUID; `sledge list` shows the runs in {}",
@@ -276,6 +298,7 @@ impl StoreError {
             | StoreError::NoRunAt { path, .. }
             | StoreError::NoSuchUuid { path, .. }
             | StoreError::AmbiguousUuid { path, .. }
+            | StoreError::AmbiguousRunRef { path, .. }
             | StoreError::BadRunRef { path, .. }
             | StoreError::InvalidRecord { path, .. }
             | StoreError::Corrupt { path, .. }

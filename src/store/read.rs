@@ -228,7 +228,7 @@ impl Store {
                 .map_err(sql_err(path, doing))?
                 .is_some();
             if exists {
-                return Ok(id);
+                return self.unless_also_a_uuid_prefix(text, id);
             }
             // A UUID's first 8 hex digits are all decimal digits about once
             // in 43 runs (10/16 to the 8th): such a prefix names its run
@@ -291,6 +291,42 @@ impl Store {
 }
 
 impl Store {
+    /// `id`, the run whose id `text` is, unless `text` also starts the UUID
+    /// of another run: then neither is taken ([`StoreError::AmbiguousRunRef`]),
+    /// since `list` shows UUID prefixes of all-decimal digits too.
+    fn unless_also_a_uuid_prefix(&self, text: &str, id: i64) -> Result<i64, StoreError> {
+        let uuid_runs = match self.resolve_uuid(text) {
+            Ok(None) | Err(StoreError::NoSuchUuid { .. }) => return Ok(id),
+            Ok(Some(other)) if other == id => return Ok(id),
+            Ok(Some(other)) => {
+                let uuid = self.load_uuid(other)?;
+                format!("run {other} ({uuid})")
+            }
+            Err(StoreError::AmbiguousUuid { .. }) => "several runs".to_string(),
+            Err(other) => return Err(other),
+        };
+        let by_id = if text == id.to_string() {
+            "by its UUID".to_string()
+        } else {
+            format!("as `{id}`")
+        };
+        Err(StoreError::AmbiguousRunRef {
+            reference: text.to_string(),
+            id,
+            uuid_runs,
+            by_id,
+            path: self.path.clone(),
+        })
+    }
+
+    /// The UUID of run `id`.
+    fn load_uuid(&self, id: i64) -> Result<String, StoreError> {
+        self.conn
+            .query_one("SELECT uuid FROM run WHERE id = ?1", params![id])
+            .and_then(|row| row.get(0))
+            .map_err(sql_err(&self.path, "looking up a run's UUID"))
+    }
+
     /// The run a UUID, or a unique prefix of one (at least
     /// [`MIN_UUID_PREFIX`] hex digits), refers to; `None` when `text` does
     /// not look like one.

@@ -605,6 +605,45 @@ fn a_uuid_prefix_of_decimal_digits_names_its_run_when_no_id_matches() {
 }
 
 #[test]
+fn a_reference_that_is_an_id_and_another_runs_uuid_prefix_is_ambiguous() {
+    let (_dir, mut store) = new_store();
+    let first = store_run(&mut store, "quick", "2026-01-01T00:00:00Z", 0);
+    let second = store_run(&mut store, "quick", "2026-01-02T00:00:00Z", 0);
+    // The third run's UUID starts with what `list` would show as
+    // `00000002`, which also parses as the second run's id.
+    let mut record = run("quick", "2026-01-03T00:00:00Z", "box");
+    record.uuid = "00000002-9c1e-4b7a-8f00-0123456789ab".into();
+    let third = store.begin_run(&record).unwrap();
+    assert_eq!((first, second, third), (1, 2, 3));
+
+    let err = store.resolve_run("00000002").unwrap_err();
+    assert!(matches!(err, StoreError::AmbiguousRunRef { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(text.contains("the id of run 2"), "{text}");
+    assert!(
+        text.contains("run 3 (00000002-9c1e-4b7a-8f00-0123456789ab)"),
+        "{text}"
+    );
+    assert!(text.contains("name run 2 as `2`"), "{text}");
+    // Each run can still be named without ambiguity.
+    assert_eq!(store.resolve_run("2").unwrap(), 2);
+    assert_eq!(store.resolve_run("00000002-9").unwrap(), 3);
+    // An id with leading zeros that starts no UUID stays a plain id.
+    assert_eq!(store.resolve_run("00000001").unwrap(), 1);
+    // A run whose own UUID starts with its id is not ambiguous.
+    let mut record = run("quick", "2026-01-04T00:00:00Z", "box");
+    record.uuid = "00000004-9c1e-4b7a-8f00-0123456789ab".into();
+    assert_eq!(store.begin_run(&record).unwrap(), 4);
+    assert_eq!(store.resolve_run("00000004").unwrap(), 4);
+    // Several UUIDs starting with an id: ambiguous as well.
+    let mut record = run("quick", "2026-01-05T00:00:00Z", "box");
+    record.uuid = "00000002-0000-4b7a-8f00-0123456789ab".into();
+    store.begin_run(&record).unwrap();
+    let err = store.resolve_run("00000002").unwrap_err();
+    assert!(err.to_string().contains("several runs"), "{err}");
+}
+
+#[test]
 fn resolve_run_errors_are_clear() {
     let (_dir, mut store) = new_store();
     let path = store.path().display().to_string();
