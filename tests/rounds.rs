@@ -341,6 +341,36 @@ fn a_run_whose_sledge_was_killed_is_abandoned_and_said_so() {
 }
 
 #[test]
+fn a_run_a_live_sledge_is_running_is_not_deleted_until_its_sledge_is_gone() {
+    let sandbox = Sandbox::new();
+    let (mut parent, child) = start_scripted(&sandbox, &["-p", "sleep=20"]);
+    let refused = sandbox
+        .sledge()
+        .args(["delete", "1", "--yes"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("run 1 is still `running`") && stderr.contains("nothing was deleted"),
+        "{stderr}"
+    );
+    let listed = sandbox.sledge().args(["list", "--json"]).output().unwrap();
+    let runs: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(runs[0]["status"], "running", "{runs}");
+    // Once its sledge is gone the run reads `abandoned` and may go.
+    parent.kill().unwrap();
+    parent.wait().unwrap();
+    assert!(wait_gone(child, Duration::from_secs(10)));
+    sandbox
+        .sledge()
+        .args(["delete", "1", "--yes"])
+        .assert()
+        .success();
+    sandbox.assert_no_runs();
+}
+
+#[test]
 fn a_second_interrupt_still_marks_the_run_partial() {
     let sandbox = Sandbox::new();
     // The round's cleanup takes 20 s, so the first interrupt leaves the run

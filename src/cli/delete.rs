@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::output::{ExitStatus, UsageError, open_store, resolve_runs};
+use crate::results::RunStatus;
+use crate::store::RunListing;
 
 /// Options of `sledge delete`.
 #[derive(Debug, Args)]
@@ -24,6 +26,7 @@ pub fn execute(args: DeleteArgs, store: Option<PathBuf>) -> anyhow::Result<ExitS
     let mut store = open_store(store)?;
     let ids = resolve_runs(&store, &args.runs)?;
     let listing = store.list_runs()?;
+    refuse_running(&listing, &ids)?;
     let described: Vec<String> = ids
         .iter()
         .map(|id| match listing.iter().find(|r| r.id == *id) {
@@ -61,4 +64,21 @@ pub fn execute(args: DeleteArgs, store: Option<PathBuf>) -> anyhow::Result<ExitS
         eprintln!("deleted {line}");
     }
     Ok(ExitStatus::Success)
+}
+
+/// Refuses, before anything is asked or removed, a run that a live sledge
+/// is still running: deleting it would make that sledge fail when it
+/// stores its next case and lose its measurements. As `compare`, only a
+/// run whose sledge is gone (`abandoned`, see `list`) may go while it
+/// never finished.
+fn refuse_running(listing: &[RunListing], ids: &[i64]) -> Result<(), UsageError> {
+    for run in listing.iter().filter(|r| ids.contains(&r.id)) {
+        if run.status == RunStatus::Running {
+            return Err(UsageError(format!(
+                "run {} is still `running` (started {}, {} case(s) stored so far): the sledge running it would fail when it stores its next case; delete it once it is complete, partial or failed, or once it reads `abandoned` in `sledge list` (its sledge gone); nothing was deleted",
+                run.id, run.started, run.cases
+            )));
+        }
+    }
+    Ok(())
 }

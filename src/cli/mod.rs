@@ -98,7 +98,8 @@ pub enum Command {
     /// Run on many hosts over SSH, every host's run brought into this
     /// store.
     Fleet(fleet::FleetArgs),
-    /// Remove stored runs (asks first on a terminal unless --yes).
+    /// Remove stored runs (asks first on a terminal unless --yes); a run
+    /// a live sledge is still running is refused.
     Delete(delete::DeleteArgs),
     /// Write one self-contained HTML report of runs: hosts side by side,
     /// comparisons with the first run, charts (no network, no script).
