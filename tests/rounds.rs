@@ -262,6 +262,14 @@ fn a_store_that_fills_up_midway_shows_what_it_stored_and_the_error() {
     let run: Value = serde_json::from_slice(&out.stdout).unwrap();
     let stored = run["cases"].as_array().unwrap().len();
     assert!((1..40).contains(&stored), "{stored} cases stored");
+    // Marked failed with the reason, not left `running` (which would read
+    // `abandoned` once its sledge exited, as if it had been killed).
+    assert_eq!(run["status"], "failed", "{run}");
+    let warnings = run["warnings"].to_string();
+    assert!(
+        warnings.contains("failed: the store failed midway"),
+        "{warnings}"
+    );
 }
 
 /// Starts `sledge run test.scripted` with `args`, its stderr kept in the

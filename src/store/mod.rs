@@ -60,8 +60,16 @@ use crate::results::RunStatus;
 use db::{Conn, DbError};
 use schema::Migration;
 
-/// How long a writer waits for another process holding the store's lock.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a connection waits for another process holding the store's
+/// lock before giving up. A run stores each case after each of its rounds,
+/// between timed trials, so waiting costs it no measurement, while giving
+/// up stops the run and loses the round. The lock is held by another
+/// sledge's transaction (a case: milliseconds; an `import` of a large
+/// export: the whole import, seconds to tens of seconds), `delete`, or a
+/// backup or `sqlite3` session: a minute outlasts all but a session left
+/// open by hand, which no wait fixes. (PostgreSQL stores have their own
+/// statement deadline.)
+const BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The first 16 bytes of every SQLite 3 database file.
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
@@ -122,7 +130,7 @@ impl Store {
     /// A file that is not an SQLite database, or an SQLite database of
     /// another program, is refused and left untouched; so is a store made
     /// by a newer sledge. The connection uses the rollback journal, foreign
-    /// keys and a 5 s busy timeout.
+    /// keys and a busy timeout of [`BUSY_TIMEOUT`].
     ///
     /// A `postgres://` URL in place of the path opens (and creates or
     /// upgrades) the store in that PostgreSQL database instead.

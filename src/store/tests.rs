@@ -605,6 +605,28 @@ fn a_uuid_prefix_of_decimal_digits_names_its_run_when_no_id_matches() {
 }
 
 #[test]
+fn a_case_is_stored_after_another_process_held_the_lock_for_several_seconds() {
+    let (dir, mut store) = new_store();
+    let id = store.begin_run(&run("quick", "2026-01-01T00:00:00Z", "box")).unwrap();
+    // Another connection (as another process would) takes the write lock
+    // and holds it for six seconds: longer than SQLite's usual few, far
+    // shorter than the store's wait.
+    let other = rusqlite::Connection::open(dir.path().join("results.db")).unwrap();
+    other.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let holder = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(6));
+        other.execute_batch("COMMIT").unwrap();
+    });
+    let stored = store.add_case(id, &small_case("cpu.primes"));
+    holder.join().unwrap();
+    stored.unwrap();
+    store
+        .finish_run(id, RunStatus::Complete, "2026-01-01T01:00:00Z", &[])
+        .unwrap();
+    assert_eq!(store.load_run(id).unwrap().cases.len(), 1);
+}
+
+#[test]
 fn a_reference_that_is_an_id_and_another_runs_uuid_prefix_is_ambiguous() {
     let (_dir, mut store) = new_store();
     let first = store_run(&mut store, "quick", "2026-01-01T00:00:00Z", 0);

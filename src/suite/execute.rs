@@ -153,9 +153,17 @@ pub fn execute(
     let status = match outcome {
         Ok(outcome) => outcome.status,
         Err(err) => {
-            // The store failed midway: mark the run failed if it still can,
-            // and say which run holds what was stored.
-            let _ = store.finish_run(run_id, RunStatus::Failed, &now(), &run.warnings);
+            // The store failed midway: mark the run failed with the reason
+            // (left `running`, it would read `abandoned` once this process
+            // exits, as if it had been killed), and say which run holds
+            // what was stored.
+            let mut warnings = run.warnings.clone();
+            warnings.push(format!("failed: the store failed midway: {err:#}"));
+            if let Err(marking) = store.finish_run(run_id, RunStatus::Failed, &now(), &warnings) {
+                eprintln!(
+                    "warning: run {run_id} could not be marked failed either ({marking}); it stays `running` in the store and reads `abandoned` once this sledge has exited"
+                );
+            }
             return Err(err.context(StoreFailedMidRun { run_id }));
         }
     };
