@@ -5,7 +5,7 @@ use std::path::Path;
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::common::{FAST, Sandbox};
+use crate::common::{FAST, Sandbox, store_fixture_run};
 
 /// A tiny cpu.primes run and a tiny HTTP run (which has a latency
 /// histogram), stored in `sandbox`.
@@ -296,6 +296,78 @@ fn delete_removes_runs_and_asks_unless_told_not_to() {
         .map(|r| r["id"].as_i64().unwrap())
         .collect();
     assert_eq!(ids, vec![2]);
+}
+
+#[test]
+fn export_and_report_never_write_over_the_store() {
+    use sledge::results::RunStatus;
+    let sandbox = Sandbox::new();
+    store_fixture_run(&sandbox.store(), RunStatus::Complete, &[100.0, 101.0]);
+    let dir = sandbox.path();
+    std::os::unix::fs::symlink("results.db", dir.join("link.db")).unwrap();
+    std::fs::hard_link(sandbox.store(), dir.join("hard.db")).unwrap();
+    let before = std::fs::read(sandbox.store()).unwrap();
+    for command in ["export", "report"] {
+        for output in [
+            "results.db",
+            "./results.db",
+            "link.db",
+            "hard.db",
+            "results.db-journal",
+        ] {
+            sandbox
+                .sledge()
+                .args([command, "1", "-o", output])
+                .assert()
+                .code(2)
+                .stdout("")
+                .stderr(predicate::str::contains(format!(
+                    "the output file {output} is the store {}",
+                    sandbox.store().display()
+                )));
+        }
+    }
+    assert_eq!(std::fs::read(sandbox.store()).unwrap(), before);
+    assert!(!dir.join("results.db-journal").exists());
+    sandbox.sledge().args(["show", "1"]).assert().success();
+}
+
+#[test]
+fn exports_are_compact_unless_asked_pretty_and_both_import() {
+    use sledge::results::RunStatus;
+    let here = Sandbox::new();
+    store_fixture_run(&here.store(), RunStatus::Complete, &[100.0, 101.0]);
+    let compact = here.path().join("compact.json");
+    let pretty = here.path().join("pretty.json");
+    here.sledge()
+        .args(["export", "1", "-o"])
+        .arg(&compact)
+        .assert()
+        .success();
+    here.sledge()
+        .args(["export", "1", "--pretty", "-o"])
+        .arg(&pretty)
+        .assert()
+        .success();
+    let compact_text = std::fs::read_to_string(&compact).unwrap();
+    let pretty_text = std::fs::read_to_string(&pretty).unwrap();
+    assert_eq!(compact_text.lines().count(), 1, "{compact_text}");
+    assert!(compact_text.ends_with("}\n"));
+    assert!(pretty_text.lines().count() > 10, "{pretty_text}");
+    assert!(compact_text.len() < pretty_text.len());
+    let a: Value = serde_json::from_str(&compact_text).unwrap();
+    let b: Value = serde_json::from_str(&pretty_text).unwrap();
+    assert_eq!(a["runs"], b["runs"]);
+    for file in [&compact, &pretty] {
+        let there = Sandbox::new();
+        there
+            .sledge()
+            .arg("import")
+            .arg(file)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("1 run added"));
+    }
 }
 
 #[test]

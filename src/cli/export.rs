@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::output::{ExitStatus, open_store, print, resolve_runs, write_file_atomically};
+use super::output::{ExitStatus, open_store, print, resolve_runs};
+use super::output_file::{refuse_store_as_output, write_file_atomically};
 use crate::report::portable;
 
 /// Options of `sledge export`.
@@ -17,20 +18,28 @@ pub struct ExportArgs {
     /// standard output).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Indent the JSON for people to read (about twice the size). Without
+    /// it the document is compact: one line.
+    #[arg(long)]
+    pretty: bool,
 }
 
 /// Writes the runs as one portable JSON document.
 pub fn execute(args: ExportArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
     let store = open_store(store)?;
+    let output = args.output.filter(|path| path.as_os_str() != "-");
+    if let Some(path) = &output {
+        refuse_store_as_output(path, store.location())?;
+    }
     let ids = resolve_runs(&store, &args.runs)?;
     let runs = ids
         .iter()
         .map(|&id| store.load_run(id))
         .collect::<Result<Vec<_>, _>>()?;
     let exported = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let document = portable::export(&runs, &exported)?;
-    match args.output {
-        Some(path) if path.as_os_str() != "-" => {
+    let document = portable::export(&runs, &exported, args.pretty)?;
+    match output {
+        Some(path) => {
             write_file_atomically(&path, &document)?;
             eprintln!(
                 "exported {} run{} to {}",
@@ -39,7 +48,7 @@ pub fn execute(args: ExportArgs, store: Option<PathBuf>) -> anyhow::Result<ExitS
                 path.display()
             );
         }
-        _ => print(&document)?,
+        None => print(&document)?,
     }
     Ok(ExitStatus::Success)
 }

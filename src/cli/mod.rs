@@ -12,6 +12,7 @@ mod http_from;
 mod import;
 mod list;
 mod output;
+mod output_file;
 mod probe;
 mod progress_bar;
 mod report;

@@ -98,52 +98,6 @@ pub fn resolve_runs(
     Ok(ids)
 }
 
-/// Writes `text` to a regular file `path` whole or not at all: into a
-/// temporary file beside it, renamed over `path` once complete, so a failed
-/// write leaves neither a half-written file nor the temporary one. An
-/// existing device, pipe or symbolic link is written through instead. Ctrl-C (or SIGTERM)
-/// is held off from here to the end of the command, which is only this
-/// write: killed between creating and renaming the temporary file, the
-/// process would leave it behind.
-pub fn write_file_atomically(path: &std::path::Path, text: &str) -> anyhow::Result<()> {
-    use anyhow::Context as _;
-    // Fails only if a handler is already set (then that one decides).
-    let _ = ctrlc::set_handler(|| {});
-    if path.is_dir() {
-        anyhow::bail!(
-            "{} is a directory; give a file name for the output",
-            path.display()
-        );
-    }
-    // A device, a pipe or a symbolic link is written through, never
-    // replaced: renaming over `/dev/null` or a link would put a plain file
-    // in its place.
-    if let Ok(meta) = std::fs::symlink_metadata(path)
-        && !meta.file_type().is_file()
-    {
-        return std::fs::File::create(path)
-            .and_then(|mut f| f.write_all(text.as_bytes()))
-            .with_context(|| format!("cannot write {}", path.display()));
-    }
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => std::path::Path::new("."),
-    };
-    // 0666 before the umask, as for any new file (tempfile's default is
-    // 0600, too strict for a report meant to be shared).
-    let mut temp = tempfile::Builder::new()
-        .prefix(".sledge-")
-        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
-        .tempfile_in(dir)
-        .with_context(|| format!("cannot create a file in {}", dir.display()))?;
-    temp.write_all(text.as_bytes())
-        .and_then(|()| temp.as_file().sync_all())
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    temp.persist(path)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
-}
-
 /// Which metrics the run table shows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum MetricsShown {
@@ -165,64 +119,5 @@ pub fn run_text(run: &crate::results::RunRecord, shown: MetricsShown) -> String 
             text
         }
         MetricsShown::All => crate::report::run_table::render(run),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_file_is_replaced_whole_and_no_temporary_file_remains() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("out.json");
-        std::fs::write(&path, "old").unwrap();
-        write_file_atomically(&path, "new text").unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new text");
-        let names: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("out.json")]);
-        let err = write_file_atomically(dir.path(), "x").unwrap_err();
-        assert!(err.to_string().contains("is a directory"), "{err}");
-    }
-
-    #[test]
-    fn links_and_pipes_are_written_through_not_replaced() {
-        let dir = tempfile::tempdir().unwrap();
-        let target = dir.path().join("target.html");
-        std::fs::write(&target, "old").unwrap();
-        let link = dir.path().join("link.html");
-        std::os::unix::fs::symlink(&target, &link).unwrap();
-        write_file_atomically(&link, "through the link").unwrap();
-        assert!(
-            std::fs::symlink_metadata(&link)
-                .unwrap()
-                .file_type()
-                .is_symlink()
-        );
-        assert_eq!(
-            std::fs::read_to_string(&target).unwrap(),
-            "through the link"
-        );
-
-        let fifo = dir.path().join("pipe");
-        let c_path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: mkfifo with a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
-        let reader = {
-            let fifo = fifo.clone();
-            std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
-        };
-        write_file_atomically(&fifo, "through the pipe").unwrap();
-        assert_eq!(reader.join().unwrap(), "through the pipe");
-        use std::os::unix::fs::FileTypeExt as _;
-        assert!(
-            std::fs::symlink_metadata(&fifo)
-                .unwrap()
-                .file_type()
-                .is_fifo()
-        );
     }
 }

@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::output::{ExitStatus, open_store, print, resolve_runs, write_file_atomically};
+use super::output::{ExitStatus, open_store, print, resolve_runs};
+use super::output_file::{refuse_store_as_output, write_file_atomically};
 use crate::report::html;
 
 /// Options of `sledge report`.
@@ -23,6 +24,10 @@ pub struct ReportArgs {
 /// Writes one self-contained HTML report of the runs.
 pub fn execute(args: ReportArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
     let store = open_store(store)?;
+    let output = args.output.filter(|path| path.as_os_str() != "-");
+    if let Some(path) = &output {
+        refuse_store_as_output(path, store.location())?;
+    }
     let ids = resolve_runs(&store, &args.runs)?;
     let runs = ids
         .iter()
@@ -32,8 +37,8 @@ pub fn execute(args: ReportArgs, store: Option<PathBuf>) -> anyhow::Result<ExitS
     let generated = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let noise = crate::report::noise::StoreNoise::new(&store, ids.clone());
     let page = html::render(&runs, &defaults, &generated, &noise)?;
-    match args.output {
-        Some(path) if path.as_os_str() != "-" => {
+    match output {
+        Some(path) => {
             write_file_atomically(&path, &page)?;
             eprintln!(
                 "wrote the report of {} run{} to {}",
@@ -42,7 +47,7 @@ pub fn execute(args: ReportArgs, store: Option<PathBuf>) -> anyhow::Result<ExitS
                 path.display()
             );
         }
-        _ => print(&page)?,
+        None => print(&page)?,
     }
     Ok(ExitStatus::Success)
 }

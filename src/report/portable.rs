@@ -59,9 +59,11 @@ struct DocumentHead<'a> {
     runs: Vec<Value>,
 }
 
-/// The export document of `runs`, as pretty JSON with a final newline.
-/// `exported` is the time of the export (RFC 3339).
-pub fn export(runs: &[RunRecord], exported: &str) -> anyhow::Result<String> {
+/// The export document of `runs`, as JSON with a final newline: compact,
+/// or indented for people when `pretty` (about twice the size, which could
+/// take a large export past what `import` reads). `exported` is the time
+/// of the export (RFC 3339).
+pub fn export(runs: &[RunRecord], exported: &str, pretty: bool) -> anyhow::Result<String> {
     let mut values = Vec::with_capacity(runs.len());
     for run in runs {
         let mut value = serde_json::to_value(run)?;
@@ -83,7 +85,12 @@ pub fn export(runs: &[RunRecord], exported: &str) -> anyhow::Result<String> {
         sledge_version: env!("CARGO_PKG_VERSION"),
         runs: values,
     };
-    Ok(serde_json::to_string_pretty(&head)? + "\n")
+    let text = if pretty {
+        serde_json::to_string_pretty(&head)?
+    } else {
+        serde_json::to_string(&head)?
+    };
+    Ok(text + "\n")
 }
 
 /// Why a document cannot be imported. Every message starts with the file.
@@ -448,7 +455,7 @@ mod tests {
     use crate::report::fixtures::demo_run;
 
     fn document(runs: &[RunRecord]) -> String {
-        export(runs, "2026-03-01T12:00:00Z").unwrap()
+        export(runs, "2026-03-01T12:00:00Z", false).unwrap()
     }
 
     fn error(text: &str) -> String {

@@ -607,7 +607,9 @@ fn a_uuid_prefix_of_decimal_digits_names_its_run_when_no_id_matches() {
 #[test]
 fn a_case_is_stored_after_another_process_held_the_lock_for_several_seconds() {
     let (dir, mut store) = new_store();
-    let id = store.begin_run(&run("quick", "2026-01-01T00:00:00Z", "box")).unwrap();
+    let id = store
+        .begin_run(&run("quick", "2026-01-01T00:00:00Z", "box"))
+        .unwrap();
     // Another connection (as another process would) takes the write lock
     // and holds it for six seconds: longer than SQLite's usual few, far
     // shorter than the store's wait.
