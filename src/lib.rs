@@ -22,7 +22,8 @@
 //! - `store`: the results database and its migrations.
 //! - `results`: the records a run produces, shared by engine, store and
 //!   report.
-//! - `monitor`: `/proc` sampling and the hardware readers during trials.
+//! - `monitor`: `/proc` sampling and the hardware readers during trials,
+//!   and the mark that proves which process made a directory (`maker_mark`).
 //! - `probe`: the host inventory.
 //! - `stats`: pure statistics.
 //! - `secrets`: masking passwords.

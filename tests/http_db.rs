@@ -117,16 +117,24 @@ impl Kind {
     }
 
     /// Makes a table named as the page names its own.
-    fn make_table(self, url: &str, table: &str) {
+    /// Creates `table`, with `comment` as its comment when given.
+    fn make_table(self, url: &str, table: &str, comment: Option<&str>) {
         let sql = format!("CREATE TABLE {table} (id INT PRIMARY KEY)");
         match self {
             Kind::Postgres => {
                 let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
                 c.batch_execute(&sql).unwrap();
+                if let Some(comment) = comment {
+                    c.batch_execute(&format!("COMMENT ON TABLE {table} IS '{comment}'"))
+                        .unwrap();
+                }
             }
             Kind::Mysql => {
                 let mut c = mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).unwrap();
-                c.query_drop(sql).unwrap();
+                let comment = comment
+                    .map(|comment| format!(" COMMENT='{comment}'"))
+                    .unwrap_or_default();
+                c.query_drop(format!("{sql}{comment}")).unwrap();
             }
         }
     }
@@ -141,6 +149,27 @@ impl Kind {
             Kind::Mysql => {
                 let mut c = mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).unwrap();
                 c.query_drop(sql).unwrap();
+            }
+        }
+    }
+
+    /// The comment of `table` (empty when it has none).
+    fn table_comment(self, url: &str, table: &str) -> String {
+        match self {
+            Kind::Postgres => {
+                let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+                let query = format!(
+                    "SELECT coalesce(obj_description('{table}'::regclass, 'pg_class'), '')"
+                );
+                c.query_one(query.as_str(), &[]).unwrap().get(0)
+            }
+            Kind::Mysql => {
+                let mut c = mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).unwrap();
+                let query = format!(
+                    "SELECT table_comment FROM information_schema.tables \
+                     WHERE table_schema = DATABASE() AND table_name = '{table}'"
+                );
+                c.query_first::<String, _>(query).unwrap().unwrap()
             }
         }
     }
@@ -493,25 +522,41 @@ fn dead_pid() -> u32 {
     pid
 }
 
-/// A table left by a killed sledge of this host is dropped when the page
-/// next connects to that database; one of another host is left alone.
+/// A table left by a killed sledge of this host, marked as its own, is
+/// dropped when the page next connects to that database; one of another
+/// host, and one with a page table's name but no valid mark, are left
+/// alone.
 fn leftover_tables_are_dropped(kind: Kind) {
     let Some(url) = kind.live_url() else { return };
     let gone = dead_pid();
+    let gone_mark = |table: &str| {
+        let mut mark = sledge::monitor::maker_mark::MakerMark::new(table).unwrap();
+        mark.maker.pid = gone;
+        mark.to_line()
+    };
     let stale = format!("{}_{gone}_0_0", this_hosts_prefix());
+    let unmarked = format!("{}_{gone}_1_0", this_hosts_prefix());
+    let misnamed = format!("{}_{gone}_2_0", this_hosts_prefix());
     let elsewhere = format!("sledge_http_page_h00000000_{gone}_0_0");
-    kind.make_table(&url, &stale);
-    kind.make_table(&url, &elsewhere);
+    kind.make_table(&url, &stale, Some(&gone_mark(&stale)));
+    kind.make_table(&url, &unmarked, None);
+    // A mark naming another table does not count for this one.
+    kind.make_table(&url, &misnamed, Some(&gone_mark(&stale)));
+    kind.make_table(&url, &elsewhere, Some(&gone_mark(&elsewhere)));
     let db = Database::create(&kind.source(&url)).unwrap();
     let ours = db.table().unwrap().to_string();
     assert!(ours.starts_with(&this_hosts_prefix()), "{ours}");
     assert!(!kind.table_exists(&url, &stale), "{stale} left behind");
-    assert!(
-        kind.table_exists(&url, &elsewhere),
-        "another host's table was dropped"
-    );
+    for kept in [&unmarked, &misnamed, &elsewhere] {
+        assert!(kind.table_exists(&url, kept), "{kept} was dropped");
+        kind.drop_table(&url, kept);
+    }
+    // The page's own table carries its mark: a later sledge could drop it.
+    let mark = sledge::monitor::maker_mark::MakerMark::parse(&kind.table_comment(&url, &ours))
+        .expect("the page's table is marked");
+    assert_eq!(mark.name, ours);
+    assert_eq!(mark.maker.pid, std::process::id());
     db.remove().unwrap();
-    kind.drop_table(&url, &elsewhere);
 }
 
 #[test]

@@ -411,23 +411,53 @@ fn a_second_interrupt_still_marks_the_run_partial() {
 }
 
 #[test]
-fn a_run_removes_scratch_left_by_a_sledge_that_is_gone_and_says_so() {
+fn a_run_removes_only_scratch_a_sledge_that_is_gone_marked_as_its_own() {
+    use sledge::monitor::maker_mark::{MARK_FILE, MakerMark};
     let sandbox = Sandbox::new();
-    // A dead sledge's scratch directory, with data in it.
+    // A dead sledge's scratch directory, with data in it and its mark.
     let mut gone = std::process::Command::new("true").spawn().unwrap();
     let gone_pid = gone.id();
     gone.wait().unwrap();
     let stale = sandbox.path().join(format!("sledge-fileio-{gone_pid}-0"));
     std::fs::create_dir_all(stale.join("data")).unwrap();
     std::fs::write(stale.join("data/file0"), vec![0u8; 4096]).unwrap();
-    // A live sledge's (a round's process waiting for its job): kept.
+    let mut mark = MakerMark::new(&format!("sledge-fileio-{gone_pid}-0")).unwrap();
+    mark.maker.pid = gone_pid;
+    std::fs::write(stale.join(MARK_FILE), mark.to_line()).unwrap();
+    // A live sledge's (a round's process waiting for its job), marked as
+    // it would mark it: kept.
     let mut live = std::process::Command::new(assert_cmd::cargo::cargo_bin("sledge"))
         .arg("__round")
         .stdin(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let kept = sandbox.path().join(format!("sledge-disk-{}-0", live.id()));
+    let live_name = format!("sledge-disk-{}-0", live.id());
+    let kept = sandbox.path().join(&live_name);
     std::fs::create_dir(&kept).unwrap();
+    let mut mark = MakerMark::new(&live_name).unwrap();
+    mark.maker.pid = live.id();
+    mark.maker.starttime = sledge::monitor::procfs::read_pid_stat(live.id())
+        .unwrap()
+        .starttime;
+    std::fs::write(kept.join(MARK_FILE), mark.to_line()).unwrap();
+    // The user's own directories with sledge-like names and no mark: one
+    // whose "pid" is gone, one whose "pid" is a process started after the
+    // directory was last changed.
+    let users = [
+        sandbox.path().join("sledge-results-2024-03"),
+        sandbox.path().join(format!("sledge-backup-{gone_pid}-0")),
+        sandbox
+            .path()
+            .join(format!("sledge-backup-{}-0", live.id())),
+    ];
+    for dir in &users {
+        std::fs::create_dir(dir).unwrap();
+        std::fs::write(dir.join("precious"), b"the user's").unwrap();
+        std::fs::File::open(dir)
+            .unwrap()
+            .set_modified(std::time::UNIX_EPOCH + Duration::from_secs(1_000_000))
+            .unwrap();
+    }
 
     let out = sandbox
         .sledge()
@@ -447,10 +477,18 @@ fn a_run_removes_scratch_left_by_a_sledge_that_is_gone_and_says_so() {
         kept.exists(),
         "a live sledge's scratch was removed: {stderr}"
     );
+    for dir in &users {
+        assert!(
+            dir.join("precious").exists(),
+            "{} was removed: {stderr}",
+            dir.display()
+        );
+    }
     assert!(
         stderr.contains(&format!(
             "left behind by a sledge that is gone (pid {gone_pid})"
         )),
         "{stderr}"
     );
+    assert_eq!(stderr.matches("note: removed").count(), 1, "{stderr}");
 }

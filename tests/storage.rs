@@ -72,11 +72,16 @@ fn prepare_writes_files_of_the_requested_size_and_cleanup_removes_them() {
     let scratch = entries(tmp.path());
     assert_eq!(scratch.len(), 1, "{scratch:?}");
     let scratch = tmp.path().join(&scratch[0]);
+    // The files, and the mark that lets a later run remove the directory
+    // should this process be killed.
     assert_eq!(
         entries(&scratch),
-        ["test_file.0", "test_file.1", "test_file.2"]
+        [".sledge-made", "test_file.0", "test_file.1", "test_file.2"]
     );
-    for name in entries(&scratch) {
+    for name in entries(&scratch)
+        .iter()
+        .filter(|n| n.starts_with("test_file"))
+    {
         let len = std::fs::metadata(scratch.join(name)).unwrap().len();
         assert_eq!(len, 21 * 16384);
     }

@@ -32,13 +32,16 @@
 //!   (throttle counters and temperatures), `energy` (RAPL through
 //!   powercap), `sensors` (what a host offers, and the per-trial readers
 //!   and sums), `sysfs_value` (reading one value, telling missing from
-//!   denied).
+//!   denied);
+//! * [`maker_mark`]: the mark that proves which process made a directory
+//!   or table, so that only what a gone sledge made is ever cleaned up.
 //!
 //! Limits worth knowing: "this process" is the benchmark's process with all
 //! its threads, so child processes a workload spawns count as other
 //! processes until they are waited for; and `/proc` in a container usually
 //! shows the whole host, which is what the check wants.
 
+pub mod maker_mark;
 pub mod procfs;
 
 mod clock;

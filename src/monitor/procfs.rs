@@ -11,7 +11,6 @@
 //! `proc_loadavg(5)` and `proc_uptime(5)`, and the kernel's `fs/proc/stat.c`.
 
 use std::path::Path;
-use std::time::Duration;
 
 /// Highest CPU number accepted from a `cpuN` line of `/proc/stat`.
 ///
@@ -451,40 +450,6 @@ impl std::fmt::Display for ProcessIdentity {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}:{}:{}", self.boot_id, self.pid, self.starttime)
     }
-}
-
-/// Whether the process `pid` may still own a resource it made, last
-/// changed at `changed` where that is known: the process exists and, for a
-/// known time, had started by then (a process that started later took the
-/// pid over from the maker, which is gone). Any program counts, not only
-/// one called `sledge`: sledge's code also runs inside other programs (its
-/// test binaries, a tool built on the library), and a resource of a live
-/// process must never be taken from under it.
-pub fn owner_alive(pid: u32, changed: Option<std::time::SystemTime>) -> bool {
-    if pid == std::process::id() {
-        return true;
-    }
-    let Some(stat) = read_pid_stat(pid) else {
-        return false;
-    };
-    let (Some(changed), Some(boot)) = (changed, read_boot_time()) else {
-        return true;
-    };
-    let started = boot + Duration::from_secs_f64(stat.starttime as f64 / clock_ticks_per_sec());
-    // `btime` is whole seconds: allow for its rounding.
-    started <= changed + Duration::from_secs(2)
-}
-
-/// The wall-clock time the system booted (`btime` of `/proc/stat`).
-fn read_boot_time() -> Option<std::time::SystemTime> {
-    let text = read("/proc/stat")?;
-    let secs: u64 = text
-        .lines()
-        .find_map(|l| l.strip_prefix("btime "))?
-        .trim()
-        .parse()
-        .ok()?;
-    Some(std::time::UNIX_EPOCH + Duration::from_secs(secs))
 }
 
 /// `/proc/sys/kernel/random/boot_id`, trimmed.

@@ -1,19 +1,21 @@
 //! What a sledge that was killed left behind, found and removed by the
-//! next run: scratch directories and the dynamic page's SQLite files.
+//! next run: scratch directories, and the dynamic page's SQLite files
+//! (which live in a scratch directory of their own in the temporary
+//! directory).
 //!
-//! Every such resource carries the id of the process that made it in its
-//! name (`sledge-fileio-4242-0`, `sledge-http_4242_0_1a2b3c4d.db`), so the
-//! next run can tell whose it is. A resource is left alone while a process
-//! with that pid is alive and was already running when the resource last
-//! changed (it may be in use); otherwise its maker is gone and it is
-//! removed, and the run says what it removed. (The
-//! database tables of `http.dynamic` on PostgreSQL or MariaDB are found
-//! the same way when the page connects to that database; runs left
-//! `running` are marked by the store.)
+//! Only what sledge can prove it made is ever removed: a directory whose
+//! name starts with `sledge-` and that holds a well-formed mark naming it
+//! and its maker (`monitor::maker_mark`), whose maker is gone (another
+//! boot, no process with that pid, or one started at another time). A
+//! directory with a sledge-like name but no such mark is the user's and is
+//! never touched, nor is anything that is not a directory. The run says
+//! what it removed. (The page's tables on PostgreSQL or MariaDB carry the
+//! same mark and are dropped the same way when the page connects to that
+//! database; runs left `running` are marked by the store.)
 
 use std::path::{Path, PathBuf};
 
-use crate::monitor::procfs::owner_alive;
+use crate::monitor::maker_mark::{MARKED_PREFIX, read_mark};
 
 /// What was removed, for the run to say.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,113 +26,63 @@ pub struct Removed {
     pub owner_pid: u32,
 }
 
-/// Removes, from each of `dirs`, the scratch directories whose maker is
-/// gone (see the module documentation), and from the temporary directory
-/// the dynamic page's SQLite files whose maker is gone. Errors (a
-/// directory that cannot be read, a file that cannot be removed) leave the
-/// resource in place: cleaning up must never stop a run.
+/// Removes, from each of `dirs` and from the temporary directory, the
+/// marked directories whose maker is gone (see the module documentation).
+/// Errors (a directory that cannot be read, one that cannot be removed)
+/// leave it in place: cleaning up must never stop a run.
 pub fn sweep(dirs: &[PathBuf]) -> Vec<Removed> {
     let mut removed = Vec::new();
     let mut seen = Vec::new();
-    for dir in dirs {
+    for dir in dirs.iter().chain(std::iter::once(&std::env::temp_dir())) {
         let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
         if seen.contains(&dir) {
             continue;
         }
         seen.push(dir.clone());
-        removed.extend(sweep_dir(&dir, scratch_owner, true));
+        removed.extend(sweep_dir(&dir));
     }
-    removed.extend(sweep_dir(&std::env::temp_dir(), page_file_owner, false));
     removed
 }
 
-/// Removes the entries of `dir` that `owner_of` recognises (a directory
-/// when `directories`, else a file) and whose owner is gone.
-fn sweep_dir(dir: &Path, owner_of: fn(&str) -> Option<u32>, directories: bool) -> Vec<Removed> {
+/// Removes the marked directories in `dir` whose maker is gone.
+fn sweep_dir(dir: &Path) -> Vec<Removed> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
     let mut removed = Vec::new();
     for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(owner_pid) = name.to_str().and_then(owner_of) else {
-            continue;
-        };
-        let changed = entry.metadata().and_then(|m| m.modified()).ok();
-        if owner_alive(owner_pid, changed) {
+        if !entry
+            .file_name()
+            .to_str()
+            .is_some_and(|name| name.starts_with(MARKED_PREFIX))
+        {
             continue;
         }
         // Never follow a symbolic link out of the directory.
-        let Ok(kind) = entry.file_type() else {
+        if !entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+            continue;
+        }
+        let path = entry.path();
+        let Some(mark) = read_mark(&path) else {
             continue;
         };
-        let path = entry.path();
-        let result = match (directories, kind.is_dir(), kind.is_file()) {
-            (true, true, _) => std::fs::remove_dir_all(&path),
-            (false, _, true) => std::fs::remove_file(&path),
-            _ => continue,
-        };
-        if result.is_ok() {
-            removed.push(Removed { path, owner_pid });
+        if !mark.maker_gone() {
+            continue;
+        }
+        if std::fs::remove_dir_all(&path).is_ok() {
+            removed.push(Removed {
+                path,
+                owner_pid: mark.maker.pid,
+            });
         }
     }
     removed
 }
 
-/// The pid in a scratch directory's name, `sledge-<workload>-<pid>-<n>`
-/// (see `workloads::storage::workdir::ScratchDir`).
-fn scratch_owner(name: &str) -> Option<u32> {
-    let rest = name.strip_prefix("sledge-")?;
-    let mut parts = rest.rsplitn(3, '-');
-    let serial = parts.next()?;
-    let pid = parts.next()?;
-    let workload = parts.next()?;
-    if workload.is_empty() || !serial.bytes().all(|b| b.is_ascii_digit()) || serial.is_empty() {
-        return None;
-    }
-    pid.parse().ok()
-}
-
-/// The pid in the name of the dynamic page's SQLite file or one of its
-/// journals, `sledge-http_<pid>_<n>_<nanos>.db[-journal|-wal|-shm]`.
-fn page_file_owner(name: &str) -> Option<u32> {
-    let rest = name.strip_prefix("sledge-http_")?;
-    let stem = ["", "-journal", "-wal", "-shm"]
-        .iter()
-        .find_map(|suffix| rest.strip_suffix(&format!(".db{suffix}")))?;
-    let mut parts = stem.split('_');
-    let pid = parts.next()?.parse().ok()?;
-    let serial = parts.next()?;
-    let nanos = parts.next()?;
-    (serial.bytes().all(|b| b.is_ascii_digit())
-        && nanos.bytes().all(|b| b.is_ascii_hexdigit())
-        && parts.next().is_none())
-    .then_some(pid)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_give_their_owner() {
-        assert_eq!(scratch_owner("sledge-fileio-4242-0"), Some(4242));
-        assert_eq!(scratch_owner("sledge-unixbench-execl-17-12"), Some(17));
-        assert_eq!(scratch_owner("sledge-results.db"), None);
-        assert_eq!(scratch_owner("sledge-fileio-x-0"), None);
-        assert_eq!(scratch_owner("sledge--4242-0"), None);
-        assert_eq!(scratch_owner("other-fileio-4242-0"), None);
-        assert_eq!(
-            page_file_owner("sledge-http_4242_0_1a2b3c4d.db"),
-            Some(4242)
-        );
-        assert_eq!(
-            page_file_owner("sledge-http_4242_0_1a2b3c4d.db-journal"),
-            Some(4242)
-        );
-        assert_eq!(page_file_owner("sledge-http_4242_0_1a2b3c4d.txt"), None);
-        assert_eq!(page_file_owner("sledge-http_x_0_1a.db"), None);
-    }
+    use crate::monitor::maker_mark::{MARK_FILE, MakerMark, MarkedDir};
 
     /// A pid that no process has: a child that exited and was reaped.
     fn dead_pid() -> u32 {
@@ -140,65 +92,141 @@ mod tests {
         pid
     }
 
+    /// Marks `dir` (which must exist) as made by the process `pid` of this
+    /// boot, started when this process did.
+    fn mark_as_made_by(dir: &Path, pid: u32) {
+        let name = dir.file_name().unwrap().to_str().unwrap();
+        let mut mark = MakerMark::new(name).unwrap();
+        mark.maker.pid = pid;
+        std::fs::write(dir.join(MARK_FILE), mark.to_line()).unwrap();
+    }
+
+    fn removed_under(removed: &[Removed], dir: &Path) -> Vec<PathBuf> {
+        let dir = std::fs::canonicalize(dir).unwrap();
+        removed
+            .iter()
+            .filter(|r| r.path.starts_with(&dir))
+            .map(|r| r.path.clone())
+            .collect()
+    }
+
     #[test]
-    fn a_gone_makers_scratch_is_removed_and_a_live_sledges_kept() {
+    fn a_gone_makers_scratch_is_removed_and_a_live_ones_kept() {
         let dir = tempfile::tempdir().unwrap();
         let gone = dead_pid();
         let stale = dir.path().join(format!("sledge-fileio-{gone}-0"));
         std::fs::create_dir_all(stale.join("sub")).unwrap();
         std::fs::write(stale.join("sub/data"), b"x").unwrap();
-        // A live process's scratch is kept, whatever the program is called.
-        let live = dir
-            .path()
-            .join(format!("sledge-disk-{}-3", std::process::id()));
-        std::fs::create_dir(&live).unwrap();
-        let unrelated = dir.path().join("sledge-results.db");
-        std::fs::write(&unrelated, b"keep").unwrap();
-        // A file with a scratch name is not a scratch directory.
-        let file = dir.path().join(format!("sledge-fileio-{gone}-1"));
-        std::fs::write(&file, b"keep").unwrap();
+        mark_as_made_by(&stale, gone);
+        // This live process's own scratch is kept.
+        let live = MarkedDir::create(dir.path(), "disk").unwrap();
 
         let removed = sweep(&[dir.path().to_path_buf(), dir.path().to_path_buf()]);
-        let ours: Vec<&Removed> = removed
-            .iter()
-            .filter(|r| {
-                r.path
-                    .starts_with(std::fs::canonicalize(dir.path()).unwrap())
-            })
-            .collect();
-        assert_eq!(ours.len(), 1, "{removed:?}");
-        assert_eq!(ours[0].owner_pid, gone);
+        let canonical = std::fs::canonicalize(dir.path()).unwrap();
+        assert_eq!(
+            removed_under(&removed, dir.path()),
+            [canonical.join(stale.file_name().unwrap())],
+            "{removed:?}"
+        );
+        assert_eq!(
+            removed
+                .iter()
+                .find(|r| r.path.ends_with(stale.file_name().unwrap()))
+                .unwrap()
+                .owner_pid,
+            gone
+        );
         assert!(!stale.exists());
-        assert!(live.exists() && unrelated.exists() && file.exists());
+        assert!(live.path().exists());
     }
 
     #[test]
-    fn any_live_programs_scratch_is_kept_unless_its_pid_was_taken_over_later() {
+    fn directories_without_a_valid_mark_are_never_removed_whatever_their_name() {
         let dir = tempfile::tempdir().unwrap();
-        // A live process that is not called sledge (sledge's code also runs
-        // inside other programs, such as the integration tests).
+        let gone = dead_pid();
+        // A live process's pid whose start predates the directory, and a
+        // gone one: neither matters without a mark.
+        let mut unmarked = vec![
+            dir.path().join("sledge-results-2024-03"),
+            dir.path().join("sledge-backup-7-0"),
+            dir.path().join(format!("sledge-fileio-{gone}-0")),
+            dir.path().join(format!("sledge-http_{gone}_0_1a2b3c4d.db")),
+        ];
+        for path in &unmarked {
+            std::fs::create_dir(path).unwrap();
+            std::fs::write(path.join("precious"), b"keep").unwrap();
+        }
+        // A mark copied from another directory names that one, not this.
+        let copied = dir.path().join(format!("sledge-disk-{gone}-1"));
+        std::fs::create_dir(&copied).unwrap();
+        let mut foreign = MakerMark::new(&format!("sledge-disk-{gone}-2")).unwrap();
+        foreign.maker.pid = gone;
+        std::fs::write(copied.join(MARK_FILE), foreign.to_line()).unwrap();
+        unmarked.push(copied);
+        // A mark that is not one.
+        let garbled = dir.path().join(format!("sledge-disk-{gone}-3"));
+        std::fs::create_dir(&garbled).unwrap();
+        std::fs::write(
+            garbled.join(MARK_FILE),
+            format!("sledge-made/1 maker=x:{gone}:1"),
+        )
+        .unwrap();
+        unmarked.push(garbled);
+        // A file with a scratch name, even holding a valid mark's text, is
+        // not a scratch directory; nor is a link to a marked directory.
+        let file = dir.path().join(format!("sledge-fileio-{gone}-4"));
+        std::fs::write(&file, foreign.to_line()).unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let target = elsewhere.path().join(format!("sledge-fileio-{gone}-5"));
+        std::fs::create_dir(&target).unwrap();
+        mark_as_made_by(&target, gone);
+        let link = dir.path().join(format!("sledge-fileio-{gone}-5"));
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+
+        let removed = sweep(&[dir.path().to_path_buf()]);
+        assert!(
+            removed_under(&removed, dir.path()).is_empty(),
+            "{removed:?}"
+        );
+        for path in &unmarked {
+            assert!(path.exists(), "{path:?} removed");
+        }
+        assert!(file.exists() && target.exists() && link.exists());
+    }
+
+    #[test]
+    fn a_scratch_whose_pid_was_taken_over_by_a_later_process_is_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        // A live process that is not the maker: same pid, another start.
         let mut other = std::process::Command::new("sleep")
             .arg("30")
             .spawn()
             .unwrap();
         let pid = other.id();
-        let fresh = dir.path().join(format!("sledge-fileio-{pid}-0"));
-        std::fs::create_dir(&fresh).unwrap();
-        // The same pid on a directory last changed long before that
-        // process started: the maker was another process, now gone.
-        let old = dir.path().join(format!("sledge-fileio-{pid}-1"));
-        std::fs::create_dir(&old).unwrap();
-        std::fs::File::open(&old)
-            .unwrap()
-            .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000))
-            .unwrap();
+        let reused = dir.path().join(format!("sledge-fileio-{pid}-0"));
+        std::fs::create_dir(&reused).unwrap();
+        let mut mark = MakerMark::new(reused.file_name().unwrap().to_str().unwrap()).unwrap();
+        mark.maker.pid = pid;
+        mark.maker.starttime = 1;
+        std::fs::write(reused.join(MARK_FILE), mark.to_line()).unwrap();
+        // The live process's own scratch (as it would mark it) is kept.
+        let kept = dir.path().join(format!("sledge-fileio-{pid}-1"));
+        std::fs::create_dir(&kept).unwrap();
+        let mut mark = MakerMark::new(kept.file_name().unwrap().to_str().unwrap()).unwrap();
+        mark.maker = crate::monitor::procfs::ProcessIdentity {
+            pid,
+            starttime: crate::monitor::procfs::read_pid_stat(pid)
+                .unwrap()
+                .starttime,
+            ..mark.maker
+        };
+        std::fs::write(kept.join(MARK_FILE), mark.to_line()).unwrap();
 
         let removed = sweep(&[dir.path().to_path_buf()]);
         other.kill().unwrap();
         other.wait().unwrap();
-        let ours: Vec<&Removed> = removed.iter().filter(|r| r.owner_pid == pid).collect();
-        assert_eq!(ours.len(), 1, "{removed:?}");
-        assert!(fresh.exists());
-        assert!(!old.exists());
+        assert_eq!(removed_under(&removed, dir.path()).len(), 1, "{removed:?}");
+        assert!(!reused.exists());
+        assert!(kept.exists());
     }
 }

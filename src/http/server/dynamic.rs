@@ -5,8 +5,10 @@
 //! ever reused.
 //!
 //! The database is one of
-//! - `sqlite`: an embedded file, created when the server starts and removed
-//!   when it stops;
+//! - `sqlite`: an embedded file, created when the server starts (in a
+//!   marked scratch directory of the temporary directory, which the next
+//!   run removes should this process be killed: `monitor::maker_mark`) and
+//!   removed when it stops;
 //! - `postgres://user[:password]@host[:port]/database`, or libpq's keyword
 //!   form `host=... user=... dbname=...` (`tokio-postgres` on a runtime per
 //!   server thread, no TLS; see `pg_client`);
@@ -14,9 +16,12 @@
 //!   (the `mysql` crate, synchronous, no TLS).
 //!
 //! For a server, preparing creates a table with a name unique to this
-//! process and server (so that runs sharing a database do not collide) and
+//! process and server (so that runs sharing a database do not collide),
+//! marked by a comment naming this process (`monitor::maker_mark`), and
 //! inserts the row; [`Database::remove`], or failing that the drop, drops
-//! the table again. Each page is then one connection, one text-protocol
+//! the table again, and a later sledge drops it should this process be
+//! killed first (only a table with a valid mark, made on this host by a
+//! process that is gone). Each page is then one connection, one text-protocol
 //! `SELECT body ... WHERE id = 1` (a single round trip, as PHP's
 //! `mysql_query` sends it) and a clean disconnect.
 //!
@@ -34,6 +39,7 @@
 
 use super::db_password::{self, PgLogin};
 use super::pg_client;
+use crate::monitor::maker_mark::{MakerMark, MarkedDir};
 use crate::secrets::redact;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -251,6 +257,9 @@ pub struct Database {
 
 enum Backend {
     Sqlite {
+        /// The marked directory holding the file (and its journal).
+        dir: MarkedDir,
+        /// The file.
         path: PathBuf,
     },
     Postgres {
@@ -270,7 +279,7 @@ enum Backend {
 impl fmt::Debug for Database {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.backend {
-            Backend::Sqlite { path } => write!(f, "Database(sqlite {})", path.display()),
+            Backend::Sqlite { path, .. } => write!(f, "Database(sqlite {})", path.display()),
             Backend::Postgres { shown, table, .. } | Backend::Mysql { shown, table, .. } => {
                 write!(f, "Database({shown} table {table})")
             }
@@ -293,26 +302,31 @@ fn table_prefix() -> String {
     format!("sledge_http_page_h{tag:08x}")
 }
 
-/// The pid in the name of a page table made on this host, if `name` is one.
-fn table_owner(name: &str, prefix: &str) -> Option<u32> {
-    name.strip_prefix(prefix)?
-        .strip_prefix('_')?
-        .split('_')
-        .next()?
-        .parse()
-        .ok()
-}
-
-/// The page tables of this host whose sledge is gone, among `names`.
-fn leftover_tables(names: Vec<String>) -> Vec<(String, u32)> {
-    let prefix = table_prefix();
-    names
-        .into_iter()
-        .filter_map(|name| {
-            let pid = table_owner(&name, &prefix)?;
-            (!crate::monitor::procfs::owner_alive(pid, None)).then_some((name, pid))
+/// The page tables of this host whose sledge is gone, with their makers'
+/// pids, among `rows` of "NAME COMMENT" ([`PG_PAGE_TABLES`],
+/// [`MYSQL_PAGE_TABLES`]): only a table whose comment is a well-formed
+/// mark naming it (`monitor::maker_mark`), made on this host, by a process
+/// that is gone. A table without such a mark is never dropped, whatever
+/// its name.
+fn leftover_tables(rows: Vec<String>) -> Vec<(String, u32)> {
+    let prefix = format!("{}_", table_prefix());
+    rows.into_iter()
+        .filter_map(|row| {
+            let (name, comment) = row.split_once(' ')?;
+            let mark = MakerMark::parse(comment)?;
+            (name.starts_with(&prefix) && mark.name == name && mark.maker_gone())
+                .then(|| (name.to_string(), mark.maker.pid))
         })
         .collect()
+}
+
+/// This process's mark for the page table `table`, as SQL text in single
+/// quotes (the mark holds no quote: hex, digits, `:`, `[`, `]`, `=`, `-`
+/// and the table's own name); `None` without `/proc` (the table then goes
+/// unmarked: a later sledge never drops it).
+fn table_mark(table: &str) -> Option<String> {
+    let line = MakerMark::new(table)?.to_line();
+    (!line.contains(['\'', '\\'])).then(|| format!("'{line}'"))
 }
 
 /// Says what a cleanup after a killed sledge removed.
@@ -324,10 +338,17 @@ fn say_dropped(shown: &str, dropped: &[(String, u32)]) {
     }
 }
 
-/// The query listing page tables (names checked in Rust: `_` is a
-/// wildcard in LIKE).
-const PAGE_TABLES: &str = "SELECT CAST(table_name AS CHAR(128)) FROM information_schema.tables \
-                           WHERE table_name LIKE 'sledge%'";
+/// The query listing the PostgreSQL tables a plain `DROP TABLE name` would
+/// reach whose names start with `sledge`, each as "NAME COMMENT" (names
+/// and marks checked in Rust: `_` is a wildcard in LIKE).
+const PG_PAGE_TABLES: &str = "SELECT c.relname::text || ' ' || coalesce(obj_description(c.oid, 'pg_class'), '') \
+                              FROM pg_class c WHERE c.relkind = 'r' AND pg_table_is_visible(c.oid) \
+                              AND c.relname LIKE 'sledge%'";
+
+/// [`PG_PAGE_TABLES`] for MariaDB and MySQL: the tables of the URL's
+/// database.
+const MYSQL_PAGE_TABLES: &str = "SELECT CONCAT(table_name, ' ', table_comment) FROM information_schema.tables \
+                                 WHERE table_schema = DATABASE() AND table_name LIKE 'sledge%'";
 
 /// A name for this process's next table or file: process id, a counter and
 /// the clock, so that two runs (even on two hosts) sharing a database do
@@ -361,13 +382,16 @@ impl Database {
         }
     }
 
-    /// Creates a fresh SQLite file with the one row, in the temporary
-    /// directory.
+    /// Creates a fresh SQLite file with the one row, in a marked scratch
+    /// directory of its own in the temporary directory.
     pub fn create_sqlite() -> anyhow::Result<Database> {
-        let path = std::env::temp_dir().join(format!("{}.db", unique_name("sledge-http")));
-        let _ = std::fs::remove_file(&path);
+        let dir = MarkedDir::create(&std::env::temp_dir(), "http-page")?;
+        let path = dir.path().join("page.db");
         let db = Database {
-            backend: Backend::Sqlite { path: path.clone() },
+            backend: Backend::Sqlite {
+                dir,
+                path: path.clone(),
+            },
             removed: false,
         };
         let conn = Connection::open(&path)
@@ -395,9 +419,14 @@ impl Database {
         // One simple query is one implicit transaction: the table and its
         // row appear together or not at all. Should the answer be lost,
         // dropping `db` still drops the table if it was made.
+        // The mark (a comment, which no page reads) is what lets a later
+        // sledge drop the table should this process be killed.
+        let comment = table_mark(&table)
+            .map(|mark| format!("; COMMENT ON TABLE {table} IS {mark}"))
+            .unwrap_or_default();
         let create = format!(
             "CREATE TABLE {table} (id INT PRIMARY KEY, body VARCHAR({ROW_BYTES}) NOT NULL); \
-             INSERT INTO {table} (id, body) VALUES (1, '{}')",
+             INSERT INTO {table} (id, body) VALUES (1, '{}'){comment}",
             row_text()
         );
         if let Err(e) = pg_client::query_first(&config, &create) {
@@ -411,7 +440,7 @@ impl Database {
         db.fetch_row()?;
         // The server answered: clean up what killed sledges of this host
         // left there (a failure here must not fail the page).
-        if let Ok(rows) = pg_client::query_column(&config, PAGE_TABLES) {
+        if let Ok(rows) = pg_client::query_column(&config, PG_PAGE_TABLES) {
             let dropped: Vec<(String, u32)> = leftover_tables(rows)
                 .into_iter()
                 .filter(|(t, _)| {
@@ -430,8 +459,13 @@ impl Database {
         let table = unique_name(&table_prefix());
         let mut conn = mysql::Conn::new(opts.clone())
             .map_err(|e| anyhow!("db={shown}: cannot connect to MySQL/MariaDB: {e}"))?;
+        // The mark (a comment, which no page reads) is what lets a later
+        // sledge drop the table should this process be killed.
+        let comment = table_mark(&table)
+            .map(|mark| format!(" COMMENT={mark}"))
+            .unwrap_or_default();
         conn.query_drop(format!(
-            "CREATE TABLE {table} (id INT PRIMARY KEY, body VARCHAR({ROW_BYTES}) NOT NULL)"
+            "CREATE TABLE {table} (id INT PRIMARY KEY, body VARCHAR({ROW_BYTES}) NOT NULL){comment}"
         ))
         .map_err(|e| anyhow!("db={shown}: cannot create table {table}: {e}"))?;
         let db = Database {
@@ -450,7 +484,7 @@ impl Database {
         .map_err(|e| anyhow!("db={shown}: cannot insert the row into {table}: {e}"))?;
         // Clean up what killed sledges of this host left (a failure here
         // must not fail the page).
-        if let Ok(rows) = conn.query::<String, _>(PAGE_TABLES) {
+        if let Ok(rows) = conn.query::<String, _>(MYSQL_PAGE_TABLES) {
             let dropped: Vec<(String, u32)> = leftover_tables(rows)
                 .into_iter()
                 .filter(|(t, _)| conn.query_drop(format!("DROP TABLE IF EXISTS {t}")).is_ok())
@@ -465,7 +499,7 @@ impl Database {
     /// Where the SQLite file is; `None` for a server.
     pub fn path(&self) -> Option<&Path> {
         match &self.backend {
-            Backend::Sqlite { path } => Some(path),
+            Backend::Sqlite { path, .. } => Some(path),
             _ => None,
         }
     }
@@ -488,7 +522,7 @@ impl Database {
     /// One page: connect, read the row, disconnect.
     pub fn fetch_row(&self) -> anyhow::Result<String> {
         match &self.backend {
-            Backend::Sqlite { path } => {
+            Backend::Sqlite { path, .. } => {
                 let conn = Connection::open_with_flags(
                     path,
                     OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -544,14 +578,10 @@ impl Database {
             return Ok(());
         }
         self.removed = true;
-        match &self.backend {
-            Backend::Sqlite { path } => match std::fs::remove_file(path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(anyhow!(
-                    "removing the page database {}: {e}",
-                    path.display()
-                )),
-                _ => Ok(()),
-            },
+        match &mut self.backend {
+            Backend::Sqlite { dir, .. } => dir
+                .remove()
+                .map_err(|e| anyhow!("removing the page database: {e:#}")),
             Backend::Postgres {
                 config,
                 shown,

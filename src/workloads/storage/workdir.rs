@@ -12,12 +12,12 @@
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{Context, bail};
 
 use crate::engine::params::format_size;
 use crate::engine::{ParamKind, ParamSpec};
+use crate::monitor::maker_mark::MARKED_PREFIX;
 use crate::sys::fs_space::fs_space;
 
 /// Free space kept beyond the data set: filesystems need room for their
@@ -169,64 +169,16 @@ fn access_writable(path: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Distinguishes scratch directories of one process.
-static SCRATCH_SERIAL: AtomicU64 = AtomicU64::new(0);
-
 /// The prefix of every scratch directory's name, so a user can find (and
 /// remove) what a killed run left behind.
-pub const SCRATCH_PREFIX: &str = "sledge-";
+pub const SCRATCH_PREFIX: &str = MARKED_PREFIX;
 
-/// A scratch subdirectory owned by one case; removed with its contents by
-/// [`ScratchDir::remove`] or, failing that, on drop.
-#[derive(Debug)]
-pub struct ScratchDir {
-    path: Option<PathBuf>,
-}
-
-impl ScratchDir {
-    /// Creates `<parent>/sledge-<workload>-<pid>-<n>`.
-    pub fn create(parent: &Path, workload: &str) -> anyhow::Result<Self> {
-        let name = format!(
-            "{SCRATCH_PREFIX}{}-{}-{}",
-            workload.replace('.', "-"),
-            std::process::id(),
-            SCRATCH_SERIAL.fetch_add(1, Ordering::Relaxed)
-        );
-        let path = parent.join(name);
-        std::fs::create_dir(&path)
-            .with_context(|| format!("creating the scratch directory `{}`", path.display()))?;
-        Ok(ScratchDir { path: Some(path) })
-    }
-
-    /// Its path.
-    pub fn path(&self) -> &Path {
-        self.path
-            .as_deref()
-            .expect("scratch directory used after removal")
-    }
-
-    /// Removes the directory and everything in it; idempotent.
-    pub fn remove(&mut self) -> anyhow::Result<()> {
-        if let Some(path) = self.path.take() {
-            match std::fs::remove_dir_all(&path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(e).with_context(|| {
-                        format!("removing the scratch directory `{}`", path.display())
-                    });
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        let _ = self.remove();
-    }
-}
+/// A scratch subdirectory owned by one case,
+/// `<parent>/sledge-<workload>-<pid>-<n>`, with this process's mark in it:
+/// removed with its contents by `remove` or, failing that, on drop, and by
+/// the next run should this process be killed first (see
+/// [`crate::monitor::maker_mark`]).
+pub use crate::monitor::maker_mark::MarkedDir as ScratchDir;
 
 #[cfg(test)]
 mod tests {
