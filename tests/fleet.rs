@@ -147,6 +147,26 @@ fn seed_binary(remote_dir: &Path) {
     std::fs::hard_link(&binary, bin.join(name)).unwrap();
 }
 
+/// Marks `dir` as a fleet run marks its scratch directory when it makes it.
+fn mark_as_fleet_scratch(dir: &Path) {
+    let name = dir.file_name().unwrap().to_str().unwrap();
+    std::fs::write(
+        dir.join(".sledge-made"),
+        format!("sledge-fleet-run/1 {name}\n"),
+    )
+    .unwrap();
+}
+
+/// Makes `dir` look five minutes old.
+fn age(dir: &Path) {
+    let aged = StdCommand::new("touch")
+        .args(["-d", "5 minutes ago"])
+        .arg(dir)
+        .status()
+        .unwrap();
+    assert!(aged.success());
+}
+
 /// Processes that work in `dir` or name it on their command line.
 fn processes_in(dir: &Path) -> Vec<String> {
     let dir = dir.display().to_string();
@@ -516,6 +536,50 @@ fn bad_host_lists_and_unknown_hosts_are_clear_errors() {
 }
 
 #[test]
+fn a_remote_dir_ending_in_a_space_is_that_directory_and_another_is_not_touched() {
+    let Some(set) = NetnsHosts::up(1, "a_remote_dir_ending_in_a_space") else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    // `remote ` (with the space) is the fleet's directory; `remote` is
+    // the user's, with a directory in it that looks like an old run's.
+    let spaced = sandbox.path().join("remote ");
+    let other = sandbox.path().join("remote");
+    seed_binary(&spaced);
+    let users = other.join("runs/run.OLDONE");
+    std::fs::create_dir_all(&users).unwrap();
+    std::fs::write(users.join("precious"), "the user's").unwrap();
+    age(&users);
+
+    let assert = fleet_sledge(&sandbox)
+        .args(fleet_words(
+            &set,
+            &set.list(),
+            &spaced,
+            &scripted_args(1, "0"),
+        ))
+        .assert();
+    let output = assert.get_output();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(stored_runs(&sandbox).len(), 1, "{stderr}");
+    let host = set.hosts[0].trim_start_matches("root@");
+    assert!(
+        stderr.contains(&format!(
+            "[{host}] running in {}/runs/run.",
+            spaced.display()
+        )),
+        "{stderr}"
+    );
+    // The run happened in `remote /runs` and was cleaned up there; nothing
+    // went to `remote`.
+    assert!(entries(&spaced.join("runs")).is_empty());
+    assert!(users.join("precious").exists(), "{stderr}");
+    assert_eq!(entries(&other), [other.join("runs")]);
+    assert_eq!(entries(&other.join("runs")), std::slice::from_ref(&users));
+}
+
+#[test]
 fn serial_hosts_run_one_after_another() {
     let Some(set) = NetnsHosts::up(2, "serial_hosts_run_one_after_another") else {
         return;
@@ -524,20 +588,22 @@ fn serial_hosts_run_one_after_another() {
     let remote_dir = sandbox.path().join("remote");
     seed_binary(&remote_dir);
     // What a fleet run that lost its host left there: a scratch directory
-    // whose sledge is gone, older than a minute. The next run removes it;
-    // a fresh one (its sledge may be about to start) stays.
+    // it marked, whose sledge is gone, older than a minute. The next run
+    // removes it; a fresh one (its sledge may be about to start) stays, and
+    // so does an old one without the mark (the user's, whatever its name).
     let stale = remote_dir.join("runs/run.stale1");
     let fresh = remote_dir.join("runs/run.fresh1");
-    for dir in [&stale, &fresh] {
+    let users = remote_dir.join("runs/run.OLDONE");
+    for dir in [&stale, &fresh, &users] {
         std::fs::create_dir_all(dir).unwrap();
         std::fs::write(dir.join("pid"), "999999999\n").unwrap();
     }
-    let aged = StdCommand::new("touch")
-        .args(["-d", "5 minutes ago"])
-        .arg(&stale)
-        .status()
-        .unwrap();
-    assert!(aged.success());
+    for dir in [&stale, &fresh] {
+        mark_as_fleet_scratch(dir);
+    }
+    for dir in [&stale, &users] {
+        age(dir);
+    }
 
     let mut words = fleet_words(&set, &set.list(), &remote_dir, &scripted_args(1, "0"));
     words.insert(2, "--serial".to_string());
@@ -559,7 +625,7 @@ fn serial_hosts_run_one_after_another() {
         "{stderr}"
     );
     assert_eq!(stored_runs(&sandbox).len(), 2);
-    assert!(!stale.exists() && fresh.exists());
+    assert!(!stale.exists() && fresh.exists() && users.exists());
     assert!(
         stderr.contains(&format!(
             "removed {}, left behind by a fleet run whose sledge is gone",

@@ -4,11 +4,13 @@
 //!
 //! Everything on the host happens under one directory (`--remote-dir`):
 //! `bin/` holds the copies of sledge, `runs/run.XXXXXX/` is one run's
-//! scratch directory (its store and the remote sledge's pid). The scratch
-//! directory is removed when the host's part ends, however it ends, as
-//! long as the host can still be reached; one that could not be removed
-//! (the host died) is removed by the next fleet run that finds its sledge
-//! gone.
+//! scratch directory (its store, the remote sledge's pid, and a mark that
+//! says a fleet run made it). The scratch directory is removed when the
+//! host's part ends, however it ends, as long as the host can still be
+//! reached; one that could not be removed (the host died) is removed by
+//! the next fleet run that finds its mark and its sledge gone. Nothing
+//! there without the mark is ever removed. Paths go to the host quoted and
+//! come back exactly as it printed them (a directory may end in a space).
 
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -34,6 +36,13 @@ const TICK: Duration = Duration::from_millis(100);
 
 /// The note every fleet run carries: `fleet_host=HOST[:PORT]`.
 pub const FLEET_HOST_NOTE: &str = "fleet_host";
+
+/// The file in a fleet run's scratch directory that marks it as made by a
+/// fleet run, so that a later one may remove it (see `prepare`).
+const SCRATCH_MARK: &str = ".sledge-made";
+
+/// What the mark says, followed by a space and the directory's own name.
+const SCRATCH_MARK_TEXT: &str = "sledge-fleet-run/1";
 
 /// How many of the remote's last stderr lines an error quotes.
 const STDERR_KEPT: usize = 3;
@@ -122,7 +131,7 @@ pub(super) fn run(job: &HostJob) -> HostDone {
 /// Makes sure the host has this very sledge ([`ensure_binary`]: checks
 /// Linux, the architecture and free space, copies it when the host has no
 /// copy of the same bytes), removes scratch directories of fleet runs
-/// whose sledge is gone, and makes the scratch directory.
+/// whose sledge is gone, and makes the scratch directory, marked.
 fn prepare(connection: &Connection, job: &HostJob) -> Result<Remote, String> {
     let place = Placement {
         dir: &job.settings.remote_dir,
@@ -134,16 +143,24 @@ fn prepare(connection: &Connection, job: &HostJob) -> Result<Remote, String> {
     })?;
     let abs_dir = &installed.dir;
     let runs = quote(&format!("{abs_dir}/runs"));
-    // A scratch directory whose sledge is gone (no pid, or no such
-    // process) and that is over a minute old (a new one gets its pid at
-    // once) was left by a fleet run that lost this host.
+    // Only a directory a fleet run made is ever removed: one holding the
+    // mark written as it was made, naming it (a directory of the user's in
+    // `runs/`, even one called `run.*`, has none). Such a directory whose
+    // sledge is gone (no pid, or no such process) and that is over a
+    // minute old (a new one gets its pid at once) was left by a fleet run
+    // that lost this host.
     let make_scratch = format!(
-        "mkdir -p {runs} && cd {runs} && for d in run.*; do [ -d \"$d\" ] || continue; \
+        "mkdir -p {runs} && cd {runs} || exit 1; for d in run.*; do \
+         [ -d \"$d\" ] && [ ! -L \"$d\" ] || continue; \
+         [ \"$(cat \"$d/{SCRATCH_MARK}\" 2>/dev/null)\" = \"{SCRATCH_MARK_TEXT} $d\" ] || continue; \
          p=$(cat \"$d/pid\" 2>/dev/null || true); \
          if [ -n \"$p\" ] && [ -d \"/proc/$p\" ]; then continue; fi; \
          [ -n \"$(find \"$d\" -maxdepth 0 -mmin +1)\" ] || continue; \
          rm -rf \"$d\" && echo \"removed $PWD/$d\" >&2; done; \
-         mktemp -d \"$PWD/run.XXXXXX\""
+         d=$(mktemp -d \"$PWD/run.XXXXXX\") || exit 1; \
+         printf '%s\\n' \"{SCRATCH_MARK_TEXT} ${{d##*/}}\" > \"$d/{SCRATCH_MARK}\" \
+         || {{ rm -rf \"$d\"; exit 1; }}; \
+         printf '%s\\n' \"$d\""
     );
     let output = connection
         .command(&make_scratch)
@@ -158,7 +175,9 @@ fn prepare(connection: &Connection, job: &HostJob) -> Result<Remote, String> {
             "removed {removed}, left behind by a fleet run whose sledge is gone"
         ));
     }
-    let scratch = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    // Exactly the path mktemp made: only the line end is not part of it.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let scratch = stdout.strip_suffix('\n').unwrap_or(&stdout).to_string();
     if !scratch.starts_with('/') {
         return Err(format!("mktemp gave no scratch directory: {scratch:?}"));
     }

@@ -69,12 +69,7 @@ pub fn ensure_binary(
          if [ -x {bin} ] && {bin} --version 2>/dev/null; then :; else echo missing; fi"
     );
     let said = connection.run(&probe).map_err(|e| e.to_string())?;
-    let lines: Vec<&str> = said.lines().map(str::trim).collect();
-    let [os, arch, abs_dir, free_kib, version, ..] = lines[..] else {
-        return Err(format!(
-            "did not understand the host's answer to the checks: {said:?}"
-        ));
-    };
+    let [os, arch, abs_dir, free_kib, version] = answer_lines(&said)?;
     if os != "Linux" {
         return Err(format!("the host runs {os}; sledge runs on Linux only"));
     }
@@ -123,9 +118,37 @@ pub fn ensure_binary(
     })
 }
 
+/// The five lines of the host's answer to the checks, each exactly as
+/// printed: the directory from `pwd` is a path, and a path may end in a
+/// space (`--remote-dir '/tmp/x '` is not `/tmp/x`), so nothing is trimmed
+/// but the line ends. (A path holding a newline is refused by
+/// [`remote_dir`].)
+fn answer_lines(said: &str) -> Result<[&str; 5], String> {
+    let lines: Vec<&str> = said.lines().collect();
+    match lines[..] {
+        [os, arch, abs_dir, free_kib, version, ..] => Ok([os, arch, abs_dir, free_kib, version]),
+        _ => Err(format!(
+            "did not understand the host's answer to the checks: {said:?}"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_directory_in_the_answer_is_taken_exactly() {
+        let said = "Linux\nx86_64\n/tmp/x \n1024\nsledge 0.1.0\n";
+        assert_eq!(
+            answer_lines(said).unwrap(),
+            ["Linux", "x86_64", "/tmp/x ", "1024", "sledge 0.1.0"]
+        );
+        let said = "Linux\nx86_64\n /srv/a b\t\n1024\nmissing\n";
+        assert_eq!(answer_lines(said).unwrap()[2], " /srv/a b\t");
+        let err = answer_lines("Linux\nx86_64\n").unwrap_err();
+        assert!(err.contains("did not understand"), "{err}");
+    }
 
     #[test]
     fn a_remote_dir_drops_its_tilde_and_must_be_a_path() {
