@@ -92,8 +92,7 @@ pub struct HostDifference {
 pub struct CaseComparison {
     /// Workload id.
     pub workload: String,
-    /// Parameters as `k=v k=v` (per-CPU counts equal to the run's CPUs
-    /// read `all`).
+    /// Parameters as `k=v k=v` (a count given as `all` reads `all`).
     pub params: String,
     /// Disturbances in the trials the baseline's statistics use, as
     /// `busy 2/6`; empty when clean.
@@ -182,22 +181,39 @@ pub struct ComparisonSummary {
 }
 
 /// Parameters whose value `all` (one per CPU) is resolved to a number at
-/// run time; see [`match_key`].
+/// run time; see [`reads_all`].
 const PER_CPU_PARAMS: &[&str] = &["threads", "copies", "clients", "jobs"];
 
-/// The parameters a case is matched on: as stored, except that a per-CPU
-/// parameter equal to the run's CPU count reads `all`. So `threads=all` on
-/// a 2-CPU VM matches `threads=all` on an 8-CPU box ("one core vs all
-/// cores" across machines), while explicit counts still match exactly.
-/// A parameter a workload gained later, at its default, counts as absent,
-/// so runs stored before it came still match (see
+/// Whether parameter `name` of `case` (stored as `value`) of `run` reads
+/// `all`: it was given as `all` (one per CPU the run may use), which the
+/// case records. An explicit count does not, also where it equals the
+/// run's CPU count: `threads=2` on 2 CPUs is not `threads=all`. A case
+/// stored before sledge recorded this has only the count: there a per-CPU
+/// count equal to the run's CPUs (more than one) reads `all`, as it did
+/// then, since nothing tells the two apart.
+pub(crate) fn reads_all(case: &CaseRecord, run: &RunRecord, name: &str, value: &str) -> bool {
+    match &case.given_as_all {
+        Some(names) => names.iter().any(|n| n == name),
+        None => {
+            run.cpus.len() > 1
+                && PER_CPU_PARAMS.contains(&name)
+                && value == run.cpus.len().to_string()
+        }
+    }
+}
+
+/// The parameters a case is matched on: as stored, except that one given
+/// as `all` reads `all` (see [`reads_all`]). So `threads=all` on a 2-CPU
+/// VM matches `threads=all` on an 8-CPU box ("one core vs all cores"
+/// across machines), while an explicit count matches only the same
+/// explicit count. A parameter a workload gained later, at its default,
+/// counts as absent, so runs stored before it came still match (see
 /// [`crate::store::later_params`]).
 fn match_key(case: &CaseRecord, run: &RunRecord) -> (String, BTreeMap<String, String>) {
-    let cpus = run.cpus.len().to_string();
     let params = later_params::comparable(&case.workload, &case.params)
         .into_iter()
         .map(|(k, v)| {
-            let all = run.cpus.len() > 1 && PER_CPU_PARAMS.contains(&k.as_str()) && v == cpus;
+            let all = reads_all(case, run, &k, &v);
             (k, if all { "all".to_string() } else { v })
         })
         .collect();
@@ -577,7 +593,15 @@ mod tests {
     use crate::monitor::{Disturbance, TrialHealth};
     use crate::results::{RunStatus, TrialRecord};
 
-    /// A case whose rounds have these trial values.
+    /// A case given `threads` as `all`, which `cpus` resolved.
+    fn all_case(cpus: usize, rounds: &[&[f64]]) -> CaseRecord {
+        CaseRecord {
+            given_as_all: Some(vec!["threads".into()]),
+            ..case(&cpus.to_string(), rounds)
+        }
+    }
+
+    /// A case whose rounds have these trial values (`threads` as given).
     fn case(threads: &str, rounds: &[&[f64]]) -> CaseRecord {
         let mut trials = Vec::new();
         let mut samples = Vec::new();
@@ -599,6 +623,7 @@ mod tests {
             workload: "cpu.primes".into(),
             workload_version: 1,
             params: [("threads".to_string(), threads.to_string())].into(),
+            given_as_all: Some(vec![]),
             warnings: vec![],
             error: None,
             rounds: vec![],
@@ -645,7 +670,7 @@ mod tests {
             2,
             vec![
                 case("1", &[&[100.0], &[101.0], &[99.0]]),
-                case("2", &[&[200.0], &[202.0], &[198.0]]),
+                all_case(2, &[&[200.0], &[202.0], &[198.0]]),
             ],
         );
         let host = run(
@@ -653,7 +678,7 @@ mod tests {
             8,
             vec![
                 case("1", &[&[120.0], &[121.0], &[119.0]]),
-                case("8", &[&[800.0], &[808.0], &[792.0]]),
+                all_case(8, &[&[800.0], &[808.0], &[792.0]]),
             ],
         );
         let cmp = plain(&vm, &host);
@@ -671,6 +696,45 @@ mod tests {
         assert!((g - (1.2f64 * 4.0).sqrt()).abs() < 1e-9, "{g}");
         let (lo, hi) = cmp.summary.geometric_mean_ci.unwrap();
         assert!(lo < g && g < hi);
+    }
+
+    #[test]
+    fn an_explicit_count_equal_to_the_cpus_matches_only_that_count() {
+        // `threads=1,2` on 2 CPUs, `threads=2,all` on 4: the explicit 2s
+        // are one case, and `all` (4) has no partner.
+        let rounds: &[&[f64]] = &[&[100.0], &[101.0], &[99.0]];
+        let two_cpus = run(1, 2, vec![case("1", rounds), case("2", rounds)]);
+        let four_cpus = run(2, 4, vec![case("2", rounds), all_case(4, rounds)]);
+        let cmp = plain(&two_cpus, &four_cpus);
+        let matched: Vec<&str> = cmp.cases.iter().map(|c| c.params.as_str()).collect();
+        assert_eq!(matched, ["threads=2"], "{:?}", cmp.unmatched);
+        assert_eq!(
+            cmp.unmatched,
+            [
+                "cpu.primes threads=1: only in run 1",
+                "cpu.primes threads=4: only in run 2"
+            ]
+        );
+        // `all` meets `all` whatever the CPU counts.
+        let all_two = run(3, 2, vec![all_case(2, rounds)]);
+        let cmp = plain(&all_two, &four_cpus);
+        assert_eq!(cmp.cases.len(), 1);
+        assert_eq!(cmp.cases[0].params, "threads=all");
+        assert_eq!(cmp.unmatched, ["cpu.primes threads=2: only in run 2"]);
+    }
+
+    #[test]
+    fn cases_stored_before_all_was_recorded_read_a_count_equal_to_the_cpus_as_all() {
+        let rounds: &[&[f64]] = &[&[100.0], &[101.0], &[99.0]];
+        let legacy = |threads: &str| CaseRecord {
+            given_as_all: None,
+            ..case(threads, rounds)
+        };
+        let old = run(1, 2, vec![legacy("1"), legacy("2")]);
+        let new = run(2, 8, vec![case("1", rounds), all_case(8, rounds)]);
+        let cmp = plain(&old, &new);
+        assert!(cmp.unmatched.is_empty(), "{:?}", cmp.unmatched);
+        assert_eq!(cmp.cases[1].params, "threads=all");
     }
 
     #[test]
