@@ -131,7 +131,8 @@ pub struct CaseRecord {
     /// value in `params` is the run's CPU count: `threads=all` on 2 CPUs
     /// is stored as `threads=2` with `["threads"]` here. `compare` matches
     /// such a parameter with `all` on another run whatever its CPU count,
-    /// and an explicit count only with the same explicit count. Absent for
+    /// and an explicit count only with the same count (given explicitly,
+    /// or as `all` on a run with as many CPUs). Absent for
     /// a case stored before sledge kept this: a per-CPU count equal to the
     /// run's CPUs is then taken as `all`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -271,6 +271,10 @@ fn an_explicit_thread_count_equal_to_the_cpus_is_not_taken_for_all() {
     let cmp = compare("3", "2");
     let params = cmp["candidates"][0]["cases"][0]["params"].as_str();
     assert!(params.is_some_and(|p| p.contains(" threads=all ")), "{cmp}");
+    // On as many CPUs, two threads chosen are all the CPUs.
+    let cmp = compare("1", "3");
+    let params = cmp["candidates"][0]["cases"][0]["params"].as_str();
+    assert!(params.is_some_and(|p| p.contains(" threads=2 ")), "{cmp}");
     let shown = sandbox
         .sledge()
         .args(["show", "3", "--json"])

@@ -202,22 +202,47 @@ pub(crate) fn reads_all(case: &CaseRecord, run: &RunRecord, name: &str, value: &
     }
 }
 
-/// The parameters a case is matched on: as stored, except that one given
-/// as `all` reads `all` (see [`reads_all`]). So `threads=all` on a 2-CPU
-/// VM matches `threads=all` on an 8-CPU box ("one core vs all cores"
-/// across machines), while an explicit count matches only the same
-/// explicit count. A parameter a workload gained later, at its default,
-/// counts as absent, so runs stored before it came still match (see
-/// [`crate::store::later_params`]).
-fn match_key(case: &CaseRecord, run: &RunRecord) -> (String, BTreeMap<String, String>) {
-    let params = later_params::comparable(&case.workload, &case.params)
-        .into_iter()
+/// What a case is matched on: its workload and parameters, in two forms.
+struct MatchKey {
+    workload: String,
+    /// As stored, except that a parameter given as `all` reads `all` (see
+    /// [`reads_all`]). So `threads=all` on a 2-CPU VM matches
+    /// `threads=all` on an 8-CPU box ("one core vs all cores" across
+    /// machines), while an explicit count matches only the same explicit
+    /// count.
+    shown: BTreeMap<String, String>,
+    /// As stored, counts given as `all` included: between runs with as
+    /// many CPUs `all` is that count, so `threads=all` and `threads=2` on
+    /// two 2-CPU runs are one case.
+    stored: BTreeMap<String, String>,
+}
+
+/// The key `case` of `run` is matched on. A parameter a workload gained
+/// later, at its default, counts as absent, so runs stored before it came
+/// still match (see [`crate::store::later_params`]).
+fn match_key(case: &CaseRecord, run: &RunRecord) -> MatchKey {
+    let stored = later_params::comparable(&case.workload, &case.params);
+    let shown = stored
+        .iter()
         .map(|(k, v)| {
-            let all = reads_all(case, run, &k, &v);
-            (k, if all { "all".to_string() } else { v })
+            let all = reads_all(case, run, k, v);
+            (k.clone(), if all { "all".to_string() } else { v.clone() })
         })
         .collect();
-    (case.workload.clone(), params)
+    MatchKey {
+        workload: case.workload.clone(),
+        shown,
+        stored,
+    }
+}
+
+impl MatchKey {
+    /// Whether this key and `other` are one case; `same_cpus`: their runs
+    /// have as many CPUs.
+    fn matches(&self, other: &MatchKey, same_cpus: bool) -> bool {
+        self.workload == other.workload
+            && (self.shown == other.shown || (same_cpus && self.stored == other.stored))
+    }
 }
 
 /// Compares every candidate against `baseline`.
@@ -255,10 +280,11 @@ pub fn compare_runs(
         .iter()
         .map(|c| match_key(c, baseline))
         .collect();
+    let same_cpus = baseline.cpus.len() == candidate.cpus.len();
     for (a, key) in baseline.cases.iter().zip(&baseline_keys) {
         match candidate_keys
             .iter()
-            .position(|k| k == key)
+            .position(|k| k.matches(key, same_cpus))
             .map(|i| &candidate.cases[i])
         {
             Some(b) if b.workload_version != a.workload_version => unmatched.push(format!(
@@ -281,7 +307,7 @@ pub fn compare_runs(
             Some(b) => cases.push(compare_case(
                 (baseline, a),
                 (candidate, b),
-                &key.1,
+                &key.shown,
                 noise,
                 options,
             )),
@@ -289,7 +315,7 @@ pub fn compare_runs(
         }
     }
     for (b, key) in candidate.cases.iter().zip(&candidate_keys) {
-        if !baseline_keys.contains(key) {
+        if !baseline_keys.iter().any(|k| k.matches(key, same_cpus)) {
             unmatched.push(format!("{}: only in run {}", b.label(), candidate.id));
         }
     }
@@ -721,6 +747,12 @@ mod tests {
         assert_eq!(cmp.cases.len(), 1);
         assert_eq!(cmp.cases[0].params, "threads=all");
         assert_eq!(cmp.unmatched, ["cpu.primes threads=2: only in run 2"]);
+        // With as many CPUs, `all` is that count: one case either way.
+        for (a, b) in [(&two_cpus, &all_two), (&all_two, &two_cpus)] {
+            let cmp = plain(a, b);
+            assert_eq!(cmp.cases.len(), 1, "{:?}", cmp.unmatched);
+            assert_eq!(cmp.unmatched, ["cpu.primes threads=1: only in run 1"]);
+        }
     }
 
     #[test]
