@@ -127,6 +127,16 @@ pub struct CaseRecord {
     pub workload_version: u32,
     /// Every parameter of the case, in canonical text form.
     pub params: BTreeMap<String, String>,
+    /// The parameters given as `all` (one per CPU the run may use), whose
+    /// value in `params` is the run's CPU count: `threads=all` on 2 CPUs
+    /// is stored as `threads=2` with `["threads"]` here. `compare` matches
+    /// such a parameter with `all` on another run whatever its CPU count,
+    /// and an explicit count only with the same count (given explicitly,
+    /// or as `all` on a run with as many CPUs). Absent for
+    /// a case stored before sledge kept this: a per-CPU count equal to the
+    /// run's CPUs is then taken as `all`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub given_as_all: Option<Vec<String>>,
     /// Warnings about the case (disturbed trials, a too-small data set...).
     #[serde(default)]
     pub warnings: Vec<String>,

@@ -220,6 +220,74 @@ fn two_runs_compare_side_by_side() {
     // verdicts are checked on runs whose values the test sets (below).
 }
 
+#[test]
+fn an_explicit_thread_count_equal_to_the_cpus_is_not_taken_for_all() {
+    if std::thread::available_parallelism().map_or(1, usize::from) < 2 {
+        eprintln!("skipped: one CPU, where an explicit 2 threads cannot equal the CPU count");
+        return;
+    }
+    let sandbox = Sandbox::new();
+    let run = |cpus: &str, threads: &str| {
+        sandbox
+            .sledge()
+            .arg("run")
+            .args(TINY_PRIMES)
+            .args(["-p", &format!("threads={threads}"), "--cpus", cpus])
+            .args(FAST)
+            .assert()
+            .success();
+    };
+    run("2", "2");
+    run("1", "all");
+    run("2", "all");
+    let compare = |a: &str, b: &str| -> Value {
+        let out = sandbox
+            .sledge()
+            .args(["compare", a, b, "--json"])
+            .assert()
+            .success();
+        serde_json::from_slice(&out.get_output().stdout).unwrap()
+    };
+    // Two threads chosen on two CPUs are not "all the CPUs" of run 2.
+    let cmp = compare("1", "2");
+    let candidate = &cmp["candidates"][0];
+    assert_eq!(candidate["cases"], serde_json::json!([]), "{cmp}");
+    let unmatched: Vec<&str> = candidate["unmatched"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u.as_str().unwrap())
+        .collect();
+    let listed = |threads: &str, run: &str| {
+        unmatched
+            .iter()
+            .any(|u| u.contains(&format!(" threads={threads} ")) && u.ends_with(run))
+    };
+    assert!(
+        listed("2", "only in run 1") && listed("1", "only in run 2"),
+        "{cmp}"
+    );
+    // `all` on two CPUs is `all` on one.
+    let cmp = compare("3", "2");
+    let params = cmp["candidates"][0]["cases"][0]["params"].as_str();
+    assert!(params.is_some_and(|p| p.contains(" threads=all ")), "{cmp}");
+    // On as many CPUs, two threads chosen are all the CPUs.
+    let cmp = compare("1", "3");
+    let params = cmp["candidates"][0]["cases"][0]["params"].as_str();
+    assert!(params.is_some_and(|p| p.contains(" threads=2 ")), "{cmp}");
+    let shown = sandbox
+        .sledge()
+        .args(["show", "3", "--json"])
+        .assert()
+        .success();
+    let shown: Value = serde_json::from_slice(&shown.get_output().stdout).unwrap();
+    assert_eq!(shown["cases"][0]["params"]["threads"], "2");
+    assert_eq!(
+        shown["cases"][0]["given_as_all"],
+        serde_json::json!(["threads"])
+    );
+}
+
 /// `sledge run test.scripted` with the given values (see
 /// `SLEDGE_SCRIPTED_VALUES`): three rounds of two counted trials.
 fn scripted_run(sandbox: &Sandbox, values: &str) {

@@ -142,6 +142,7 @@ pub fn store_fixture_run(store: &Path, status: sledge::results::RunStatus, sampl
             params: [("max_prime", "10000"), ("threads", "1")]
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .into(),
+            given_as_all: None,
             warnings: Vec::new(),
             error: None,
             rounds: vec![RoundRecord {

@@ -17,7 +17,7 @@ use sledge::http::{self, LoadConfig, Model, Rate, Server, ServerConfig};
 /// No test server lives longer than this.
 const SERVER_LIFETIME: Duration = Duration::from_secs(20);
 
-fn server(model: Model) -> Server {
+pub(crate) fn server(model: Model) -> Server {
     Server::start(&ServerConfig {
         model,
         sizes: vec![1, 2048, 300 * 1024],
@@ -35,7 +35,7 @@ fn config(urls: &[String], connections: usize) -> LoadConfig {
 }
 
 /// The whole response to one request with `Connection: close`.
-fn fetch(addr: SocketAddr, path: &str) -> Vec<u8> {
+pub(crate) fn fetch(addr: SocketAddr, path: &str) -> Vec<u8> {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     write!(
@@ -161,15 +161,17 @@ fn scripted_server(
                             return false;
                         }
                         Behaviour::Silent => return true,
-                        Behaviour::Answer => {}
+                        Behaviour::Answer | Behaviour::Interim(_) => {}
                     }
                     answered += 1;
                     if answered == stall_at {
                         std::thread::sleep(stall);
                     }
-                    if s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-                        .is_err()
-                    {
+                    let answer: &[u8] = match behaviour {
+                        Behaviour::Interim(interim) => interim,
+                        _ => b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+                    };
+                    if s.write_all(answer).is_err() {
                         return false;
                     }
                 }
@@ -185,6 +187,8 @@ enum Behaviour {
     Answer,
     Reset,
     Silent,
+    /// Answers with these bytes instead (interim responses).
+    Interim(&'static [u8]),
 }
 
 #[test]
@@ -231,6 +235,35 @@ fn a_resetting_server_gives_counted_errors_and_a_finished_run() {
     assert_eq!(r.sent, 50);
     assert_eq!(r.responses, 0);
     assert_eq!(r.errors.reset, 50, "{:?}", r.errors);
+}
+
+#[test]
+fn interim_responses_are_skipped_and_never_counted_as_answers() {
+    let run = |answer: &'static [u8]| {
+        let (addr, stop, handle) = scripted_server(0, Duration::ZERO, Behaviour::Interim(answer));
+        let mut c = config(&[format!("http://{addr}/")], 2);
+        c.timeout = Some(Duration::from_millis(200));
+        c.requests = Some(6);
+        c.duration = Some(Duration::from_secs(10));
+        let r = http::run(&c, &CancelToken::new()).unwrap();
+        stop.store(true, Ordering::Relaxed);
+        handle.join().unwrap();
+        r
+    };
+    // Interim responses before each answer: each answer counts once.
+    let r = run(
+        b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 102 Processing\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+    );
+    assert_eq!((r.sent, r.responses), (6, 6), "{:?}", r.errors);
+    assert_eq!(r.errors.total(), 0, "{:?}", r.errors);
+    // Only interim responses: no request was answered.
+    let r = run(b"HTTP/1.1 100 Continue\r\n\r\n");
+    assert_eq!(r.responses, 0, "{:?}", r.errors);
+    assert_eq!(r.errors.timeout, 6, "{:?}", r.errors);
+    // A switch to another protocol cannot be followed.
+    let r = run(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n");
+    assert_eq!(r.responses, 0, "{:?}", r.errors);
+    assert_eq!(r.errors.protocol, 6, "{:?}", r.errors);
 }
 
 #[test]
@@ -781,7 +814,7 @@ fn short_limits() -> http::server::Limits {
 
 /// Reads until the server closes (`true`), or 10 s pass (`false`);
 /// returns what was read.
-fn read_until_closed(s: &mut TcpStream) -> (Vec<u8>, bool) {
+pub(crate) fn read_until_closed(s: &mut TcpStream) -> (Vec<u8>, bool) {
     s.set_read_timeout(Some(Duration::from_millis(100)))
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -899,7 +932,7 @@ fn the_threads_model_caps_its_connection_threads() {
 }
 
 /// Sends `request` on a fresh connection; what came back until the close.
-fn exchange(addr: SocketAddr, request: &[u8]) -> Vec<u8> {
+pub(crate) fn exchange(addr: SocketAddr, request: &[u8]) -> Vec<u8> {
     let mut s = TcpStream::connect(addr).unwrap();
     s.write_all(request).unwrap();
     let (got, closed) = read_until_closed(&mut s);
@@ -915,31 +948,31 @@ fn exchange(addr: SocketAddr, request: &[u8]) -> Vec<u8> {
 fn malformed_requests_get_a_4xx_and_a_close() {
     let refused: &[(&[u8], &str)] = &[
         (
-            b"POST /static/1 HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
+            b"GET /static/1 HTTP/1.1\r\nHost: t\r\nContent-Length: -1\r\n\r\n",
             "400",
         ),
         (
-            b"POST /static/1 HTTP/1.1\r\nContent-Length: 12345678901234567890123\r\n\r\n",
+            b"GET /static/1 HTTP/1.1\r\nHost: t\r\nContent-Length: 12345678901234567890123\r\n\r\n",
             "400",
         ),
         (
-            b"POST /static/1 HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd",
+            b"GET /static/1 HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd",
             "400",
         ),
         (
-            b"POST /static/1 HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n",
+            b"GET /static/1 HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n",
             "400",
         ),
         (
-            b"POST /static/1 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+            b"GET /static/1 HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n",
             "411",
         ),
         (
-            b"POST /static/1 HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n",
+            b"GET /static/1 HTTP/1.1\r\nHost: t\r\nContent-Length: 2000000\r\n\r\n",
             "413",
         ),
-        (b"GET /static/1 HTTP/1.1\r\nno colon\r\n\r\n", "400"),
-        (b"GET /static/1 HTTP/9.9\r\n\r\n", "400"),
+        (b"GET /static/1 HTTP/1.1\r\nHost: t\r\nno colon\r\n\r\n", "400"),
+        (b"GET /static/1 HTTP/9.9\r\nHost: t\r\n\r\n", "400"),
         // Binary garbage, with no line end at all: a TLS hello, NULs.
         (b"\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03", "400"),
         (b"\x00\x00\x00\x00", "400"),
@@ -962,10 +995,10 @@ fn malformed_requests_get_a_4xx_and_a_close() {
         // A body is skipped, so the next request on the connection is
         // read where it starts; also when the body comes in pieces.
         let mut s = TcpStream::connect(srv.addr()).unwrap();
-        s.write_all(b"POST /static/1 HTTP/1.1\r\nContent-Length: 10\r\n\r\n01234")
+        s.write_all(b"GET /static/1 HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\n01234")
             .unwrap();
         std::thread::sleep(Duration::from_millis(50));
-        s.write_all(b"56789GET /static/1 HTTP/1.1\r\nConnection: close\r\n\r\n")
+        s.write_all(b"56789GET /static/1 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
             .unwrap();
         let (got, closed) = read_until_closed(&mut s);
         let text = String::from_utf8_lossy(&got);
@@ -1001,7 +1034,7 @@ fn a_client_that_pipelines_without_reading_gets_every_answer_later() {
                     };
                     write!(
                         s,
-                        "GET /static/307200 HTTP/1.1\r\nX-Pad: {pad}\r\nConnection: {connection}\r\n\r\n"
+                        "GET /static/307200 HTTP/1.1\r\nHost: t\r\nX-Pad: {pad}\r\nConnection: {connection}\r\n\r\n"
                     )
                     .unwrap();
                 }

@@ -400,14 +400,28 @@ fn bad_host_lists_are_usage_errors_naming_the_host() {
             .code(2)
             .stderr(predicates::str::contains(expected));
     }
-    // Loopback on a client host is the client itself.
-    Sandbox::new()
-        .sledge()
-        .args(["http", "-d", "1", "--from", "u@h1", "http://127.0.0.1:9/"])
-        .timeout(Duration::from_secs(30))
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains("loopback address"));
+    // Loopback on a client host is the client itself, in every form, and
+    // so is the unspecified address.
+    for url in [
+        "http://127.0.0.1:9/",
+        "http://127.3.2.1:9/",
+        "http://0.0.0.0:9/",
+        "http://[::1]:9/",
+        "http://[::]:9/",
+        "http://[::ffff:127.0.0.1]:9/",
+        "http://[::ffff:7f00:1]:9/",
+        "http://[::ffff:0.0.0.0]:9/",
+    ] {
+        Sandbox::new()
+            .sledge()
+            .args(["http", "-d", "1", "--from", "u@h1", url])
+            .timeout(Duration::from_secs(30))
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(format!(
+                "{url} is a loopback address"
+            )));
+    }
     // The sledge to run there is either named or copied, not both.
     Sandbox::new()
         .sledge()

@@ -389,3 +389,71 @@ fn export_of_an_unknown_run_is_a_usage_error_and_writes_nothing() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// `compare BASE CAND --fail-if-slower 5 --json` in `sandbox`: the exit
+/// code and the headline metric's comparison.
+fn gate(sandbox: &Sandbox, base: i64, cand: i64) -> (Option<i32>, Value) {
+    let out = sandbox
+        .sledge()
+        .args(["compare", &base.to_string(), &cand.to_string()])
+        .args(["--fail-if-slower", "5", "--json"])
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let metric = json["candidates"][0]["cases"][0]["metrics"][0].clone();
+    (out.status.code(), metric)
+}
+
+#[test]
+fn imported_runs_are_no_hosts_history_and_no_history_widens_past_sense() {
+    use sledge::results::RunStatus::Complete;
+    let here = Sandbox::new();
+    let base = crate::common::store_fixture_run(&here.store(), Complete, &[100.0, 101.0, 99.0]);
+    let cand = crate::common::store_fixture_run(&here.store(), Complete, &[70.0, 70.7, 69.3]);
+    let (code, metric) = gate(&here, base, cand);
+    assert_eq!(code, Some(3), "30% slower fails the gate: {metric}");
+
+    // Five runs under the same host identity whose values swing tenfold,
+    // made elsewhere and imported: not what this host measured.
+    let elsewhere = Sandbox::new();
+    for samples in [[10.0; 3], [200.0; 3], [10.0; 3], [200.0; 3], [10.0; 3]] {
+        crate::common::store_fixture_run(&elsewhere.store(), Complete, &samples);
+    }
+    let file = elsewhere.path().join("crafted.json");
+    elsewhere
+        .sledge()
+        .args(["export", "1", "2", "3", "4", "5", "-o"])
+        .arg(&file)
+        .assert()
+        .success();
+    here.sledge().arg("import").arg(&file).assert().success();
+    let (code, metric) = gate(&here, base, cand);
+    assert_eq!(code, Some(3), "imported runs widened the band: {metric}");
+    assert_eq!(metric["baseline_history_runs"], 0, "{metric}");
+    assert_eq!(metric["comparison"]["verdict"], "slower", "{metric}");
+    assert_eq!(metric["comparison"]["history_suspect"], false, "{metric}");
+
+    // The same swings measured here are this host's history, but one that
+    // no host honestly shows: used at the cap, and named suspect.
+    for samples in [[10.0; 3], [200.0; 3], [10.0; 3], [200.0; 3], [10.0; 3]] {
+        crate::common::store_fixture_run(&here.store(), Complete, &samples);
+    }
+    let (_, metric) = gate(&here, base, cand);
+    assert_eq!(metric["baseline_history_runs"], 5, "{metric}");
+    let comparison = &metric["comparison"];
+    assert_eq!(comparison["history_suspect"], true, "{metric}");
+    let (low, high) = (
+        comparison["ratio_ci_low"].as_f64().unwrap(),
+        comparison["ratio_ci_high"].as_f64().unwrap(),
+    );
+    // Uncapped, these runs would put the ratio anywhere from 1/10,000 to
+    // 10,000.
+    assert!(low > 0.2 && high < 2.5, "{metric}");
+    let text = here
+        .sledge()
+        .args(["compare", &base.to_string(), &cand.to_string()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("history suspect"), "{text}");
+}

@@ -18,7 +18,9 @@ version and parameters; threads=all matches across CPU counts): the ratio \
 candidate / baseline of the headline metric with its 95% CI, a verdict, and \
 the rule it rests on. The CI comes from the rounds of both runs, widened to \
 the host's run-to-run noise when earlier runs of the case on the same host \
-measured it (`sledge calibrate` builds that history on purpose).
+measured it (`sledge calibrate` builds that history on purpose; imported runs \
+are never part of it, and a history scattering by more than 25% is used at \
+25% and called suspect).
 
 Exit status: 0, or 3 with --fail-if-slower when a headline metric is judged \
 slower by more than the given percentage (1 on errors, 2 on bad usage).

@@ -41,11 +41,17 @@ pub fn execute(
             program: std::env::current_exe()?,
         })
     } else {
-        // Loopback on a client host is that host itself, not this one.
-        if let Some(t) = config.targets.iter().find(|t| t.addr.ip().is_loopback()) {
+        // Loopback (or the unspecified address) on a client host is that
+        // host itself, not the server.
+        if let Some(t) = config
+            .targets
+            .iter()
+            .find(|t| crate::http::url::reaches_itself(t.addr.ip()))
+        {
             return Err(UsageError(format!(
-                "{} is a loopback address: from the client hosts it would reach each host itself; give an address of the server they can reach",
-                t.url
+                "{} is a loopback address ({}): from the client hosts it would reach each host itself; give an address of the server they can reach",
+                t.url,
+                t.addr.ip()
             ))
             .into());
         }

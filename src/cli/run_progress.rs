@@ -80,6 +80,7 @@ mod tests {
             workload: "cpu.primes".to_string(),
             workload_version: 1,
             params: [("threads".to_string(), "2".to_string())].into(),
+            given_as_all: None,
             warnings: Vec::new(),
             error: error.map(str::to_string),
             rounds: Vec::new(),

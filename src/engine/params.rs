@@ -92,6 +92,10 @@ impl ParamSpec {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ParamValue {
     Int(u64),
+    /// A thread (or copy) count given as `all`: one per CPU the run may
+    /// use, that many. It reads and is stored as the number; the set
+    /// remembers that it was `all` (see [`ParamSet::given_as_all`]).
+    PerCpu(u64),
     Float(f64),
     Size(u64),
     Seconds(f64),
@@ -103,13 +107,27 @@ pub enum ParamValue {
 impl fmt::Display for ParamValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ParamValue::Int(v) => write!(f, "{v}"),
+            ParamValue::Int(v) | ParamValue::PerCpu(v) => write!(f, "{v}"),
             ParamValue::Size(v) => write!(f, "{}", format_size(*v)),
             ParamValue::Float(v) | ParamValue::Seconds(v) => write!(f, "{v}"),
             ParamValue::Choice(v) => write!(f, "{v}"),
             // Text may be a database URL: never show or store a password.
             ParamValue::Text(v) => write!(f, "{}", crate::secrets::redact(v)),
             ParamValue::Bool(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+impl ParamValue {
+    /// Whether two values make the same case: a count given as `all` is
+    /// the same as that count given explicitly.
+    fn same_case(&self, other: &ParamValue) -> bool {
+        match (self, other) {
+            (
+                ParamValue::Int(a) | ParamValue::PerCpu(a),
+                ParamValue::Int(b) | ParamValue::PerCpu(b),
+            ) => a == b,
+            _ => self == other,
         }
     }
 }
@@ -200,14 +218,12 @@ pub fn parse_value(
             _ => Err(invalid()),
         },
         ParamKind::Threads { max } => {
-            let v = if t.eq_ignore_ascii_case("all") {
-                cpus.max(1) as u64
+            let (v, value): (u64, fn(u64) -> ParamValue) = if t.eq_ignore_ascii_case("all") {
+                (cpus.max(1) as u64, ParamValue::PerCpu)
             } else {
-                t.parse().map_err(|_| invalid())?
+                (t.parse().map_err(|_| invalid())?, ParamValue::Int)
             };
-            in_range(v, 1, *max)
-                .then_some(ParamValue::Int(v))
-                .ok_or_else(invalid)
+            in_range(v, 1, *max).then(|| value(v)).ok_or_else(invalid)
         }
         // Text is taken as given: the splitter already trimmed an unquoted
         // value, and a quoted one keeps its spaces.
@@ -292,7 +308,7 @@ impl ParamSet {
     /// An integer, size or thread-count parameter.
     pub fn u64(&self, name: &str) -> u64 {
         match self.get(name) {
-            ParamValue::Int(v) | ParamValue::Size(v) => *v,
+            ParamValue::Int(v) | ParamValue::PerCpu(v) | ParamValue::Size(v) => *v,
             other => panic!("parameter `{name}` is {other:?}, not an integer"),
         }
     }
@@ -301,7 +317,7 @@ impl ParamSet {
     pub fn f64(&self, name: &str) -> f64 {
         match self.get(name) {
             ParamValue::Float(v) | ParamValue::Seconds(v) => *v,
-            ParamValue::Int(v) | ParamValue::Size(v) => *v as f64,
+            ParamValue::Int(v) | ParamValue::PerCpu(v) | ParamValue::Size(v) => *v as f64,
             other => panic!("parameter `{name}` is {other:?}, not a number"),
         }
     }
@@ -322,6 +338,17 @@ impl ParamSet {
         }
     }
 
+    /// The names of the parameters given as `all` (one per CPU the run
+    /// may use), in name order: their stored value is the CPU count, and
+    /// this says it was not a count the user chose.
+    pub fn given_as_all(&self) -> Vec<String> {
+        self.values
+            .iter()
+            .filter(|(_, v)| matches!(v, ParamValue::PerCpu(_)))
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+
     /// The canonical text form of every value, for storage and display
     /// (passwords in text values masked).
     pub fn to_strings(&self) -> BTreeMap<String, String> {
@@ -332,9 +359,10 @@ impl ParamSet {
     }
 
     /// The text form of every value with nothing masked, which
-    /// [`resolve_cases`] parses back into the same set: only for handing a
-    /// case to a round's own process over a pipe, never for showing or
-    /// storing.
+    /// [`resolve_cases`] parses back into the same values (a count given
+    /// as `all` comes back as that count: a round's process needs the
+    /// value, not where it came from): only for handing a case to a
+    /// round's own process over a pipe, never for showing or storing.
     pub fn to_raw_strings(&self) -> BTreeMap<String, String> {
         self.values
             .iter()
@@ -451,10 +479,11 @@ pub fn resolve_cases(
             Some(values) => values.clone(),
             None => vec![spec.default.to_string()],
         };
-        let mut values = Vec::with_capacity(texts.len());
+        let mut values: Vec<ParamValue> = Vec::with_capacity(texts.len());
         for text in &texts {
             let value = parse_value(workload, spec, text, cpus)?;
-            if !values.contains(&value) {
+            // `threads=2,all` on two CPUs is one case, the first given.
+            if !values.iter().any(|v| v.same_case(&value)) {
                 values.push(value);
             }
         }
@@ -551,6 +580,42 @@ mod tests {
         assert_eq!(cases.len(), 4);
         let threads: Vec<u64> = cases.iter().map(|c| c.u64("threads")).collect();
         assert_eq!(threads, vec![1, 1, 2, 2]);
+    }
+
+    #[test]
+    fn a_count_given_as_all_is_remembered_and_reads_as_the_count() {
+        let cases = resolve_cases("w", &specs(), &assign(&["threads=1,2,all"]), 4).unwrap();
+        let seen: Vec<(u64, Vec<String>, String)> = cases
+            .iter()
+            .map(|c| {
+                (
+                    c.u64("threads"),
+                    c.given_as_all(),
+                    c.to_strings()["threads"].clone(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            vec![
+                (1, vec![], "1".to_string()),
+                (2, vec![], "2".to_string()),
+                (4, vec!["threads".to_string()], "4".to_string()),
+            ]
+        );
+        // An explicit count equal to the CPUs is not `all`; given both
+        // ways it is one case, the first given.
+        let explicit = resolve_cases("w", &specs(), &assign(&["threads=2"]), 2).unwrap();
+        assert!(explicit[0].given_as_all().is_empty());
+        let both = resolve_cases("w", &specs(), &assign(&["threads=2,all"]), 2).unwrap();
+        assert_eq!(both.len(), 1);
+        assert!(both[0].given_as_all().is_empty());
+        let both = resolve_cases("w", &specs(), &assign(&["threads=all,2"]), 2).unwrap();
+        assert_eq!(both.len(), 1);
+        assert_eq!(both[0].given_as_all(), ["threads"]);
+        // A round's process gets the count, which gives the same values.
+        let raw = cases[2].to_raw_strings();
+        assert_eq!(raw["threads"], "4");
     }
 
     #[test]

@@ -81,6 +81,7 @@ impl CaseState {
                 workload: planned.workload.id().to_string(),
                 workload_version: planned.workload.version(),
                 params: planned.params.to_strings(),
+                given_as_all: Some(planned.params.given_as_all()),
                 warnings: Vec::new(),
                 error: None,
                 rounds: Vec::new(),

@@ -241,7 +241,7 @@ fn import(host: &SshHost, document: &[u8], store: &mut Store) -> anyhow::Result<
     let [run] = &runs[..] else {
         anyhow::bail!("{host} exported {} runs, expected one", runs.len());
     };
-    let outcome = store.import_runs(std::slice::from_ref(run))?;
+    let outcome = store.land_fleet_runs(std::slice::from_ref(run))?;
     Ok(match outcome.into_iter().next() {
         Some(Imported::Added { id, uuid }) => HostResult::Landed {
             id,

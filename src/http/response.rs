@@ -5,6 +5,11 @@
 //! that decide framing (Content-Length, Transfer-Encoding, Connection) and
 //! skips bodies without copying them. A response usually arrives in one
 //! read and is parsed in place; only a head split over reads is buffered.
+//!
+//! Interim responses (1xx, such as `100 Continue`) are not the answer to
+//! a request: each is skipped, head and all, until the final response
+//! (RFC 9110 §15.2). `101 Switching Protocols` would hand the connection
+//! to another protocol, which a load generator cannot follow: an error.
 
 use memchr::memmem;
 
@@ -25,6 +30,8 @@ pub enum ParseError {
     ContentLength,
     #[error("malformed chunk")]
     Chunk,
+    #[error("the server switched protocols (101), which a load generator cannot follow")]
+    SwitchingProtocols,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,9 +109,11 @@ impl ResponseParser {
             self.started = true;
         }
         let mut pos = 0;
-        if self.state == State::Head {
-            match self.feed_head(buf)? {
-                Some(used) => pos = used,
+        // An interim response leaves the state at `Head`: the final
+        // response's head comes next, maybe in the same bytes.
+        while self.state == State::Head {
+            match self.feed_head(&buf[pos..])? {
+                Some(used) => pos += used,
                 None => return Ok(None),
             }
         }
@@ -236,7 +245,13 @@ impl ResponseParser {
                 }
             }
         }
-        let no_body = matches!(self.status, 100..=199 | 204 | 304);
+        match self.status {
+            101 => return Err(ParseError::SwitchingProtocols),
+            // Interim: skipped, the final response is still to come.
+            100..=199 => return Ok(()),
+            _ => {}
+        }
+        let no_body = matches!(self.status, 204 | 304);
         self.state = if no_body {
             State::Body { remaining: 0 }
         } else if chunked {
@@ -439,6 +454,40 @@ mod tests {
         let head = b"HTTP/1.1 204 No Content\r\n\r\n";
         let (n, _) = parse_all(&[head]);
         assert_eq!(n, Some(head.len()));
+    }
+
+    #[test]
+    fn interim_responses_are_skipped_until_the_final_one() {
+        let interim =
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n";
+        let fin = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+        let both = [&interim[..], &fin[..]].concat();
+        // In one piece.
+        let mut p = ResponseParser::default();
+        assert_eq!(p.feed(&both).unwrap(), Some(both.len()));
+        assert_eq!(p.status(), 200);
+        // Interim responses alone are no response.
+        let mut p = ResponseParser::default();
+        assert_eq!(p.feed(interim).unwrap(), None);
+        assert_eq!(p.feed(interim).unwrap(), None);
+        assert!(p.started());
+        assert_eq!(p.feed(fin).unwrap(), Some(fin.len()));
+        assert_eq!(p.status(), 200);
+        // Byte by byte: only the last byte of the final response ends it.
+        let mut p = ResponseParser::default();
+        for (i, b) in both.iter().enumerate() {
+            let r = p.feed(std::slice::from_ref(b)).unwrap();
+            assert_eq!(r.is_some(), i == both.len() - 1, "byte {i}");
+        }
+    }
+
+    #[test]
+    fn switching_protocols_is_an_error() {
+        let mut p = ResponseParser::default();
+        assert_eq!(
+            p.feed(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n"),
+            Err(ParseError::SwitchingProtocols)
+        );
     }
 
     #[test]

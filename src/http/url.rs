@@ -5,7 +5,7 @@
 //! `http://` is supported; a URL the generator cannot use is refused
 //! before any connection is made, with the reason.
 
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
 use thiserror::Error;
 
@@ -46,6 +46,17 @@ impl Target {
             &self.request_close
         }
     }
+}
+
+/// Whether a connection to `ip` reaches the very host that makes it,
+/// wherever that host is: a loopback address (all of 127.0.0.0/8, and
+/// `::1`), the unspecified address (`0.0.0.0`, `::`, which Linux connects
+/// to the host itself), or one of them in IPv4-mapped IPv6 form
+/// (`::ffff:127.0.0.1`, also written `::ffff:7f00:1`; `::ffff:0.0.0.0`).
+/// Load sent to such an address from other hosts would never leave them.
+pub fn reaches_itself(ip: IpAddr) -> bool {
+    let ip = ip.to_canonical();
+    ip.is_loopback() || ip.is_unspecified()
 }
 
 /// Parses and resolves `urls`, which must share one host and port (the
@@ -160,6 +171,35 @@ mod tests {
         let t = parse_target("http://[::1]").unwrap();
         assert_eq!(t.addr, "[::1]:80".parse().unwrap());
         assert!(t.request_keep_alive.starts_with(b"GET / HTTP/1.1\r\n"));
+    }
+
+    #[test]
+    fn every_form_of_loopback_and_unspecified_reaches_itself() {
+        for ip in [
+            "127.0.0.1",
+            "127.1.2.3",
+            "127.255.255.254",
+            "0.0.0.0",
+            "::1",
+            "::",
+            "::ffff:127.0.0.1",
+            "::ffff:7f00:1",
+            "::ffff:127.9.9.9",
+            "::ffff:0.0.0.0",
+        ] {
+            assert!(reaches_itself(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in [
+            "198.18.0.1",
+            "10.0.0.1",
+            "128.0.0.1",
+            "::2",
+            "fe80::1",
+            "::ffff:198.18.0.1",
+            "2001:db8::1",
+        ] {
+            assert!(!reaches_itself(ip.parse().unwrap()), "{ip}");
+        }
     }
 
     #[test]

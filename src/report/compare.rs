@@ -92,8 +92,7 @@ pub struct HostDifference {
 pub struct CaseComparison {
     /// Workload id.
     pub workload: String,
-    /// Parameters as `k=v k=v` (per-CPU counts equal to the run's CPUs
-    /// read `all`).
+    /// Parameters as `k=v k=v` (a count given as `all` reads `all`).
     pub params: String,
     /// Disturbances in the trials the baseline's statistics use, as
     /// `busy 2/6`; empty when clean.
@@ -182,26 +181,68 @@ pub struct ComparisonSummary {
 }
 
 /// Parameters whose value `all` (one per CPU) is resolved to a number at
-/// run time; see [`match_key`].
+/// run time; see [`reads_all`].
 const PER_CPU_PARAMS: &[&str] = &["threads", "copies", "clients", "jobs"];
 
-/// The parameters a case is matched on: as stored, except that a per-CPU
-/// parameter equal to the run's CPU count reads `all`. So `threads=all` on
-/// a 2-CPU VM matches `threads=all` on an 8-CPU box ("one core vs all
-/// cores" across machines), while explicit counts still match exactly.
-/// A parameter a workload gained later, at its default, counts as absent,
-/// so runs stored before it came still match (see
-/// [`crate::store::later_params`]).
-fn match_key(case: &CaseRecord, run: &RunRecord) -> (String, BTreeMap<String, String>) {
-    let cpus = run.cpus.len().to_string();
-    let params = later_params::comparable(&case.workload, &case.params)
-        .into_iter()
+/// Whether parameter `name` of `case` (stored as `value`) of `run` reads
+/// `all`: it was given as `all` (one per CPU the run may use), which the
+/// case records. An explicit count does not, also where it equals the
+/// run's CPU count: `threads=2` on 2 CPUs is not `threads=all`. A case
+/// stored before sledge recorded this has only the count: there a per-CPU
+/// count equal to the run's CPUs (more than one) reads `all`, as it did
+/// then, since nothing tells the two apart.
+pub(crate) fn reads_all(case: &CaseRecord, run: &RunRecord, name: &str, value: &str) -> bool {
+    match &case.given_as_all {
+        Some(names) => names.iter().any(|n| n == name),
+        None => {
+            run.cpus.len() > 1
+                && PER_CPU_PARAMS.contains(&name)
+                && value == run.cpus.len().to_string()
+        }
+    }
+}
+
+/// What a case is matched on: its workload and parameters, in two forms.
+struct MatchKey {
+    workload: String,
+    /// As stored, except that a parameter given as `all` reads `all` (see
+    /// [`reads_all`]). So `threads=all` on a 2-CPU VM matches
+    /// `threads=all` on an 8-CPU box ("one core vs all cores" across
+    /// machines), while an explicit count matches only the same explicit
+    /// count.
+    shown: BTreeMap<String, String>,
+    /// As stored, counts given as `all` included: between runs with as
+    /// many CPUs `all` is that count, so `threads=all` and `threads=2` on
+    /// two 2-CPU runs are one case.
+    stored: BTreeMap<String, String>,
+}
+
+/// The key `case` of `run` is matched on. A parameter a workload gained
+/// later, at its default, counts as absent, so runs stored before it came
+/// still match (see [`crate::store::later_params`]).
+fn match_key(case: &CaseRecord, run: &RunRecord) -> MatchKey {
+    let stored = later_params::comparable(&case.workload, &case.params);
+    let shown = stored
+        .iter()
         .map(|(k, v)| {
-            let all = run.cpus.len() > 1 && PER_CPU_PARAMS.contains(&k.as_str()) && v == cpus;
-            (k, if all { "all".to_string() } else { v })
+            let all = reads_all(case, run, k, v);
+            (k.clone(), if all { "all".to_string() } else { v.clone() })
         })
         .collect();
-    (case.workload.clone(), params)
+    MatchKey {
+        workload: case.workload.clone(),
+        shown,
+        stored,
+    }
+}
+
+impl MatchKey {
+    /// Whether this key and `other` are one case; `same_cpus`: their runs
+    /// have as many CPUs.
+    fn matches(&self, other: &MatchKey, same_cpus: bool) -> bool {
+        self.workload == other.workload
+            && (self.shown == other.shown || (same_cpus && self.stored == other.stored))
+    }
 }
 
 /// Compares every candidate against `baseline`.
@@ -239,10 +280,11 @@ pub fn compare_runs(
         .iter()
         .map(|c| match_key(c, baseline))
         .collect();
+    let same_cpus = baseline.cpus.len() == candidate.cpus.len();
     for (a, key) in baseline.cases.iter().zip(&baseline_keys) {
         match candidate_keys
             .iter()
-            .position(|k| k == key)
+            .position(|k| k.matches(key, same_cpus))
             .map(|i| &candidate.cases[i])
         {
             Some(b) if b.workload_version != a.workload_version => unmatched.push(format!(
@@ -265,7 +307,7 @@ pub fn compare_runs(
             Some(b) => cases.push(compare_case(
                 (baseline, a),
                 (candidate, b),
-                &key.1,
+                &key.shown,
                 noise,
                 options,
             )),
@@ -273,7 +315,7 @@ pub fn compare_runs(
         }
     }
     for (b, key) in candidate.cases.iter().zip(&candidate_keys) {
-        if !baseline_keys.contains(key) {
+        if !baseline_keys.iter().any(|k| k.matches(key, same_cpus)) {
             unmatched.push(format!("{}: only in run {}", b.label(), candidate.id));
         }
     }
@@ -577,7 +619,15 @@ mod tests {
     use crate::monitor::{Disturbance, TrialHealth};
     use crate::results::{RunStatus, TrialRecord};
 
-    /// A case whose rounds have these trial values.
+    /// A case given `threads` as `all`, which `cpus` resolved.
+    fn all_case(cpus: usize, rounds: &[&[f64]]) -> CaseRecord {
+        CaseRecord {
+            given_as_all: Some(vec!["threads".into()]),
+            ..case(&cpus.to_string(), rounds)
+        }
+    }
+
+    /// A case whose rounds have these trial values (`threads` as given).
     fn case(threads: &str, rounds: &[&[f64]]) -> CaseRecord {
         let mut trials = Vec::new();
         let mut samples = Vec::new();
@@ -599,6 +649,7 @@ mod tests {
             workload: "cpu.primes".into(),
             workload_version: 1,
             params: [("threads".to_string(), threads.to_string())].into(),
+            given_as_all: Some(vec![]),
             warnings: vec![],
             error: None,
             rounds: vec![],
@@ -645,7 +696,7 @@ mod tests {
             2,
             vec![
                 case("1", &[&[100.0], &[101.0], &[99.0]]),
-                case("2", &[&[200.0], &[202.0], &[198.0]]),
+                all_case(2, &[&[200.0], &[202.0], &[198.0]]),
             ],
         );
         let host = run(
@@ -653,7 +704,7 @@ mod tests {
             8,
             vec![
                 case("1", &[&[120.0], &[121.0], &[119.0]]),
-                case("8", &[&[800.0], &[808.0], &[792.0]]),
+                all_case(8, &[&[800.0], &[808.0], &[792.0]]),
             ],
         );
         let cmp = plain(&vm, &host);
@@ -671,6 +722,51 @@ mod tests {
         assert!((g - (1.2f64 * 4.0).sqrt()).abs() < 1e-9, "{g}");
         let (lo, hi) = cmp.summary.geometric_mean_ci.unwrap();
         assert!(lo < g && g < hi);
+    }
+
+    #[test]
+    fn an_explicit_count_equal_to_the_cpus_matches_only_that_count() {
+        // `threads=1,2` on 2 CPUs, `threads=2,all` on 4: the explicit 2s
+        // are one case, and `all` (4) has no partner.
+        let rounds: &[&[f64]] = &[&[100.0], &[101.0], &[99.0]];
+        let two_cpus = run(1, 2, vec![case("1", rounds), case("2", rounds)]);
+        let four_cpus = run(2, 4, vec![case("2", rounds), all_case(4, rounds)]);
+        let cmp = plain(&two_cpus, &four_cpus);
+        let matched: Vec<&str> = cmp.cases.iter().map(|c| c.params.as_str()).collect();
+        assert_eq!(matched, ["threads=2"], "{:?}", cmp.unmatched);
+        assert_eq!(
+            cmp.unmatched,
+            [
+                "cpu.primes threads=1: only in run 1",
+                "cpu.primes threads=4: only in run 2"
+            ]
+        );
+        // `all` meets `all` whatever the CPU counts.
+        let all_two = run(3, 2, vec![all_case(2, rounds)]);
+        let cmp = plain(&all_two, &four_cpus);
+        assert_eq!(cmp.cases.len(), 1);
+        assert_eq!(cmp.cases[0].params, "threads=all");
+        assert_eq!(cmp.unmatched, ["cpu.primes threads=2: only in run 2"]);
+        // With as many CPUs, `all` is that count: one case either way.
+        for (a, b) in [(&two_cpus, &all_two), (&all_two, &two_cpus)] {
+            let cmp = plain(a, b);
+            assert_eq!(cmp.cases.len(), 1, "{:?}", cmp.unmatched);
+            assert_eq!(cmp.unmatched, ["cpu.primes threads=1: only in run 1"]);
+        }
+    }
+
+    #[test]
+    fn cases_stored_before_all_was_recorded_read_a_count_equal_to_the_cpus_as_all() {
+        let rounds: &[&[f64]] = &[&[100.0], &[101.0], &[99.0]];
+        let legacy = |threads: &str| CaseRecord {
+            given_as_all: None,
+            ..case(threads, rounds)
+        };
+        let old = run(1, 2, vec![legacy("1"), legacy("2")]);
+        let new = run(2, 8, vec![case("1", rounds), all_case(8, rounds)]);
+        let cmp = plain(&old, &new);
+        assert!(cmp.unmatched.is_empty(), "{:?}", cmp.unmatched);
+        assert_eq!(cmp.cases[1].params, "threads=all");
     }
 
     #[test]

@@ -10,7 +10,9 @@ use super::compare::{CaseComparison, MetricComparison, MultiComparison, RunCompa
 use super::format;
 use super::listing::new_table;
 use crate::results::energy_companion;
-use crate::stats::{NO_HISTORY_THRESHOLD, NOISE_THRESHOLD, Verdict, VerdictBasis};
+use crate::stats::{
+    MAX_RUN_NOISE_SD_LOG, NO_HISTORY_THRESHOLD, NOISE_THRESHOLD, Verdict, VerdictBasis,
+};
 
 /// Which metrics a table shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -281,20 +283,27 @@ fn verdict_text(case: &CaseComparison, m: &MetricComparison) -> String {
 }
 
 fn basis_text(m: &MetricComparison) -> String {
-    match m.comparison.as_ref().map(|c| c.basis) {
-        Some(VerdictBasis::History) => format!(
+    let Some(c) = &m.comparison else {
+        return String::new();
+    };
+    let basis = match c.basis {
+        VerdictBasis::History => format!(
             "history ×{}",
             m.baseline_history_runs.max(m.candidate_history_runs)
         ),
-        Some(VerdictBasis::Rounds) => {
+        VerdictBasis::Rounds => {
             if m.baseline_history_runs == 0 && m.candidate_history_runs == 0 {
                 "rounds, no history".to_string()
             } else {
                 "rounds".to_string()
             }
         }
-        Some(VerdictBasis::Trials) => "trials, weak".to_string(),
-        None => String::new(),
+        VerdictBasis::Trials => "trials, weak".to_string(),
+    };
+    if c.history_suspect {
+        format!("{basis}, history suspect")
+    } else {
+        basis
     }
 }
 
@@ -358,11 +367,15 @@ fn legend() -> String {
          ({} with no history of the case on this host: history measures the drift between runs); \
          basis: `rounds` = the round means of both runs (each round a fresh process); `history ×N` \
          = the host's run-to-run noise over N earlier runs of the case was wider than the rounds' \
-         CI, so it decided; `trials, weak` = a run of one round, whose CI misses the variance \
-         between processes. `not judged`: trials the statistics use were flagged (busy, steal, \
-         swap, throttled); --trust-flagged judges them anyway.\n",
+         CI, so it decided; `history suspect` = those runs scatter by more than {}, which no \
+         honest history of one case on one host does, so they were taken at {}; `trials, weak` \
+         = a run of one round, whose CI misses the variance between processes. `not judged`: \
+         trials the statistics use were flagged (busy, steal, swap, throttled); --trust-flagged \
+         judges them anyway.\n",
         format::percent(NOISE_THRESHOLD),
-        format::percent(NO_HISTORY_THRESHOLD)
+        format::percent(NO_HISTORY_THRESHOLD),
+        format::percent(MAX_RUN_NOISE_SD_LOG.exp() - 1.0),
+        format::percent(MAX_RUN_NOISE_SD_LOG.exp() - 1.0),
     )
 }
 
@@ -386,6 +399,7 @@ mod tests {
                 p_value: 0.001,
                 verdict,
                 basis,
+                history_suspect: false,
             }),
             judged,
             baseline_history_runs: if basis == VerdictBasis::History { 8 } else { 0 },
@@ -435,6 +449,21 @@ mod tests {
                 price: None,
             }],
         }
+    }
+
+    #[test]
+    fn a_suspect_history_is_named_beside_the_verdict() {
+        let mut cmp = comparison();
+        let plain = markdown(&cmp, MetricSelection::Headline);
+        assert!(!plain.contains("history ×8, history suspect"), "{plain}");
+        let headline = &mut cmp.candidates[0].cases[0].metrics[0];
+        headline.comparison.as_mut().unwrap().history_suspect = true;
+        let text = render(&cmp, MetricSelection::Headline);
+        assert!(text.contains("history suspect)"), "{text}");
+        let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(words.contains("scatter by more than 25.0%"), "{text}");
+        let md = markdown(&cmp, MetricSelection::Headline);
+        assert!(md.contains("history ×8, history suspect"), "{md}");
     }
 
     #[test]

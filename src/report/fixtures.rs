@@ -43,6 +43,7 @@ pub fn case(workload: &str, params: &[(&str, &str)], headline: MetricRecord) -> 
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect::<BTreeMap<_, _>>(),
+        given_as_all: None,
         warnings: Vec::new(),
         error: None,
         rounds: Vec::new(),

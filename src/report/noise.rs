@@ -1,5 +1,7 @@
 //! The run-to-run noise of a case on its host, from the store's earlier
-//! runs of it: the band a comparison must clear (see `stats::run_noise`).
+//! runs of it that sledge measured there (not imported ones: see
+//! `Store::case_history`): the band a comparison must clear (see
+//! `stats::run_noise`, which also caps it).
 
 use std::collections::HashMap;
 

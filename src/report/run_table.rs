@@ -196,6 +196,7 @@ mod tests {
             workload: "cpu.primes".into(),
             workload_version: 1,
             params: Default::default(),
+            given_as_all: None,
             warnings: vec![],
             error: None,
             rounds: vec![],

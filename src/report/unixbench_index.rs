@@ -462,6 +462,7 @@ shell1|60|lpm|42.4|42.4|1";
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            given_as_all: None,
             warnings: vec![],
             error: None,
             rounds: vec![],

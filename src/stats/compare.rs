@@ -136,6 +136,12 @@ pub struct Comparison {
     /// What the interval and the verdict rest on.
     #[serde(default)]
     pub basis: VerdictBasis,
+    /// A side's history claimed more run-to-run noise than any honest
+    /// history of one case on one host shows (see
+    /// [`MAX_RUN_NOISE_SD_LOG`](super::run_noise::MAX_RUN_NOISE_SD_LOG)):
+    /// it was used at that cap, and the verdict should be read with it.
+    #[serde(default)]
+    pub history_suspect: bool,
 }
 
 /// Compares two runs' measurements of one case, each side given as its
@@ -146,8 +152,10 @@ pub struct Comparison {
 /// delta-method interval of the ratio). Then, when either side has a noise
 /// history, the interval is widened to the band that run-to-run noise
 /// alone would produce, if that band is wider: per side the larger of the
-/// history's variance of a run mean and the side's own (both on the log
-/// scale), added, with Welch–Satterthwaite degrees of freedom from the
+/// history's variance of a run mean (its standard deviation capped at
+/// [`MAX_RUN_NOISE_SD_LOG`](super::run_noise::MAX_RUN_NOISE_SD_LOG), and
+/// the comparison marked `history_suspect` when it had to be) and the
+/// side's own (both on the log scale), added, with Welch–Satterthwaite degrees of freedom from the
 /// history's and the units' degrees of freedom. A difference is then
 /// called a change only when it lies outside that band **and** exceeds
 /// [`NOISE_THRESHOLD`], so no difference smaller than the measured
@@ -168,6 +176,10 @@ pub fn compare_sides(base: Side, cand: Side, direction: Direction) -> Option<Com
     } else {
         VerdictBasis::Trials
     };
+    c.history_suspect = [base.history, cand.history]
+        .iter()
+        .flatten()
+        .any(|h| h.is_suspect());
     if base.history.is_none() && cand.history.is_none() {
         if (c.ratio - 1.0).abs() <= NO_HISTORY_THRESHOLD {
             c.verdict = Verdict::NoDifference;
@@ -215,8 +227,8 @@ struct LogVariance {
     from_history: bool,
 }
 
-/// The larger of the side's history's variance of a run mean and its own
-/// units' (`s² / (n · mean²)`), both on the log scale.
+/// The larger of the side's history's variance of a run mean (at most the
+/// cap's) and its own units' (`s² / (n · mean²)`), both on the log scale.
 fn side_log_variance(side: &Side) -> Option<LogVariance> {
     let s = summarize(side.units)?;
     let own = if s.n >= 2 && s.mean != 0.0 {
@@ -225,8 +237,8 @@ fn side_log_variance(side: &Side) -> Option<LogVariance> {
         0.0
     };
     Some(match side.history {
-        Some(h) if h.sd_log * h.sd_log > own => LogVariance {
-            var: h.sd_log * h.sd_log,
+        Some(h) if h.capped_sd_log().powi(2) > own => LogVariance {
+            var: h.capped_sd_log().powi(2),
             df: h.df,
             from_history: true,
         },
@@ -345,6 +357,7 @@ pub fn compare(baseline: &[f64], candidate: &[f64], direction: Direction) -> Opt
         p_value,
         verdict,
         basis: VerdictBasis::Trials,
+        history_suspect: false,
     })
 }
 
@@ -380,6 +393,7 @@ fn saturate(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::run_noise::MAX_RUN_NOISE_SD_LOG;
 
     // Expected values below were computed by hand and checked with an
     // independent script (numerical integration of the t density), not with
@@ -747,6 +761,40 @@ mod tests {
             df: 6.0,
             shifts: 0,
         }
+    }
+
+    #[test]
+    fn a_suspect_history_is_capped_and_named() {
+        // Tight rounds say 30% slower. A history claiming runs scatter by
+        // a factor of two either way would call that no difference, with
+        // an interval past any sense; at the cap the loss is still there
+        // to see, and the comparison says the history is suspect.
+        let wild = RunNoise {
+            runs: 5,
+            sd_log: 1.0,
+            df: 2.0 * 16.0 / 11.0,
+            shifts: 0,
+        };
+        let base = [100.0, 101.0, 99.0];
+        let cand = [70.0, 70.7, 69.3];
+        let c = with_history(&wild, &base, &cand);
+        assert!(c.history_suspect);
+        assert_eq!(c.basis, VerdictBasis::History);
+        let band = t_quantile_95(wild.df) * (2.0 * MAX_RUN_NOISE_SD_LOG.powi(2)).sqrt();
+        assert!(
+            (c.ratio_ci_high / c.ratio - band.exp()).abs() < 1e-9,
+            "{c:?}"
+        );
+        // Uncapped, the band would be t·√2 wide on the log scale: a CI of
+        // about [0.008, 65] for a ratio of 0.7.
+        assert!(c.ratio_ci_high < 2.5 && c.ratio_ci_low > 0.2, "{c:?}");
+        // A history within the cap is no suspect.
+        let quiet = with_history(&ten_quiet_runs(), &base, &cand);
+        assert!(!quiet.history_suspect);
+        assert_eq!(quiet.verdict, Verdict::Slower);
+        // Nor is a comparison without history.
+        let plain = compare_sides(rounds(&base, None), rounds(&cand, None), Direction::Higher);
+        assert!(!plain.unwrap().history_suspect);
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub use compare::{
 pub use hierarchical::{CiBasis, Levels, summarize_rounds};
 pub use latency_histogram::{LATENCY_MAX_NS, LATENCY_SIGFIG, latency_histogram};
 pub use outliers::{TUKEY_FENCE, tukey_outliers};
-pub use run_noise::{MIN_HISTORY_RUNS, RunNoise, SHIFT_FENCE, run_noise};
+pub use run_noise::{MAX_RUN_NOISE_SD_LOG, MIN_HISTORY_RUNS, RunNoise, SHIFT_FENCE, run_noise};
 pub use scaling::{MIN_USL_STEPS, POOR_FIT_R_SQUARED, Peak, SpeedUp, UslFit, fit_usl, speedup};
 pub use student_t::{CONFIDENCE_LEVEL, TWO_SIDED_QUANTILE_PROBABILITY, t_cdf, t_quantile_95};
 pub use summary::{Summary, summarize};

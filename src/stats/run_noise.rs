@@ -46,6 +46,27 @@ pub const SHIFT_FENCE: f64 = 4.0;
 /// successive differences.
 pub const MIN_HISTORY_RUNS: usize = 3;
 
+/// The most run-to-run noise a history is taken at: a standard deviation
+/// of `ln(1.25)` on the log scale, runs scattering by 25%. A history that
+/// claims more is **suspect**: it is used at this figure, and the
+/// comparison says so.
+///
+/// *Why a cap:* the band a comparison must clear grows with the history's
+/// noise without bound, so a history that mixes things that are not one
+/// case on one host (runs that only share its name, a setting changed
+/// back and forth more often than the level-shift fence can see) could
+/// widen any interval to nothing and hide any regression: five such runs
+/// turned a 30% loss with a round CI of [0.664, 0.738] into "no
+/// difference" with a CI of [0.020, 24.6]. *Why 25%:* it is above the
+/// noise of any honest history measured here. The worst case of two quick
+/// runs back to back on a shared 2-vCPU guest differed by 1.8x, the
+/// largest of 71 cases' differences; as about 2.5 standard deviations of
+/// a difference of two runs, that is a run-to-run standard deviation of
+/// `ln 1.8 / (2.5 · √2) ≈ 0.17`, below the cap, while the quietest cases
+/// move 2-4%. A case that truly moves more than 25% between runs has no
+/// level that a comparison of two runs could judge.
+pub const MAX_RUN_NOISE_SD_LOG: f64 = 0.223_143_551_314_209_76; // ln(1.25)
+
 /// `Φ⁻¹(0.75)`: the median of `|Z|` for a standard normal `Z`; the median of
 /// `|x[i+1] - x[i]|` is `√2 · 0.6745 · sigma`.
 const NORMAL_MEDIAN_ABS: f64 = 0.674_489_750_196_081_7;
@@ -62,6 +83,21 @@ pub struct RunNoise {
     pub df: f64,
     /// Successive differences left out as level shifts.
     pub shifts: usize,
+}
+
+impl RunNoise {
+    /// Whether the history claims more noise than
+    /// [`MAX_RUN_NOISE_SD_LOG`], which no honest history of one case on
+    /// one host shows.
+    pub fn is_suspect(&self) -> bool {
+        self.sd_log > MAX_RUN_NOISE_SD_LOG
+    }
+
+    /// The standard deviation a comparison uses: the estimate, capped at
+    /// [`MAX_RUN_NOISE_SD_LOG`].
+    pub fn capped_sd_log(&self) -> f64 {
+        self.sd_log.min(MAX_RUN_NOISE_SD_LOG)
+    }
 }
 
 /// Estimates the run-to-run noise from the means of earlier runs of the
@@ -147,6 +183,20 @@ mod tests {
         assert!(run_noise(&[1.0, 0.0, 1.1]).is_none());
         assert!(run_noise(&[1.0, -1.0, 1.1]).is_none());
         assert!(run_noise(&[1.0, f64::NAN, 1.1]).is_none());
+    }
+
+    #[test]
+    fn a_history_noisier_than_the_cap_is_suspect_and_capped() {
+        assert!((MAX_RUN_NOISE_SD_LOG - 1.25f64.ln()).abs() < 1e-15);
+        // Runs alternating between half and twice a level: no honest
+        // history of one case on one host.
+        let wild = run_noise(&[1.0, 0.5, 2.0, 0.5, 2.0]).unwrap();
+        assert!(wild.sd_log > 0.8, "{wild:?}");
+        assert!(wild.is_suspect());
+        assert_eq!(wild.capped_sd_log(), MAX_RUN_NOISE_SD_LOG);
+        let calm = run_noise(&[100.0, 103.0, 98.0, 101.0]).unwrap();
+        assert!(!calm.is_suspect());
+        assert_eq!(calm.capped_sd_log(), calm.sd_log);
     }
 
     #[test]

@@ -49,7 +49,10 @@ impl Store {
     /// Every stored result of the case `workload` (at `version`, with
     /// exactly `params`) from runs on the host with `host_key` (see
     /// [`RunRecord::host_key`](crate::results::RunRecord::host_key)), oldest
-    /// first, leaving out runs in `exclude` and cases that failed.
+    /// first, leaving out runs in `exclude`, cases that failed, and runs
+    /// that came from a document (`sledge import`): a host's history is
+    /// what sledge measured on it, and a document may say anything, under
+    /// any host's name.
     pub fn case_history(
         &self,
         host_key: &str,
@@ -76,7 +79,7 @@ impl Store {
                 "SELECT c.id, r.id, r.started, c.rounds
                  FROM run_case c JOIN run r ON r.id = c.run_id
                  WHERE r.host_key = ?1 AND c.workload = ?2 AND c.workload_version = ?3
-                   AND c.params IN (?4, ?5) AND c.error IS NULL
+                   AND c.params IN (?4, ?5) AND c.error IS NULL AND r.imported = 0
                  ORDER BY r.started, r.id",
                 params![host_key, workload, version, params_json, later_json],
             )

@@ -123,6 +123,14 @@ ALTER TABLE run ADD COLUMN owner TEXT;
     r#"
 ALTER TABLE run ADD COLUMN notes TEXT NOT NULL DEFAULT '[]';
 "#,
+    // Version 6: the parameters a case was given as `all`, and which runs
+    // came from a document (see `schema.rs` for why runs without an owner
+    // are taken as imported).
+    r#"
+ALTER TABLE run_case ADD COLUMN given_as_all TEXT;
+ALTER TABLE run ADD COLUMN imported BIGINT NOT NULL DEFAULT 0 CHECK (imported IN (0, 1));
+UPDATE run SET imported = 1 WHERE owner IS NULL;
+"#,
 ];
 
 // Both databases know the same versions.

@@ -16,6 +16,7 @@ struct CaseRow {
     workload: String,
     workload_version: i64,
     params: String,
+    given_as_all: Option<String>,
     warnings: String,
     error: Option<String>,
     rounds: String,
@@ -97,7 +98,8 @@ impl Store {
 
         let case_rows = tx
             .query(
-                "SELECT id, workload, workload_version, params, warnings, error, rounds
+                "SELECT id, workload, workload_version, params, warnings, error, rounds,
+                        given_as_all
                  FROM run_case WHERE run_id = ?1
                  ORDER BY position IS NULL, position, id",
                 params![run_id],
@@ -113,6 +115,7 @@ impl Store {
                             warnings: row.get(4)?,
                             error: row.get(5)?,
                             rounds: row.get(6)?,
+                            given_as_all: row.get(7)?,
                         })
                     })
                     .collect::<Result<Vec<_>, DbError>>()
@@ -496,6 +499,10 @@ fn load_case(
         workload_version: u32::try_from(row.workload_version)
             .map_err(|_| corrupt(&format!("workload version {}", row.workload_version)))?,
         params: from_json::<BTreeMap<String, String>>(path, &row.params, || what("parameters"))?,
+        given_as_all: match &row.given_as_all {
+            Some(text) => Some(from_json(path, text, || what("parameters given as `all`"))?),
+            None => None,
+        },
         warnings: from_json(path, &row.warnings, || what("warnings"))?,
         error: row.error,
         rounds: from_json(path, &row.rounds, || what("rounds"))?,

@@ -149,6 +149,21 @@ CREATE INDEX run_host_key ON run (host_key);
     r#"
 ALTER TABLE run ADD COLUMN notes TEXT NOT NULL DEFAULT '[]';  -- JSON array of strings
 "#,
+    // Version 6: which per-CPU parameters a case was given as `all` (NULL:
+    // stored before this was kept), so that an explicit count equal to the
+    // run's CPU count is not taken for `all`; and which runs came from a
+    // document (`sledge import`), which are never a host's noise history.
+    // Before this the store did not say which runs were imported. A run
+    // sledge made in this store has recorded its process since version 4;
+    // one without (an import, a run landed by `fleet run`, or a run made
+    // before version 4) is taken as imported: a history lost costs a
+    // comparison the wider no-history threshold, a forged one could hide
+    // a regression.
+    r#"
+ALTER TABLE run_case ADD COLUMN given_as_all TEXT;            -- JSON array of parameter names
+ALTER TABLE run ADD COLUMN imported INTEGER NOT NULL DEFAULT 0 CHECK (imported IN (0, 1));
+UPDATE run SET imported = 1 WHERE owner IS NULL;
+"#,
 ];
 
 /// The schema version this build creates and understands.

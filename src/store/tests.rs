@@ -90,6 +90,7 @@ fn full_case() -> CaseRecord {
             ("connections".to_string(), "16".to_string()),
             ("size".to_string(), "4096".to_string()),
         ]),
+        given_as_all: Some(vec!["connections".to_string()]),
         warnings: vec!["trial 2 was disturbed (steal)".to_string()],
         error: None,
         rounds: vec![
@@ -170,6 +171,7 @@ fn small_case(workload: &str) -> CaseRecord {
         workload: workload.to_string(),
         workload_version: 1,
         params: BTreeMap::new(),
+        given_as_all: None,
         warnings: Vec::new(),
         error: Some("cannot allocate 64 GiB".to_string()),
         rounds: Vec::new(),
@@ -1321,6 +1323,90 @@ fn a_case_history_counts_runs_from_before_a_later_parameter_at_its_default() {
     assert_eq!(history(old), vec![runs[0].0, runs[1].0]);
     assert_eq!(history(new), vec![runs[0].0, runs[1].0]);
     assert_eq!(history(&runs[2].2), vec![runs[2].0]);
+}
+
+#[test]
+fn imported_runs_are_no_history_and_fleet_runs_are() {
+    let (_dir, mut store) = new_store();
+    let case = full_case();
+    let local = run("quick", "2026-01-01T00:00:00Z", "a");
+    let host_key = local.host_key();
+    let local_id = store.begin_run(&local).unwrap();
+    store.add_case(local_id, &case).unwrap();
+    let mut imported = exported_run(UUID_A, "a");
+    imported.cases = vec![case.clone()];
+    let imported_id = match store.import_runs(&[imported]).unwrap()[..] {
+        [Imported::Added { id, .. }] => id,
+        ref other => panic!("{other:?}"),
+    };
+    let mut landed = exported_run(UUID_B, "a");
+    landed.cases = vec![case.clone()];
+    let landed_id = match store.land_fleet_runs(&[landed]).unwrap()[..] {
+        [Imported::Added { id, .. }] => id,
+        ref other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        store.load_run(imported_id).unwrap().cases,
+        vec![case.clone()]
+    );
+    let history: Vec<i64> = store
+        .case_history(
+            &host_key,
+            &case.workload,
+            case.workload_version,
+            &case.params,
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|h| h.run_id)
+        .collect();
+    assert_eq!(history, vec![local_id, landed_id]);
+}
+
+#[test]
+fn runs_without_an_owner_from_before_version_6_are_taken_as_imported() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v5.db");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        for step in &schema::MIGRATIONS[..5] {
+            conn.execute_batch(step).unwrap();
+        }
+        conn.pragma_update(None, "application_id", APPLICATION_ID as i32)
+            .unwrap();
+        conn.pragma_update(None, "user_version", 5).unwrap();
+        // Run 1 was made here (its process recorded), run 2 imported.
+        for (uuid, owner) in [(UUID_A, Some("boot:1:2")), (UUID_B, None)] {
+            conn.execute(
+                "INSERT INTO run (started, sledge_version, profile, command_line, status, uuid,
+                                  owner, host_key)
+                 VALUES ('2026-01-01T00:00:00Z', '0.1.0', 'quick', 'sledge run', 'complete',
+                         ?1, ?2, 'h')",
+                rusqlite::params![uuid, owner],
+            )
+            .unwrap();
+        }
+        for run_id in [1, 2] {
+            conn.execute(
+                "INSERT INTO run_case (run_id, workload, workload_version, params)
+                 VALUES (?1, 'cpu.primes', 1, '{\"threads\":\"2\"}')",
+                [run_id],
+            )
+            .unwrap();
+        }
+    }
+    let store = Store::open(&path).unwrap();
+    let params = BTreeMap::from([("threads".to_string(), "2".to_string())]);
+    let history: Vec<i64> = store
+        .case_history("h", "cpu.primes", 1, &params, &[])
+        .unwrap()
+        .iter()
+        .map(|h| h.run_id)
+        .collect();
+    assert_eq!(history, vec![1]);
+    // Their cases did not record which parameters were `all`.
+    assert_eq!(store.load_run(1).unwrap().cases[0].given_as_all, None);
 }
 
 /// The run with id `id`, as `import_runs` would get it from an export:

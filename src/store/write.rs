@@ -14,7 +14,7 @@ impl Store {
     /// `run.cases` are ignored) and returns the new run's id. A run without
     /// a UUID gets a new one.
     pub fn begin_run(&mut self, run: &RunRecord) -> Result<i64, StoreError> {
-        let row = RunRow::new(&self.path, run)?;
+        let row = RunRow::new(&self.path, run, false)?;
         row.insert(&self.conn, &self.path)
     }
 
@@ -170,12 +170,32 @@ impl Store {
         Ok(ids)
     }
 
-    /// Adds whole runs (as read from an export) in ONE transaction: either
-    /// every new run is stored with all its cases, or nothing is. A run
-    /// whose UUID the store already holds (or that came earlier in `runs`)
-    /// is not added again. Runs keep their status, times, warnings and
-    /// UUID; they get new local ids.
+    /// Adds whole runs read from an export document (`sledge import`) in
+    /// ONE transaction: either every new run is stored with all its cases,
+    /// or nothing is. A run whose UUID the store already holds (or that
+    /// came earlier in `runs`) is not added again. Runs keep their status,
+    /// times, warnings and UUID; they get new local ids. They are marked
+    /// imported: a document can hold anything, so its runs are compared
+    /// but never taken as their host's run-to-run history
+    /// ([`Store::case_history`]).
     pub fn import_runs(&mut self, runs: &[RunRecord]) -> Result<Vec<Imported>, StoreError> {
+        self.add_whole_runs(runs, true)
+    }
+
+    /// Adds the runs `fleet run` made on a client host and brought back,
+    /// as [`Store::import_runs`] does, but as runs sledge measured itself:
+    /// they are their host's history, as a run made on this host is.
+    pub fn land_fleet_runs(&mut self, runs: &[RunRecord]) -> Result<Vec<Imported>, StoreError> {
+        self.add_whole_runs(runs, false)
+    }
+
+    /// See [`Store::import_runs`]; `imported` marks the runs as from a
+    /// document.
+    fn add_whole_runs(
+        &mut self,
+        runs: &[RunRecord],
+        imported: bool,
+    ) -> Result<Vec<Imported>, StoreError> {
         let Store { conn, path, .. } = self;
         let path: &Path = path;
         let mut prepared = Vec::with_capacity(runs.len());
@@ -192,7 +212,7 @@ impl Store {
                 .iter()
                 .map(|case| PreparedCase::new(path, case))
                 .collect::<Result<Vec<_>, _>>()?;
-            prepared.push((RunRow::new(path, run)?, cases));
+            prepared.push((RunRow::new(path, run, imported)?, cases));
         }
 
         let doing = "importing runs";
@@ -281,10 +301,12 @@ struct RunRow<'a> {
     cpus: String,
     warnings: String,
     notes: String,
+    /// From a document (`sledge import`): never a host's history.
+    imported: bool,
 }
 
 impl<'a> RunRow<'a> {
-    fn new(path: &Path, run: &'a RunRecord) -> Result<Self, StoreError> {
+    fn new(path: &Path, run: &'a RunRecord, imported: bool) -> Result<Self, StoreError> {
         let what = || format!("run started at {}", run.started);
         let host = serde_json::to_value(&run.host)
             .map_err(|e| invalid(path, what(), format!("host inventory: {e}")))?;
@@ -307,6 +329,7 @@ impl<'a> RunRow<'a> {
             cpus: to_json(path, what, "CPU list", &run.cpus)?,
             warnings: to_json(path, what, "warnings", &run.warnings)?,
             notes: to_json(path, what, "notes", &run.notes)?,
+            imported,
         })
     }
 
@@ -315,8 +338,8 @@ impl<'a> RunRow<'a> {
         conn.query_one(
             "INSERT INTO run (started, finished, sledge_version, profile, command_line,
                               status, cpus, warnings, hostname, host, uuid, host_key, owner,
-                              notes)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                              notes, imported)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
              RETURNING id",
             params![
                 run.started,
@@ -338,6 +361,7 @@ impl<'a> RunRow<'a> {
                     .flatten()
                     .map(|o| o.to_string()),
                 self.notes,
+                self.imported,
             ],
         )
         .and_then(|row| row.get(0))
@@ -350,6 +374,7 @@ impl<'a> RunRow<'a> {
 struct PreparedCase<'a> {
     case: &'a CaseRecord,
     params: String,
+    given_as_all: Option<String>,
     warnings: String,
     rounds: String,
     trials: Vec<PreparedTrial>,
@@ -377,6 +402,11 @@ impl<'a> PreparedCase<'a> {
     fn new(path: &Path, case: &'a CaseRecord) -> Result<Self, StoreError> {
         let what = || format!("case `{}`", case.label());
         let params = to_json(path, what, "parameters", &case.params)?;
+        let given_as_all = case
+            .given_as_all
+            .as_ref()
+            .map(|names| to_json(path, what, "parameters given as `all`", names))
+            .transpose()?;
         let warnings = to_json(path, what, "warnings", &case.warnings)?;
         let rounds = to_json(path, what, "rounds", &case.rounds)?;
         let mut trials = Vec::with_capacity(case.trials.len());
@@ -453,6 +483,7 @@ impl<'a> PreparedCase<'a> {
         Ok(PreparedCase {
             case,
             params,
+            given_as_all,
             warnings,
             rounds,
             trials,
@@ -474,8 +505,8 @@ impl<'a> PreparedCase<'a> {
         let case_id = tx
             .query_one(
                 "INSERT INTO run_case (run_id, workload, workload_version, params, warnings,
-                                       error, position, rounds)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                                       error, position, rounds, given_as_all)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
                  RETURNING id",
                 params![
                     run_id,
@@ -486,6 +517,7 @@ impl<'a> PreparedCase<'a> {
                     case.error,
                     position,
                     self.rounds,
+                    self.given_as_all,
                 ],
             )
             .and_then(|row| row.get(0))
@@ -510,8 +542,9 @@ impl<'a> PreparedCase<'a> {
         let changed = tx
             .execute(
                 "UPDATE run_case SET workload = ?1, workload_version = ?2, params = ?3,
-                        warnings = ?4, error = ?5, position = ?6, rounds = ?7
-                 WHERE id = ?8 AND run_id = ?9",
+                        warnings = ?4, error = ?5, position = ?6, rounds = ?7,
+                        given_as_all = ?8
+                 WHERE id = ?9 AND run_id = ?10",
                 params![
                     case.workload,
                     case.workload_version,
@@ -520,6 +553,7 @@ impl<'a> PreparedCase<'a> {
                     case.error,
                     position,
                     self.rounds,
+                    self.given_as_all,
                     case_id,
                     run_id,
                 ],

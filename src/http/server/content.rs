@@ -1,16 +1,19 @@
 //! What the server answers: pre-built responses for the static sizes, the
-//! dynamic page, 404, and the refusals (400, 411, 413).
+//! dynamic page, 404, and the refusals (400, 405, 411, 413, 501).
 //!
 //! Static responses are formatted once at start-up, head and body
 //! together, so that a small response is one `write`. Large bodies live in
 //! a memfd and go out with `sendfile`, as nginx sends files: the kernel
-//! hands page references to the socket instead of copying the body.
+//! hands page references to the socket instead of copying the body. A
+//! `HEAD` request gets the same bytes up to the end of the head: the
+//! status and headers, with the `Content-Length` of the body it does not
+//! get (RFC 9110 §9.3.2).
 
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use super::dynamic::Database;
-use super::request::{Rejected, RequestHead};
+use super::request::{Method, Rejected, RequestHead};
 
 /// Bodies at least this large are sent from a memfd with `sendfile`.
 const FILE_BODY_MIN: u64 = 64 * 1024;
@@ -29,11 +32,18 @@ pub struct Response {
     keep: Box<[u8]>,
     /// The same with `Connection: close`.
     close: Box<[u8]>,
+    /// How many bytes of `keep` are the head (all of them with a body in
+    /// a file): what a `HEAD` request gets.
+    keep_head: usize,
+    /// The same for `close`.
+    close_head: usize,
     file: Option<BodyFile>,
 }
 
 impl Response {
-    fn new(status: &str, content_type: &str, body: &[u8]) -> io::Result<Response> {
+    /// A response with `headers` (whole lines, CRLF included) besides
+    /// the ones every response has.
+    fn new(status: &str, content_type: &str, headers: &str, body: &[u8]) -> io::Result<Response> {
         let len = body.len() as u64;
         let file = if len >= FILE_BODY_MIN {
             Some(memfd_with(body)?)
@@ -42,17 +52,22 @@ impl Response {
         };
         let build = |connection: &str| {
             let mut bytes = format!(
-                "HTTP/1.1 {status}\r\nServer: sledge\r\nContent-Type: {content_type}\r\nContent-Length: {len}\r\n{connection}\r\n"
+                "HTTP/1.1 {status}\r\nServer: sledge\r\nContent-Type: {content_type}\r\nContent-Length: {len}\r\n{headers}{connection}\r\n"
             )
             .into_bytes();
+            let head = bytes.len();
             if file.is_none() {
                 bytes.extend_from_slice(body);
             }
-            bytes.into_boxed_slice()
+            (bytes.into_boxed_slice(), head)
         };
+        let (keep, keep_head) = build("");
+        let (close, close_head) = build("Connection: close\r\n");
         Ok(Response {
-            keep: build(""),
-            close: build("Connection: close\r\n"),
+            keep,
+            close,
+            keep_head,
+            close_head,
             file,
         })
     }
@@ -72,10 +87,12 @@ impl Response {
 /// A response being written, with how far it got.
 #[derive(Debug)]
 pub enum Reply {
-    /// A pre-built response (index into the static table).
+    /// A pre-built response (index into the static table); with
+    /// `head_only`, its head alone (the answer to a `HEAD`).
     Static {
         index: usize,
         keep_alive: bool,
+        head_only: bool,
         written: u64,
     },
     /// A response built for this request.
@@ -105,6 +122,8 @@ const NOT_FOUND: usize = 0;
 const BAD_REQUEST: usize = 1;
 const LENGTH_REQUIRED: usize = 2;
 const TOO_LARGE: usize = 3;
+const METHOD_NOT_ALLOWED: usize = 4;
+const NOT_IMPLEMENTED: usize = 5;
 
 /// The path of the static response of `size` bytes.
 pub fn static_path(size: u64) -> String {
@@ -115,37 +134,42 @@ impl Content {
     /// Pre-builds the static sizes; serves `/dynamic` when a database is
     /// given.
     pub fn new(sizes: &[u64], database: Option<Database>) -> io::Result<Content> {
+        let plain = |status: &str, headers: &str, body: &[u8]| {
+            Ok::<_, io::Error>((
+                Vec::new(),
+                Response::new(status, "text/plain", headers, body)?,
+            ))
+        };
+        // In the order of the indices above.
         let mut table = vec![
-            (
-                Vec::new(),
-                Response::new("404 Not Found", "text/plain", b"not found\n")?,
-            ),
-            (
-                Vec::new(),
-                Response::new("400 Bad Request", "text/plain", b"bad request\n")?,
-            ),
-            (
-                Vec::new(),
-                Response::new(
-                    "411 Length Required",
-                    "text/plain",
-                    b"a request body needs a Content-Length\n",
-                )?,
-            ),
-            (
-                Vec::new(),
-                Response::new(
-                    "413 Content Too Large",
-                    "text/plain",
-                    b"the request body is over 1 MiB\n",
-                )?,
-            ),
+            plain("404 Not Found", "", b"not found\n")?,
+            plain("400 Bad Request", "", b"bad request\n")?,
+            plain(
+                "411 Length Required",
+                "",
+                b"a request body needs a Content-Length\n",
+            )?,
+            plain(
+                "413 Content Too Large",
+                "",
+                b"the request body is over 1 MiB\n",
+            )?,
+            plain(
+                "405 Method Not Allowed",
+                "Allow: GET, HEAD\r\n",
+                b"only GET and HEAD are served\n",
+            )?,
+            plain(
+                "501 Not Implemented",
+                "",
+                b"unknown method; only GET and HEAD are served\n",
+            )?,
         ];
         for &size in sizes {
             let body: Vec<u8> = (0..size).map(|i| b'a' + (i % 26) as u8).collect();
             table.push((
                 static_path(size).into_bytes(),
-                Response::new("200 OK", "application/octet-stream", &body)?,
+                Response::new("200 OK", "application/octet-stream", "", &body)?,
             ));
         }
         Ok(Content { table, database })
@@ -177,9 +201,10 @@ impl Content {
     /// The reply to a request. Also says whether the connection stays open.
     pub fn reply(&self, request: &RequestHead<'_>) -> (Reply, bool) {
         let keep_alive = request.keep_alive;
+        let head_only = request.method == Method::Head;
         let path = request.path;
         if path == b"/dynamic" && self.database.is_some() {
-            return (self.dynamic(keep_alive), keep_alive);
+            return (self.dynamic(keep_alive, head_only), keep_alive);
         }
         let index = self
             .table
@@ -190,22 +215,27 @@ impl Content {
             Reply::Static {
                 index,
                 keep_alive,
+                head_only,
                 written: 0,
             },
             keep_alive,
         )
     }
 
-    /// The reply to a request that is refused (then close).
-    pub fn rejected(&self, why: Rejected) -> Reply {
+    /// The reply to a request that is refused (then close); without a
+    /// body when `head_only` (the request was a `HEAD`).
+    pub fn rejected(&self, why: Rejected, head_only: bool) -> Reply {
         let index = match why {
             Rejected::BadRequest => BAD_REQUEST,
+            Rejected::MethodNotAllowed => METHOD_NOT_ALLOWED,
+            Rejected::NotImplemented => NOT_IMPLEMENTED,
             Rejected::LengthRequired => LENGTH_REQUIRED,
             Rejected::TooLarge => TOO_LARGE,
         };
         Reply::Static {
             index,
             keep_alive: false,
+            head_only,
             written: 0,
         }
     }
@@ -222,8 +252,10 @@ impl Content {
     }
 
     /// The dynamic page: connect, read the row, disconnect; a database
-    /// error is a 500 with the error as its body.
-    pub fn dynamic(&self, keep_alive: bool) -> Reply {
+    /// error is a 500 with the error as its body. With `head_only` (a
+    /// `HEAD`), the page is made all the same, for its length, and only
+    /// its head is sent.
+    pub fn dynamic(&self, keep_alive: bool, head_only: bool) -> Reply {
         let db = self.database.as_ref().expect("checked by the caller");
         let (status, body) = match db.fetch_row() {
             Ok(row) => ("200 OK", format!("<p>{row}</p>\n")),
@@ -237,9 +269,12 @@ impl Content {
         let mut bytes = Vec::with_capacity(160 + body.len());
         let _ = write!(
             bytes,
-            "HTTP/1.1 {status}\r\nServer: sledge\r\nContent-Type: text/html\r\nContent-Length: {}\r\n{connection}\r\n{body}",
+            "HTTP/1.1 {status}\r\nServer: sledge\r\nContent-Type: text/html\r\nContent-Length: {}\r\n{connection}\r\n",
             body.len()
         );
+        if !head_only {
+            bytes.extend_from_slice(body.as_bytes());
+        }
         Reply::Owned { bytes, written: 0 }
     }
 
@@ -251,17 +286,26 @@ impl Content {
             Reply::Static {
                 index,
                 keep_alive,
+                head_only,
                 written,
             } => {
                 let response = &self.table[*index].1;
-                let head: &[u8] = if *keep_alive {
-                    &response.keep
+                let (bytes, head_end) = if *keep_alive {
+                    (&response.keep, response.keep_head)
                 } else {
-                    &response.close
+                    (&response.close, response.close_head)
                 };
+                // What is sent from memory: the head and an inline body,
+                // or the head alone.
+                let head: &[u8] = if *head_only {
+                    &bytes[..head_end]
+                } else {
+                    bytes
+                };
+                let file = response.file.as_ref().filter(|_| !*head_only);
                 let head_len = head.len() as u64;
                 while *written < head_len {
-                    let more = response.file.is_some();
+                    let more = file.is_some();
                     match send(socket.as_raw_fd(), &head[*written as usize..], more) {
                         Ok(n) => *written += n as u64,
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -269,7 +313,7 @@ impl Content {
                         Err(e) => return Err(e),
                     }
                 }
-                let Some(file) = &response.file else {
+                let Some(file) = file else {
                     return Ok(true);
                 };
                 while *written < head_len + file.len {
@@ -346,11 +390,21 @@ mod tests {
     #[test]
     fn responses_are_sized_exactly() {
         let content = Content::new(&[1, 200 * 1024], None).unwrap();
-        let r = &content.table[4].1;
+        let r = &content.table[NOT_IMPLEMENTED + 1].1;
         assert_eq!(r.wire_len(true) as usize, r.keep.len());
         assert!(r.keep.ends_with(b"\r\n\r\na"));
-        let big = &content.table[5].1;
+        assert!(r.keep[..r.keep_head].ends_with(b"Content-Length: 1\r\n\r\n"));
+        assert!(r.close[..r.close_head].ends_with(b"Connection: close\r\n\r\n"));
+        let big = &content.table[NOT_IMPLEMENTED + 2].1;
         assert!(big.file.is_some());
         assert_eq!(big.wire_len(false), big.close.len() as u64 + 200 * 1024);
+        assert_eq!(big.close_head, big.close.len());
+        let not_allowed = &content.table[METHOD_NOT_ALLOWED].1;
+        assert!(not_allowed.keep.starts_with(b"HTTP/1.1 405 "));
+        assert!(
+            not_allowed.close[..not_allowed.close_head]
+                .windows(18)
+                .any(|w| w == b"Allow: GET, HEAD\r\n")
+        );
     }
 }

@@ -31,7 +31,7 @@ use mio::{Events, Interest, Poll, Token, Waker};
 use super::Limits;
 use super::blocking::BlockingPool;
 use super::content::{Content, Reply};
-use super::request::{self, MAX_REQUEST_HEAD};
+use super::request::{self, MAX_REQUEST_HEAD, Method};
 use super::ticker::Ticker;
 
 const LISTENER: Token = Token(0);
@@ -403,7 +403,8 @@ impl EventLoop {
                 Ok(Some(head)) => head,
                 Ok(None) => break,
                 Err(why) => {
-                    conn.reply = Some(self.content.rejected(why));
+                    let head_only = request::asks_for_head(&buf[pos..]);
+                    conn.reply = Some(self.content.rejected(why, head_only));
                     conn.keep_alive = false;
                     pos = buf.len();
                     self.flush(conn)?;
@@ -414,7 +415,8 @@ impl EventLoop {
             conn.keep_alive = head.keep_alive;
             if self.pool.is_some() && self.content.waits(&head) {
                 conn.waiting = true;
-                self.hand_to_pool(slot, conn.serial, head.keep_alive);
+                let head_only = head.method == Method::Head;
+                self.hand_to_pool(slot, conn.serial, head.keep_alive, head_only);
             } else {
                 let (reply, keep_alive) = self.content.reply(&head);
                 conn.reply = Some(reply);
@@ -435,11 +437,11 @@ impl EventLoop {
 
     /// Makes the page on a pool worker, which hands it back through the
     /// completion list and wakes this loop.
-    fn hand_to_pool(&self, slot: usize, serial: u64, keep_alive: bool) {
+    fn hand_to_pool(&self, slot: usize, serial: u64, keep_alive: bool, head_only: bool) {
         let (content, completions) = (self.content.clone(), self.completions.clone());
         let pool = self.pool.as_ref().expect("checked by the caller");
         pool.submit(move || {
-            let reply = content.dynamic(keep_alive);
+            let reply = content.dynamic(keep_alive, head_only);
             completions
                 .done
                 .lock()

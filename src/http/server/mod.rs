@@ -93,6 +93,20 @@ impl Model {
     }
 }
 
+/// From accepting a connection, or from the first byte of a later
+/// request, until the request's head is complete: nginx's
+/// `client_header_timeout`. A connection that sends nothing at all after
+/// the accept is closed after this too.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(60);
+/// A kept-alive connection's wait for its next request, from the end of
+/// the last response: nginx's `keepalive_timeout`, longer than the header
+/// timeout so that a client that paces its requests (a browser, a
+/// monitoring probe every minute) finds its connection still open.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(75);
+/// Without any progress writing a response to a client that does not
+/// read: nginx's `send_timeout`.
+pub const SEND_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// What the server allows a client, so that clients that stall, idle or
 /// flood cannot hold its memory, descriptors or threads for ever. The
 /// defaults are nginx's and Apache's where they have one.
@@ -100,13 +114,13 @@ impl Model {
 pub struct Limits {
     /// From accepting a connection, or from the first byte of a later
     /// request, until the request's head is complete; then the connection
-    /// is closed (nginx's `client_header_timeout`, 60 s).
+    /// is closed ([`HEADER_TIMEOUT`] by default).
     pub header_timeout: Duration,
-    /// Between requests on a kept-alive connection (nginx's
-    /// `keepalive_timeout`, 75 s).
+    /// Between requests on a kept-alive connection ([`IDLE_TIMEOUT`] by
+    /// default).
     pub idle_timeout: Duration,
     /// Without any progress writing a response to a client that does not
-    /// read (nginx's `send_timeout`, 60 s).
+    /// read ([`SEND_TIMEOUT`] by default).
     pub send_timeout: Duration,
     /// The threads model's connection threads at once (Apache's
     /// `MaxRequestWorkers`); further connections wait in the listen queue
@@ -122,9 +136,9 @@ pub const DEFAULT_MAX_THREADS: usize = 1024;
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            header_timeout: Duration::from_secs(60),
-            idle_timeout: Duration::from_secs(75),
-            send_timeout: Duration::from_secs(60),
+            header_timeout: HEADER_TIMEOUT,
+            idle_timeout: IDLE_TIMEOUT,
+            send_timeout: SEND_TIMEOUT,
             max_threads: DEFAULT_MAX_THREADS,
         }
     }
@@ -409,4 +423,44 @@ fn bind(addr: SocketAddr, shared: bool) -> std::io::Result<std::net::TcpListener
     socket.bind(&addr.into())?;
     socket.listen(BACKLOG)?;
     Ok(socket.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_readme_states_the_timeouts_the_server_keeps() {
+        let readme = include_str!("../../../README.md");
+        let words = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+        let limits = Limits::default();
+        assert_eq!(
+            (
+                limits.header_timeout,
+                limits.idle_timeout,
+                limits.send_timeout
+            ),
+            (HEADER_TIMEOUT, IDLE_TIMEOUT, SEND_TIMEOUT)
+        );
+        for phrase in [
+            format!(
+                "a connection that sends nothing is closed {} s after the accept",
+                HEADER_TIMEOUT.as_secs()
+            ),
+            format!(
+                "complete within {} s of the accept or of its first byte",
+                HEADER_TIMEOUT.as_secs()
+            ),
+            format!(
+                "closed after idling {} s between requests",
+                IDLE_TIMEOUT.as_secs()
+            ),
+            format!(
+                "takes no bytes of a response for {} s is dropped",
+                SEND_TIMEOUT.as_secs()
+            ),
+        ] {
+            assert!(words.contains(&phrase), "README.md does not say `{phrase}`");
+        }
+    }
 }

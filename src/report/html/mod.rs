@@ -251,6 +251,14 @@ fn comparison(c: &RunComparison) -> String {
                     VerdictBasis::Rounds => "rounds".to_string(),
                     VerdictBasis::Trials => "trials (weak)".to_string(),
                 };
+                let basis = if cmp.history_suspect {
+                    format!(
+                        "{basis}; history suspect (runs scatter by more than {})",
+                        super::format::percent(crate::stats::MAX_RUN_NOISE_SD_LOG.exp() - 1.0)
+                    )
+                } else {
+                    basis
+                };
                 (
                     format!(
                         "{:.3} [{:.3}, {:.3}]",
@@ -312,23 +320,27 @@ fn not_judged(case: &CaseComparison) -> String {
 }
 
 /// The key cases are matched on across runs: workload, version and
-/// parameters, with a per-CPU parameter equal to the run's CPU count read
-/// as `all` (the rule of `report::compare`).
+/// parameters, with a parameter given as `all` read as `all` (the rule of
+/// `report::compare`).
 fn case_key(case: &CaseRecord, run: &RunRecord) -> (String, u32, BTreeMap<String, String>) {
     (
         case.workload.clone(),
         case.workload_version,
-        all_cpus_as_all(&case.params, run),
+        all_cpus_as_all(&case.params, case, run),
     )
 }
 
-fn all_cpus_as_all(params: &BTreeMap<String, String>, run: &RunRecord) -> BTreeMap<String, String> {
-    let cpus = run.cpus.len().to_string();
+/// `params` (of `case` of `run`, or a part of them) with each one given as
+/// `all` read as `all`.
+fn all_cpus_as_all(
+    params: &BTreeMap<String, String>,
+    case: &CaseRecord,
+    run: &RunRecord,
+) -> BTreeMap<String, String> {
     params
         .iter()
         .map(|(k, v)| {
-            let all =
-                run.cpus.len() > 1 && ["threads", "copies"].contains(&k.as_str()) && *v == cpus;
+            let all = super::compare::reads_all(case, run, k, v);
             (k.clone(), if all { "all".into() } else { v.clone() })
         })
         .collect()
@@ -458,7 +470,15 @@ fn scaling_figures(
     let mut groups: BTreeMap<SweepKey, Vec<(usize, &Sweep)>> = BTreeMap::new();
     for (i, sweeps) in all_sweeps.iter().enumerate() {
         for sweep in sweeps.iter().filter(|s| s.workload == workload) {
-            let key = (sweep.param.clone(), all_cpus_as_all(&sweep.fixed, &runs[i]));
+            // The fixed parameters are those of every step's case.
+            let Some(step) = sweep.steps.first() else {
+                continue;
+            };
+            let case = &runs[i].cases[step.case];
+            let key = (
+                sweep.param.clone(),
+                all_cpus_as_all(&sweep.fixed, case, &runs[i]),
+            );
             if !groups.contains_key(&key) {
                 order.push(key.clone());
             }
