@@ -388,17 +388,14 @@ impl<'t> Agents<'t> {
             .cloned()
             .collect::<Vec<_>>()
             .join(" / ");
-        let status = match status {
-            Some(s) => match self.transport.explain_exit(s) {
-                Some(meaning) => format!("{s}, {meaning}"),
-                None => s.to_string(),
-            },
-            None => "still running".into(),
+        let how = match status {
+            Some(s) => self.transport.describe_end(s),
+            None => "its output ended while it still ran".into(),
         };
         if tail.is_empty() {
-            format!("its agent ended without a result ({status})")
+            format!("its agent ended without a result: {how}")
         } else {
-            format!("its agent ended without a result ({status}): {tail}")
+            format!("its agent ended without a result: {how}; its last messages: {tail}")
         }
     }
 
