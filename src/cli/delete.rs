@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::output::{ExitStatus, UsageError, open_store, resolve_runs};
+use crate::visible;
 
 /// Options of `sledge delete`.
 #[derive(Debug, Args)]
@@ -27,10 +28,11 @@ pub fn execute(args: DeleteArgs, store: Option<PathBuf>) -> anyhow::Result<ExitS
     let described: Vec<String> = ids
         .iter()
         .map(|id| match listing.iter().find(|r| r.id == *id) {
-            Some(r) => format!(
+            Some(r) => visible::escape(&format!(
                 "run {} ({} · {} · {} · {} cases)",
                 r.id, r.hostname, r.profile, r.started, r.cases
-            ),
+            ))
+            .into_owned(),
             None => format!("run {id}"),
         })
         .collect();

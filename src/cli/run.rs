@@ -12,6 +12,7 @@ use crate::engine::methodology::{SINGLE_ROUND_MAX_TRIALS, SINGLE_ROUND_MIN_TRIAL
 use crate::engine::{self, Methodology};
 use crate::results::RunStatus;
 use crate::suite::RunOptions;
+use crate::visible::Escaped;
 use crate::{report, suite};
 
 /// The longest case budget accepted: a week.
@@ -236,7 +237,7 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
             if let Some(failed) = err.downcast_ref::<suite::StoreFailedMidRun>()
                 && let Ok(stored) = store.load_run(failed.run_id)
             {
-                print(&run_text(&stored, args.metrics))?;
+                print(&run_text(&Escaped::new(stored.clone()), args.metrics))?;
                 eprintln!(
                     "the cases above are stored as run {} in {}",
                     stored.id,
@@ -249,7 +250,7 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
                 && let Ok(stored) = crate::store::Store::open_existing(&lost.file)
                     .and_then(|fallback| fallback.load_run(lost.run_id))
             {
-                print(&run_text(&stored, args.metrics))?;
+                print(&run_text(&Escaped::new(stored), args.metrics))?;
             }
             return Err(err);
         }
@@ -258,7 +259,7 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
     if args.json {
         print(&report::export::json(&run)?)?;
     } else {
-        print(&run_text(&run, args.metrics))?;
+        print(&run_text(&Escaped::new(run.clone()), args.metrics))?;
         eprintln!("stored as run {} in {}", run.id, store.path().display());
     }
     Ok(exit_status(&run))

@@ -11,6 +11,7 @@ use super::format;
 use super::listing::new_table;
 use crate::results::energy_companion;
 use crate::stats::{NO_HISTORY_THRESHOLD, NOISE_THRESHOLD, Verdict, VerdictBasis};
+use crate::visible::Escaped;
 
 /// Which metrics a table shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -24,7 +25,7 @@ pub enum MetricSelection {
 }
 
 /// The comparison as terminal tables with a legend.
-pub fn render(c: &MultiComparison, metrics: MetricSelection) -> String {
+pub fn render(c: &Escaped<MultiComparison>, metrics: MetricSelection) -> String {
     let mut out = String::new();
     for run in &c.candidates {
         out.push_str(&header(run));
@@ -61,7 +62,7 @@ pub fn render(c: &MultiComparison, metrics: MetricSelection) -> String {
 }
 
 /// The comparison as GitHub-flavoured Markdown.
-pub fn markdown(c: &MultiComparison, metrics: MetricSelection) -> String {
+pub fn markdown(c: &Escaped<MultiComparison>, metrics: MetricSelection) -> String {
     let mut out = String::new();
     for run in &c.candidates {
         out.push_str(&format!(
@@ -71,9 +72,9 @@ pub fn markdown(c: &MultiComparison, metrics: MetricSelection) -> String {
         for d in &run.host_differences {
             out.push_str(&format!(
                 "- differs: {}: {} → {}\n",
-                md(&d.what),
-                md(&d.baseline),
-                md(&d.candidate)
+                format::markdown_cell(&d.what),
+                format::markdown_cell(&d.baseline),
+                format::markdown_cell(&d.candidate)
             ));
         }
         if !run.host_differences.is_empty() {
@@ -83,7 +84,7 @@ pub fn markdown(c: &MultiComparison, metrics: MetricSelection) -> String {
         out.push_str(&format!("| {} |\n", columns.join(" | ")));
         out.push_str(&format!("|{}\n", "---|".repeat(columns.len())));
         for row in rows(run, metrics) {
-            let cells: Vec<String> = row.cells.iter().map(|c| md(c)).collect();
+            let cells: Vec<String> = row.cells.iter().map(|c| format::markdown_cell(c)).collect();
             out.push_str(&format!("| {} |\n", cells.join(" | ")));
         }
         out.push('\n');
@@ -91,11 +92,6 @@ pub fn markdown(c: &MultiComparison, metrics: MetricSelection) -> String {
     }
     out.push_str(&legend());
     out
-}
-
-/// Escapes the characters that would break a Markdown table cell.
-fn md(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
 }
 
 const COLUMNS: [&str; 5] = [
@@ -439,11 +435,11 @@ mod tests {
 
     #[test]
     fn the_table_names_the_rule_and_the_disturbed_side() {
-        let text = render(&comparison(), MetricSelection::Headline);
+        let text = render(&Escaped::new(comparison()), MetricSelection::Headline);
         assert!(text.contains("differs: kernel: 6.1 → 6.2"), "{text}");
         assert!(text.contains("history ×8"), "{text}");
         assert!(text.contains("not judged"), "{text}");
-        let md = markdown(&comparison(), MetricSelection::Headline);
+        let md = markdown(&Escaped::new(comparison()), MetricSelection::Headline);
         assert!(md.contains("| not judged: cand busy 2/6 |"), "{md}");
         assert!(text.contains("0.890 [0.850, 0.930]"), "{text}");
         // Only the varying parameter is shown.
@@ -473,12 +469,12 @@ mod tests {
         other.name = "events".into();
         c.candidates[0].cases[0].metrics.push(other);
         c.candidates[0].cases[0].metrics.push(per_joule);
-        let text = render(&c, MetricSelection::Headline);
+        let text = render(&Escaped::new(c.clone()), MetricSelection::Headline);
         assert!(text.contains("events_per_joule"), "{text}");
         assert!(text.contains("100 events/J"), "{text}");
         assert!(!text.contains("· events "), "{text}");
         // A case without energy shows its headline alone, unnamed.
-        let md = markdown(&c, MetricSelection::Headline);
+        let md = markdown(&Escaped::new(c.clone()), MetricSelection::Headline);
         assert!(md.contains("| cpu.primes threads=all |"), "{md}");
     }
 
@@ -494,7 +490,7 @@ mod tests {
         run.cases[0].metrics[0].ratio_per_price = Some(0.712);
         run.summary.geometric_mean_per_price = Some(0.712);
         run.summary.geometric_mean_per_price_ci = Some((0.68, 0.744));
-        let text = render(&c, MetricSelection::Headline);
+        let text = render(&Escaped::new(c.clone()), MetricSelection::Headline);
         assert!(text.contains("per price"), "{text}");
         assert!(text.contains("0.712"), "{text}");
         assert!(
@@ -502,13 +498,13 @@ mod tests {
             "{text}"
         );
         assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
-        let md = markdown(&c, MetricSelection::Headline);
+        let md = markdown(&Escaped::new(c.clone()), MetricSelection::Headline);
         assert!(md.contains("| verdict (basis) | per price |"), "{md}");
     }
 
     #[test]
     fn markdown_is_a_table_per_candidate() {
-        let text = markdown(&comparison(), MetricSelection::All);
+        let text = markdown(&Escaped::new(comparison()), MetricSelection::All);
         assert!(text.contains("## Run 2 against run 1"), "{text}");
         assert!(text.contains("| case | baseline | candidate |"), "{text}");
         assert!(
