@@ -12,7 +12,7 @@ use crate::engine::methodology::{SINGLE_ROUND_MAX_TRIALS, SINGLE_ROUND_MIN_TRIAL
 use crate::engine::{self, Methodology};
 use crate::results::RunStatus;
 use crate::suite::RunOptions;
-use crate::visible::Escaped;
+use crate::visible::{self, Escaped};
 use crate::{report, suite};
 
 /// The longest case budget accepted: a week.
@@ -96,8 +96,10 @@ pub struct RunArgs {
     #[arg(long)]
     no_idle_check: bool,
     /// A free note stored with the run; repeatable (`--note price=2400EUR
-    /// --note "rack 3"`). A `price=` note (an amount and its currency)
-    /// lets `compare` show performance per unit of price.
+    /// --note "rack 3"`): plain text on one line (no control characters
+    /// or bidi controls), at most 500 characters. A `price=` note (an
+    /// amount and its currency) lets `compare` show performance per unit
+    /// of price.
     #[arg(long = "note", value_name = "TEXT")]
     notes: Vec<String>,
 }
@@ -108,8 +110,10 @@ impl RunArgs {
         self.json
     }
 
-    /// The notes, trimmed, each checked: text without control characters,
-    /// and a `price=` note that reads as a price.
+    /// The notes, trimmed, each checked: plain text on one line (no
+    /// control character or bidi control, the first one found named with
+    /// its place), at most [`MAX_NOTE_CHARS`] long, and a `price=` note
+    /// that reads as a price.
     fn checked_notes(&self) -> Result<Vec<String>, UsageError> {
         self.notes
             .iter()
@@ -120,9 +124,19 @@ impl RunArgs {
                         "--note needs some text, for example --note \"rack 3\"".to_string(),
                     ));
                 }
-                if note.chars().any(char::is_control) || note.chars().count() > MAX_NOTE_CHARS {
+                if let Some((at, c)) = note.chars().enumerate().find(|&(_, c)| visible::is_hidden(c)) {
                     return Err(UsageError(format!(
-                        "--note {note:?}: a note is one line of at most {MAX_NOTE_CHARS} characters"
+                        "--note \"{}\": character {} is {} ({}); a note is plain text on one line, without control characters (tabs, line breaks, escape sequences) or bidi controls",
+                        visible::escape(note),
+                        at + 1,
+                        hidden_char_name(c),
+                        visible::escape(c.encode_utf8(&mut [0; 4]))
+                    )));
+                }
+                let length = note.chars().count();
+                if length > MAX_NOTE_CHARS {
+                    return Err(UsageError(format!(
+                        "--note: the note is {length} characters long; a note may have at most {MAX_NOTE_CHARS}"
                     )));
                 }
                 if let Some(price) = report::price::price_note(note)
@@ -192,6 +206,19 @@ impl RunArgs {
         }
         m.validate().map_err(|e| UsageError(e.to_string()))?;
         Ok(m)
+    }
+}
+
+/// What a [hidden](visible::is_hidden) character is, in words.
+fn hidden_char_name(c: char) -> &'static str {
+    match c {
+        '\t' => "a tab",
+        '\n' => "a line break",
+        '\r' => "a carriage return",
+        '\x1b' => "an escape (the start of a terminal escape sequence)",
+        '\u{2028}' | '\u{2029}' => "a line or paragraph separator",
+        c if c.is_control() => "a control character",
+        _ => "a bidi control (it reorders the text shown after it)",
     }
 }
 
