@@ -4,7 +4,7 @@
 //! maps errors to exit codes. The modules are layers: each one only imports
 //! the ones after it in this order (a test, `tests/layers.rs`, checks it):
 //!
-//! Layers, highest first: cli > fleet > report > suite > workloads > http > engine > store > results > monitor > probe > stats > secrets > remote > sys
+//! Layers, highest first: cli > fleet > report > suite > workloads > http > engine > store > results > monitor > probe > stats > secrets > remote > sys > visible
 //!
 //! - `cli`: one file per subcommand, wiring only.
 //! - `fleet`: a run on many hosts over SSH (checks, copying sledge, export
@@ -30,6 +30,9 @@
 //! - `remote`: hosts reached through the system's OpenSSH client.
 //! - `sys`: thin wrappers over the OS (affinity, limits, mappings, starting
 //!   threads together), knowing nothing of benchmarks.
+//! - `visible`: text from a store, a document or another host escaped for
+//!   showing (control characters, bidi overrides), below everything that
+//!   shows text.
 
 pub mod cli;
 pub mod engine;
@@ -45,4 +48,5 @@ pub mod stats;
 pub mod store;
 pub mod suite;
 pub mod sys;
+pub mod visible;
 pub mod workloads;

@@ -14,7 +14,12 @@ fn main() -> ExitCode {
     match execute(cli) {
         Ok(status) => ExitCode::from(status.code()),
         Err(err) => {
-            eprintln!("error: {err:#}");
+            // An error may quote a document, a store or another host:
+            // its control characters are shown, not obeyed.
+            eprintln!(
+                "error: {}",
+                sledge::visible::escape_lines(&format!("{err:#}"))
+            );
             if err.is::<UsageError>() {
                 ExitCode::from(2)
             } else {

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::monitor::TrialHealth;
 use crate::probe::HostInfo;
 use crate::stats::{Direction, Levels, Summary};
+use crate::visible::EscapeText;
 
 /// The state a run ended in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -111,6 +112,79 @@ pub fn host_key(host: &HostInfo, cpus_used: usize) -> String {
         "{}|{}|{}|{}",
         host.hostname, host.cpu.model, cpus_used, host.os.kernel
     )
+}
+
+/// A run's text escaped for the human formats ([`crate::visible`]): it
+/// may come from a document or a store anyone could have written.
+impl EscapeText for RunRecord {
+    fn escape_text(&mut self) {
+        let RunRecord {
+            id: _,
+            uuid,
+            started,
+            finished,
+            sledge_version,
+            profile,
+            command_line,
+            status: _,
+            cpus: _,
+            notes,
+            warnings,
+            host,
+            cases,
+        } = self;
+        uuid.escape_text();
+        started.escape_text();
+        finished.escape_text();
+        sledge_version.escape_text();
+        profile.escape_text();
+        command_line.escape_text();
+        notes.escape_text();
+        warnings.escape_text();
+        host.escape_text();
+        cases.escape_text();
+    }
+}
+
+impl EscapeText for CaseRecord {
+    fn escape_text(&mut self) {
+        let CaseRecord {
+            workload,
+            workload_version: _,
+            params,
+            given_as_all,
+            warnings,
+            error,
+            // Numbers and flags only (the test of the whole JSON shape
+            // would find a text among them).
+            rounds: _,
+            trials: _,
+            metrics,
+            latency_histogram: _,
+        } = self;
+        workload.escape_text();
+        params.escape_text();
+        given_as_all.escape_text();
+        warnings.escape_text();
+        error.escape_text();
+        metrics.escape_text();
+    }
+}
+
+impl EscapeText for MetricRecord {
+    fn escape_text(&mut self) {
+        let MetricRecord {
+            name,
+            unit,
+            direction: _,
+            summary: _,
+            levels: _,
+            samples: _,
+            outliers: _,
+        } = self;
+        name.escape_text();
+        unit.escape_text();
+    }
 }
 
 /// A new random run UUID, in its canonical lower-case hyphenated form.
@@ -416,6 +490,96 @@ mod nan_from_null {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every text a run can hold, found through its JSON shape: each
+    /// string, each `null` and each empty list of the fixture is made a
+    /// hostile text where the run still reads back with it (so enums and
+    /// numbers stay what they are). A text field that [`EscapeText`] for
+    /// `RunRecord` forgets is left raw and fails the test.
+    #[test]
+    fn escaping_a_run_leaves_no_hidden_character_in_any_field() {
+        use serde_json::Value;
+
+        const HOSTILE: &str = "\x1b]0;t\x07\x1b[2J\r\x08\0\x7f\u{9b}\u{202e}\u{2066}\n";
+
+        fn reads_back(root: &Value) -> bool {
+            serde_json::from_value::<RunRecord>(root.clone()).is_ok()
+        }
+        /// Makes the value at `path` hostile wherever the run still reads.
+        fn poison(root: &mut Value, path: &mut Vec<String>) {
+            let node = root.pointer(&pointer(path)).unwrap().clone();
+            let try_as = |root: &mut Value, candidate: Value| {
+                let old = std::mem::replace(root.pointer_mut(&pointer(path)).unwrap(), candidate);
+                if !reads_back(root) {
+                    *root.pointer_mut(&pointer(path)).unwrap() = old;
+                }
+            };
+            match node {
+                Value::String(s) => try_as(root, Value::String(format!("{s}{HOSTILE}"))),
+                Value::Null => try_as(root, Value::String(HOSTILE.into())),
+                Value::Array(items) if items.is_empty() => {
+                    try_as(root, Value::Array(vec![Value::String(HOSTILE.into())]))
+                }
+                Value::Array(items) => {
+                    for i in 0..items.len() {
+                        path.push(i.to_string());
+                        poison(root, path);
+                        path.pop();
+                    }
+                }
+                Value::Object(map) => {
+                    for key in map.keys() {
+                        path.push(key.clone());
+                        poison(root, path);
+                        path.pop();
+                    }
+                }
+                Value::Bool(_) | Value::Number(_) => {}
+            }
+        }
+        fn pointer(path: &[String]) -> String {
+            path.iter()
+                .map(|p| format!("/{}", p.replace('~', "~0").replace('/', "~1")))
+                .collect()
+        }
+        fn hidden_in(value: &Value, found: &mut Vec<String>) {
+            match value {
+                Value::String(s) if s.chars().any(crate::visible::is_hidden) => {
+                    found.push(s.clone())
+                }
+                Value::Array(items) => items.iter().for_each(|v| hidden_in(v, found)),
+                Value::Object(map) => {
+                    for (k, v) in map {
+                        if k.chars().any(crate::visible::is_hidden) {
+                            found.push(k.clone());
+                        }
+                        hidden_in(v, found);
+                    }
+                }
+                _ => {}
+            }
+        }
+
+        let mut run = crate::report::fixtures::demo_run(1, "db1", 1.0);
+        run.host.filesystem = Some(crate::probe::FilesystemInfo::default());
+        run.cases[0]
+            .params
+            .insert(format!("key{HOSTILE}"), "v".into());
+        run.host
+            .mitigations
+            .insert(format!("key{HOSTILE}"), "v".into());
+        let mut json = serde_json::to_value(&run).unwrap();
+        poison(&mut json, &mut Vec::new());
+        let hostile: RunRecord = serde_json::from_value(json).unwrap();
+        let mut poisoned = Vec::new();
+        hidden_in(&serde_json::to_value(&hostile).unwrap(), &mut poisoned);
+        assert!(poisoned.len() > 40, "the fixture holds texts: {poisoned:?}");
+
+        let shown = crate::visible::Escaped::new(hostile);
+        let mut left = Vec::new();
+        hidden_in(&serde_json::to_value(&*shown).unwrap(), &mut left);
+        assert!(left.is_empty(), "left raw: {left:?}");
+    }
 
     fn companion(name: &str, unit: &str, direction: Direction) -> Option<(String, String, bool)> {
         energy_companion(name, unit, direction).map(|c| (c.name, c.unit, c.per_joule))

@@ -7,14 +7,29 @@
 //! workload still gets the real value. It masks, without needing to know
 //! which database the text is for:
 //!
-//! - the user part of a URL: `postgres://user:PASSWORD@host/db`, also
-//!   malformed ones (everything from the first `:` after the user name to
-//!   the last `@` before the host goes);
+//! - the user part of a URL: `postgres://user:PASSWORD@host/db`. The
+//!   drivers disagree on where it ends (tokio-postgres takes the user part
+//!   to the first `@`, the mysql crate, as any WHATWG URL parser, to the
+//!   last `@` before the path), and a password may hold any character
+//!   (spaces, `@`, `/`, `://`, `?`, `#`, quotes, `%XX`), so the mask takes
+//!   the most either could mean: everything from the first `:` after the
+//!   user name to the last `@` of the URL;
 //! - a query parameter: `?password=PASSWORD`, `&sslpassword=...`, with the
-//!   name percent-encoded or not (drivers decode it);
+//!   name percent-encoded or not (drivers decode it), up to the next `&`
+//!   or `#`;
 //! - libpq's keyword form: `host=h password=PASSWORD dbname=d`, with
-//!   spaces around `=` and quoted values (`password = 'a b\'c'`);
+//!   spaces around `=`, quoted values (`password = 'a b\'c'`), escaped ones
+//!   (`password=a\ b`), and an unquoted value with spaces in it up to the
+//!   next `keyword=`;
 //! - an option: `--password=PASSWORD`.
+//!
+//! A URL runs to the end of the text, or to the next URL that starts after
+//! a separator (whitespace, `,`, `;`, `=`, a quote or a bracket: a sweep's
+//! `db=postgres://a:b@h/d,mysql://c:d@h/e`), unless the text before that
+//! one may still be an unfinished password (it has a `:` but no `@`, and
+//! is no `host:port` list). So a URL should be redacted on its own (or as
+//! one command-line argument) before it is put in a message: text after
+//! it up to the last `@` would be masked too.
 //!
 //! A key counts as secret when its name contains `pass` or `pwd`
 //! (`password`, `sslpassword`, `pkcs12_password`, `MYSQL_PWD`), except a
@@ -37,37 +52,84 @@ pub fn redact_args<S: AsRef<str>>(args: &[S]) -> String {
         .join(" ")
 }
 
-/// Masks the password of every URL's user part. A URL runs from its
-/// `scheme://` to the next whitespace or the next `://`, so that two URLs
-/// in one text (a sweep: `db=postgres://a:b@h/d,mysql://c:d@h/e`) are
-/// masked each on its own.
+/// Masks the password of every URL's user part (see the module docs for
+/// where a URL ends).
 fn redact_user_parts(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(i) = rest.find("://") {
-        let after = i + 3;
-        out.push_str(&rest[..after]);
-        rest = &rest[after..];
-        let end = rest
-            .find(|c: char| c.is_whitespace())
-            .unwrap_or(rest.len())
-            .min(rest.find("://").unwrap_or(rest.len()));
-        let url = &rest[..end];
-        match url.rfind('@') {
-            Some(at) => match url[..at].find(':') {
-                Some(colon) => {
-                    out.push_str(&url[..=colon]);
-                    out.push_str(MASK);
-                    out.push_str(&url[at..]);
-                }
-                None => out.push_str(url),
-            },
-            None => out.push_str(url),
+    let mut copied = 0;
+    let mut search = 0;
+    while let Some(found) = text[search..].find("://") {
+        let url_start = search + found + 3;
+        let mut end = next_url_start(text, url_start);
+        while end < text.len() && !is_finished(&text[url_start..end]) {
+            end = next_url_start(text, end + 1);
         }
-        rest = &rest[end..];
+        let url = &text[url_start..end];
+        if let Some(at) = url.rfind('@')
+            && let Some(colon) = url[..at].find(':')
+        {
+            out.push_str(&text[copied..url_start + colon + 1]);
+            out.push_str(MASK);
+            copied = url_start + at;
+        }
+        search = end;
     }
-    out.push_str(rest);
+    out.push_str(&text[copied..]);
     out
+}
+
+/// Where the next URL after `from` starts: the start of its scheme
+/// (`mysql` of `mysql://`) when a separator comes before it; else the end
+/// of the text. A `://` inside a word (`u:a://b@h`) is a password's.
+fn next_url_start(text: &str, from: usize) -> usize {
+    let is_scheme = |c: char| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.');
+    let is_separator = |c: char| {
+        c.is_whitespace()
+            || matches!(
+                c,
+                ',' | ';' | '=' | '"' | '\'' | '`' | '(' | '[' | '<' | '{'
+            )
+    };
+    let mut search = from;
+    while let Some(found) = text.get(search..).and_then(|rest| rest.find("://")) {
+        let marker = search + found;
+        let scheme = text[from..marker]
+            .rfind(|c: char| !is_scheme(c))
+            .map_or(from, |i| {
+                from + i + text[from + i..].chars().next().map_or(1, char::len_utf8)
+            });
+        if scheme > from && text[..scheme].chars().next_back().is_some_and(is_separator) {
+            return scheme;
+        }
+        search = marker + 3;
+    }
+    text.len()
+}
+
+/// Whether `url` (from after `://` to where the next URL would start) is
+/// done: its user part ended (an `@`), it has no `:` a password could
+/// follow, or its `:`s are ports (`h1:5432,h2:5433/db`). Otherwise the
+/// next URL may be the rest of a password, and belongs to this one.
+fn is_finished(url: &str) -> bool {
+    if url.contains('@') || !url.contains(':') {
+        return true;
+    }
+    let authority = url
+        .split(['/', '?', '#'])
+        .next()
+        .unwrap_or("")
+        .trim_end_matches(|c: char| c.is_whitespace() || matches!(c, ',' | ';'));
+    authority.split(',').all(|host| {
+        let port = if let Some(bracketed) = host.strip_prefix('[') {
+            match bracketed.split_once(']') {
+                Some((_, rest)) => rest.strip_prefix(':').unwrap_or(rest),
+                None => return false,
+            }
+        } else {
+            host.split_once(':').map_or("", |(_, port)| port)
+        };
+        port.bytes().all(|b| b.is_ascii_digit())
+    })
 }
 
 /// Whether a key (as written, maybe percent-encoded, maybe `--option`)
@@ -127,8 +189,10 @@ fn redact_keys(text: &str) -> String {
 }
 
 /// Where a value starting at `start` ends: after its closing quote when it
-/// is quoted (a backslash escapes the next byte), else at whitespace, and
-/// in a query also at `&` or `#`.
+/// is quoted (a backslash escapes the next byte); in a query at `&` or
+/// `#`; else before the whitespace that precedes the next `keyword=`, as
+/// libpq would read a password typed with a space and no quotes as the
+/// start of one (a backslash escapes there too).
 fn value_end(bytes: &[u8], start: usize, in_query: bool) -> usize {
     let mut k = start;
     if let Some(&quote) = bytes.get(k).filter(|&&b| b == b'\'' || b == b'"') {
@@ -142,13 +206,31 @@ fn value_end(bytes: &[u8], start: usize, in_query: bool) -> usize {
         }
         return bytes.len();
     }
-    while k < bytes.len()
-        && !bytes[k].is_ascii_whitespace()
-        && !(in_query && matches!(bytes[k], b'&' | b'#'))
-    {
-        k += 1;
+    while k < bytes.len() {
+        match bytes[k] {
+            b'&' | b'#' if in_query => return k,
+            b'\\' if !in_query => k += 2,
+            b if b.is_ascii_whitespace() && !in_query && starts_keyword(&bytes[k..]) => return k,
+            _ => k += 1,
+        }
     }
-    k
+    bytes.len()
+}
+
+/// Whether `bytes` is whitespace, then a key, then `=` (maybe with spaces
+/// around it): the next parameter of libpq's keyword form.
+fn starts_keyword(bytes: &[u8]) -> bool {
+    let key_start = bytes
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(bytes.len());
+    let key_end = key_start
+        + bytes[key_start..]
+            .iter()
+            .position(|&b| !is_key_byte(b))
+            .unwrap_or(bytes.len() - key_start);
+    let after = bytes[key_end..].iter().find(|&&b| b != b' ');
+    key_end > key_start && after == Some(&b'=')
 }
 
 /// `%XX` sequences decoded (invalid ones kept as they are).
@@ -258,11 +340,143 @@ mod tests {
             ("password='unterminated secret", "password=***"),
             ("PASSWORD=x", "PASSWORD=***"),
             ("--password=x --user=u", "--password=*** --user=u"),
-            ("MYSQL_PWD=x sledge", "MYSQL_PWD=*** sledge"),
+            // Unquoted, a value runs to the next `keyword=`: libpq would
+            // take `sledge` for the start of one (and a password typed with
+            // a space for a value and a keyword).
+            ("MYSQL_PWD=x sledge", "MYSQL_PWD=***"),
             // Not a key: part of a longer word, or not followed by `=`.
             ("mypassword is=x", "mypassword is=x"),
             ("the password is kept", "the password is kept"),
             ("passwords=", "passwords=***"),
+        ]);
+    }
+
+    /// Passwords with every kind of character a user may put in one: each
+    /// holds `Zq` on both sides of it, so that no part of it may show.
+    const HOSTILE_PASSWORDS: &[&str] = &[
+        "Zq Zq",
+        "Zq  my secret pw Zq",
+        "Zq@Zq",
+        "Zq@@Zq@Zq",
+        "Zq:Zq",
+        "Zq/Zq",
+        "Zq://Zq",
+        "Zq mysql://Zq",
+        "Zq,postgres://Zq",
+        "Zq?Zq",
+        "Zq#Zq",
+        "Zq&Zq=Zq",
+        "Zq%40%20Zq",
+        "Zq'Zq",
+        "Zq\"Zq",
+        "Zq\\Zq",
+        "Zqé✓ЖZq",
+        "Zq\tZq",
+        "Zq\nZq",
+        "Zq,Zq",
+        "Zq:5432,Zq",
+        "Zq password=Zq",
+    ];
+
+    /// No part of a hostile password in `shown`.
+    fn assert_hidden(text: &str, shown: &str) {
+        assert!(!shown.contains("Zq"), "{text:?} shown as {shown:?}");
+    }
+
+    #[test]
+    fn every_character_a_password_may_hold_is_masked_in_a_url() {
+        for scheme in ["postgres", "postgresql", "mysql"] {
+            let masked = format!("{scheme}://bench:***@127.0.0.1:5432/results");
+            for pw in HOSTILE_PASSWORDS {
+                let url = format!("{scheme}://bench:{pw}@127.0.0.1:5432/results");
+                assert_eq!(redact(&url), masked, "{url:?}");
+                // As a command-line argument or a parameter.
+                assert_eq!(
+                    redact(&format!("--store={url}")),
+                    format!("--store={masked}")
+                );
+                assert_eq!(redact(&format!("db={url}")), format!("db={masked}"));
+                let quoted = format!("db=\"{}\"", url.replace('"', "\"\""));
+                assert_eq!(redact(&quoted), format!("db=\"{masked}\""), "{quoted:?}");
+                // Two URLs of a sweep, each masked on its own.
+                let other = format!("mysql://root:{pw}@db2/results?ssl=0");
+                let sweep = format!("db={url},{other}");
+                assert_eq!(
+                    redact(&sweep),
+                    format!("db={masked},mysql://root:***@db2/results?ssl=0"),
+                    "{sweep:?}"
+                );
+            }
+        }
+    }
+
+    /// Whatever a driver makes of a URL with a hostile password (the
+    /// drivers split some of them elsewhere than the user meant), the
+    /// password it would send is not in what is shown.
+    #[test]
+    fn what_the_drivers_take_for_the_password_is_masked() {
+        use std::str::FromStr as _;
+        for pw in HOSTILE_PASSWORDS {
+            let url = format!("postgres://bench:{pw}@127.0.0.1:5432/results");
+            let shown = redact(&url);
+            if let Ok(config) = tokio_postgres::Config::from_str(&url) {
+                let sent = String::from_utf8_lossy(config.get_password().unwrap());
+                assert!(
+                    !shown.contains(sent.as_ref()),
+                    "{url:?}: {sent:?} in {shown:?}"
+                );
+            }
+            let url = format!("mysql://bench:{pw}@127.0.0.1:3306/results");
+            let shown = redact(&url);
+            if let Ok(opts) = mysql::Opts::from_url(&url)
+                && let Some(sent) = opts.get_pass()
+            {
+                assert!(!shown.contains(sent), "{url:?}: {sent:?} in {shown:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_character_a_password_may_hold_is_masked_in_other_forms() {
+        for pw in HOSTILE_PASSWORDS {
+            // libpq's keyword form, quoted as libpq wants.
+            let quoted = format!("'{}'", pw.replace('\\', "\\\\").replace('\'', "\\'"));
+            let keywords = format!("host=h user=u password={quoted} dbname=x");
+            assert_eq!(redact(&keywords), "host=h user=u password=*** dbname=x");
+            // A query parameter, percent-encoded as a URL wants it.
+            let encoded: String = pw
+                .bytes()
+                .map(|b| {
+                    if b.is_ascii_alphanumeric() {
+                        char::from(b).to_string()
+                    } else {
+                        format!("%{b:02X}")
+                    }
+                })
+                .collect();
+            let query = format!("postgres://u@h/db?sslmode=disable&password={encoded}&x=1");
+            assert_eq!(
+                redact(&query),
+                "postgres://u@h/db?sslmode=disable&password=***&x=1"
+            );
+            // Raw in a query (drivers take it up to the next `&`).
+            if !pw.contains('&') && !pw.contains('#') {
+                let raw = format!("postgres://u@h/db?password={pw}");
+                assert_hidden(&raw, &redact(&raw));
+            }
+        }
+        // Unquoted, with a space escaped or not (libpq refuses the
+        // latter, and its message must not show the rest either).
+        assert_redacts(&[
+            (
+                r"host=h password=Zq\ Zq dbname=x",
+                "host=h password=*** dbname=x",
+            ),
+            (
+                "host=h password=Zq Zq dbname=x",
+                "host=h password=*** dbname=x",
+            ),
+            ("host=h password=Zq  Zq", "host=h password=***"),
         ]);
     }
 

@@ -280,3 +280,89 @@ fn a_directory_with_a_comma_in_its_name_can_be_given_in_quotes() {
     // The scratch directory was made there, and removed.
     assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0);
 }
+
+/// Each repetition flag of `run` has a range, and a value out of it is
+/// refused naming that flag (not another one it would have set) and the
+/// range, before anything runs.
+#[test]
+fn repetition_flags_out_of_range_name_the_flag_and_its_range() {
+    let cases = [
+        ("--rounds", "0", "from 1 to 100"),
+        ("--rounds", "101", "from 1 to 100"),
+        ("--max-rounds", "0", "from 1 to 100"),
+        ("--max-rounds", "1000", "from 1 to 100"),
+        ("--warmup", "99999", "from 0 to 20"),
+        ("--warmup", "-1", "from 0 to 20"),
+        ("--min-trials", "0", "from 1 to 100"),
+        ("--max-trials", "101", "from 1 to 100"),
+        ("--ci-target", "1", "above 0 and below 1"),
+        ("--ci-target", "NaN", "above 0 and below 1"),
+        ("--budget", "0", "above 0 and at most 604800"),
+        ("--budget", "1e9", "above 0 and at most 604800"),
+    ];
+    let sandbox = Sandbox::new();
+    for (flag, value, range) in cases {
+        let out = sandbox
+            .sledge()
+            .args(["run", "cpu.primes", &format!("{flag}={value}")])
+            .assert()
+            .code(2);
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert!(
+            stderr.contains(&format!("'{value}' for '{flag} ")) && stderr.contains(range),
+            "{flag} {value}: {stderr}"
+        );
+    }
+    sandbox.assert_no_runs();
+    // Flags that contradict each other are named both.
+    for (args, said) in [
+        (
+            ["--rounds", "5", "--max-rounds", "3"],
+            "--max-rounds 3 is below --rounds 5",
+        ),
+        (
+            ["--min-trials", "5", "--max-trials", "3"],
+            "--max-trials 3 is below --min-trials 5",
+        ),
+    ] {
+        sandbox
+            .sledge()
+            .args(["run", "cpu.primes"])
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(said));
+    }
+}
+
+/// An empty SLEDGE_STORE is named as such, with what it may hold; it does
+/// not stop a command that needs no store, nor one given --store.
+#[test]
+fn an_empty_sledge_store_variable_is_named_with_what_it_may_hold() {
+    let sandbox = Sandbox::new();
+    let out = sandbox
+        .sledge()
+        .env("SLEDGE_STORE", "")
+        .arg("list")
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stderr.contains("SLEDGE_STORE is set but empty"), "{stderr}");
+    assert!(stderr.contains("postgres:// URL"), "{stderr}");
+    assert!(!stderr.contains("--store"), "{stderr}");
+    sandbox
+        .sledge()
+        .env("SLEDGE_STORE", "")
+        .arg("workloads")
+        .assert()
+        .success();
+    sandbox
+        .sledge()
+        .env("SLEDGE_STORE", "")
+        .arg("--store")
+        .arg(sandbox.store())
+        .arg("list")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("no runs stored yet"));
+}

@@ -607,14 +607,79 @@ fn a_namespace_host_whose_sshd_dies_is_reported_and_the_others_kept() {
     assert_eq!(report.failed_hosts, 1, "{:?}", report.hosts);
     let dead = &report.hosts[1];
     assert_eq!(dead.host, set.hosts[1]);
-    assert!(dead.failure.is_some());
-    eprintln!("{}: {}", dead.host, dead.failure.as_deref().unwrap());
+    let why = dead.failure.as_deref().unwrap();
+    assert!(
+        why.contains("the ssh connection failed or was lost"),
+        "{why}"
+    );
+    eprintln!("{}: {why}", dead.host);
     let kept: u64 = [&report.hosts[0], &report.hosts[2]]
         .iter()
         .map(|h| h.report.as_ref().unwrap().responses)
         .sum();
     assert!(kept > 0);
     assert_eq!(report.merged.unwrap().responses, kept);
+    drop(agents);
+    assert!(
+        agents_on_hosts(&set).is_empty(),
+        "{:?}",
+        agents_on_hosts(&set)
+    );
+}
+
+/// The pids of the agents (not the shells that run them) in the
+/// namespace of `host`.
+fn agent_pids(host: &str) -> Vec<i32> {
+    let k = host.split('.').nth(2).unwrap();
+    let out = Command::new("ip")
+        .args(["netns", "pids", &format!("sledge-h{k}")])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+            args.len() > 1 && args[1] == b"__http-agent" && !args[0].ends_with(b"sh")
+        })
+        .map(|pid| pid.parse().unwrap())
+        .collect()
+}
+
+/// ssh exits with 255 both when its connection is lost and when the
+/// remote command is killed: a killed agent must be told as killed, with
+/// its signal, and not as a lost connection.
+#[test]
+fn a_namespace_host_whose_agent_is_killed_is_told_apart_from_a_lost_connection() {
+    let Some(set) = NetnsHosts::up(2, "a_namespace_host_whose_agent_is_killed") else {
+        return;
+    };
+    let srv = server_for(&set);
+    let agents = ssh_agents(&set);
+    let load = load(srv.url("/static/1"), 1, 4.0);
+    let report = std::thread::scope(|scope| {
+        let run =
+            scope.spawn(|| distributed::run(&agents, &agents.hosts(), &load, &CancelToken::new()));
+        let until = Instant::now() + Duration::from_secs(20);
+        while established_to(srv.addr().port()) < 2 && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        let pids = agent_pids(&set.hosts[1]);
+        assert_eq!(pids.len(), 1, "{pids:?}");
+        // SAFETY: kill with the pid of the agent this test started.
+        assert_eq!(unsafe { libc::kill(pids[0], libc::SIGKILL) }, 0);
+        run.join().unwrap()
+    })
+    .unwrap();
+    assert_eq!(report.failed_hosts, 1, "{:?}", report.hosts);
+    let why = report.hosts[1].failure.as_deref().unwrap();
+    assert!(
+        why.contains("the agent was killed by signal 9 (SIGKILL)"),
+        "{why}"
+    );
+    assert!(!why.contains("connection"), "{why}");
+    assert!(report.hosts[0].report.is_some());
     drop(agents);
     assert!(
         agents_on_hosts(&set).is_empty(),

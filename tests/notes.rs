@@ -56,9 +56,37 @@ fn a_bad_note_is_refused_before_anything_runs() {
     run_with_notes(&sandbox, &["  "])
         .code(2)
         .stderr(predicate::str::contains("--note needs some text"));
-    run_with_notes(&sandbox, &["two\nlines"])
-        .code(2)
-        .stderr(predicate::str::contains("a note is one line"));
+    // A control character is named, with its place, apart from the
+    // length rule.
+    for (note, said) in [
+        (
+            "two\nlines",
+            "--note \"two\\nlines\": character 4 is a line break (\\n)",
+        ),
+        ("rack\t3", "--note \"rack\\t3\": character 5 is a tab (\\t)"),
+        (
+            "rack \x1b[31m3",
+            "--note \"rack \\x1b[31m3\": character 6 is an escape (the start of a terminal escape sequence) (\\x1b)",
+        ),
+        (
+            "a\u{202e}b",
+            "character 2 is a bidi control (it reorders the text shown after it) (\\u{202e})",
+        ),
+    ] {
+        let out = run_with_notes(&sandbox, &[note]).code(2);
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert!(stderr.contains(said), "{note:?}: {stderr}");
+        assert!(stderr.contains("without control characters"), "{stderr}");
+        assert!(!stderr.contains("at most"), "{stderr}");
+    }
+    let long = "x".repeat(501);
+    let out = run_with_notes(&sandbox, &[&long]).code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("--note: the note is 501 characters long; a note may have at most 500"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("control"), "{stderr}");
     assert!(!sandbox.store().exists());
 }
 

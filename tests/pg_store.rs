@@ -285,6 +285,73 @@ fn run_list_show_compare_export_import_and_report_work_on_a_postgres_store() {
     assert_eq!(listed.as_array().unwrap().len(), 2);
 }
 
+/// A password with spaces, `://`, `/`, `?`, `#`, `@` and quotes in it
+/// (PostgreSQL's client takes everything up to the first `@`; the server
+/// trusts loopback, so it logs in) never shows: not in what `run` prints,
+/// not in the stored command line, not in `show`, `list` or an error.
+#[test]
+fn a_password_with_any_characters_never_shows() {
+    let Some(db) = TestDb::create() else { return };
+    let sandbox = Sandbox::new();
+    let url = with_password(&db.url, "Zq my secret://Zq/?#'\"Zq");
+    let masked = with_password(&db.url, "***");
+    let hidden = |text: &[u8]| {
+        let text = String::from_utf8_lossy(text).into_owned();
+        assert!(!text.contains("Zq"), "{text}");
+        text
+    };
+    let out = sandbox
+        .sledge()
+        .args(["--store", &url])
+        .args(TINY)
+        .args(FAST)
+        .assert()
+        .success();
+    hidden(&out.get_output().stdout);
+    let stderr = hidden(&out.get_output().stderr);
+    assert!(
+        stderr.contains(&format!("stored as run 1 in {masked}")),
+        "{stderr}"
+    );
+
+    for args in [&["show", "1", "--json"][..], &["show", "1"], &["list"]] {
+        let out = sandbox
+            .sledge()
+            .args(["--store", &url])
+            .args(args)
+            .assert()
+            .success();
+        let shown = hidden(&out.get_output().stdout);
+        if args.contains(&"--json") {
+            let run: serde_json::Value = serde_json::from_str(&shown).unwrap();
+            let command_line = run["command_line"].as_str().unwrap();
+            assert!(
+                command_line.contains(&format!(" --store {masked} run ")),
+                "{command_line}"
+            );
+        }
+    }
+    // An error names the store, password masked.
+    let out = sandbox
+        .sledge()
+        .args(["--store", &url, "show", "99"])
+        .assert()
+        .failure();
+    hidden(&out.get_output().stderr);
+    let (_held, port) = refusing_port();
+    let unreachable = format!("postgres://bench:Zq my secret://Zq@127.0.0.1:{port}/results");
+    let out = sandbox
+        .sledge()
+        .args(["--store", &unreachable, "list"])
+        .assert()
+        .failure();
+    let stderr = hidden(&out.get_output().stderr);
+    assert!(
+        stderr.contains(&format!("postgres://bench:***@127.0.0.1:{port}/results")),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn a_stored_run_reads_back_the_same_from_both_databases() {
     let Some(db) = TestDb::create() else { return };

@@ -457,3 +457,171 @@ fn imported_runs_are_no_hosts_history_and_no_history_widens_past_sense() {
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("history suspect"), "{text}");
 }
+
+/// What a hostile document puts in its text: an OSC title, a screen
+/// clear and a colour, carriage return, backspace, NUL, DEL, a C1 CSI and
+/// bidi overrides.
+const HOSTILE: &str = "\x1b]0;owned\x07\x1b[2J\x1b[31m\r\x08\0\x7f\u{9b}31m\u{202e}\u{2066}";
+
+/// The characters of [`HOSTILE`] that must never reach a terminal raw.
+fn raw_controls(text: &str) -> Vec<char> {
+    text.chars()
+        .filter(|&c| {
+            matches!(
+                c,
+                '\x1b'
+                    | '\r'
+                    | '\x08'
+                    | '\0'
+                    | '\x7f'
+                    | '\x07'
+                    | '\u{9b}'
+                    | '\u{202e}'
+                    | '\u{2066}'
+            )
+        })
+        .collect()
+}
+
+/// Appends [`HOSTILE`] to every string under `path` (and puts it in every
+/// `null` and empty list) wherever the document still imports with it:
+/// every text field a run has, whatever it is.
+fn poison(document: &mut Value, path: &mut Vec<String>) {
+    let pointer: String = path.iter().map(|p| format!("/{p}")).collect();
+    let node = document.pointer(&pointer).unwrap().clone();
+    let mut try_as = |candidate: Value| {
+        let old = std::mem::replace(document.pointer_mut(&pointer).unwrap(), candidate);
+        let bytes = serde_json::to_vec(document).unwrap();
+        if sledge::report::portable::parse(&bytes, "hostile.json").is_err() {
+            *document.pointer_mut(&pointer).unwrap() = old;
+        }
+    };
+    match node {
+        Value::String(s) => try_as(Value::String(format!("{s}{HOSTILE}"))),
+        Value::Null => try_as(Value::String(HOSTILE.into())),
+        Value::Array(items) if items.is_empty() => {
+            try_as(Value::Array(vec![Value::String(HOSTILE.into())]))
+        }
+        Value::Array(items) => {
+            for i in 0..items.len() {
+                path.push(i.to_string());
+                poison(document, path);
+                path.pop();
+            }
+        }
+        Value::Object(map) => {
+            for key in map.keys() {
+                path.push(key.clone());
+                poison(document, path);
+                path.pop();
+            }
+        }
+        Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+/// Escape sequences, carriage returns, backspaces, NULs, C1 controls and
+/// bidi overrides in every text field of an imported run are shown
+/// escaped by `import`, `list`, `show` (table, every metric, CSV,
+/// Markdown), `compare` (table and Markdown), `report` and `delete`, and
+/// in an error quoting the document: never raw.
+#[test]
+fn text_from_an_imported_document_reaches_no_terminal_raw() {
+    use sledge::results::RunStatus;
+    let here = Sandbox::new();
+    crate::common::store_fixture_run(&here.store(), RunStatus::Complete, &[10.0, 11.0, 12.5]);
+    crate::common::store_fixture_run(&here.store(), RunStatus::Complete, &[20.0, 21.0, 22.5]);
+    let exported = here.sledge().args(["export", "1", "2"]).assert().success();
+    let mut document: Value = serde_json::from_slice(&exported.get_output().stdout).unwrap();
+    poison(&mut document, &mut vec!["runs".to_string()]);
+    for run in document["runs"].as_array_mut().unwrap() {
+        run["cases"][0]["params"][format!("key{HOSTILE}")] = Value::String("v".into());
+        run["host"]["mitigations"][format!("key{HOSTILE}")] = Value::String("v".into());
+    }
+    let text = document.to_string();
+    assert!(
+        text.matches("\\u001b]0;owned").count() > 40,
+        "the document is hostile everywhere: {text}"
+    );
+    let file = here.path().join("hostile.json");
+    std::fs::write(&file, &text).unwrap();
+
+    let there = Sandbox::new();
+    let mut outputs = Vec::new();
+    let mut run = |args: &[&str]| {
+        let out = there.sledge().args(args).arg(&file).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        outputs.push((args.join(" "), out));
+    };
+    run(&["import"]);
+    let mut run = |args: &[&str]| {
+        let out = there.sledge().args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        outputs.push((args.join(" "), out));
+    };
+    run(&["list"]);
+    run(&["show", "1"]);
+    run(&["show", "1", "--metrics", "all"]);
+    run(&["show", "1", "--csv"]);
+    run(&["show", "1", "--markdown"]);
+    run(&["compare", "1", "2"]);
+    run(&["compare", "1", "2", "--metrics", "all"]);
+    run(&["compare", "1", "2", "--markdown"]);
+    let html = there.path().join("report.html");
+    run(&["report", "1", "2", "-o", html.to_str().unwrap()]);
+    run(&["delete", "2", "--yes"]);
+    // An error that quotes the document (serde names the unknown word).
+    let mut bad = document.clone();
+    bad["runs"][0]["status"] = Value::String(format!("complete{HOSTILE}"));
+    let bad_file = here.path().join("bad.json");
+    std::fs::write(&bad_file, bad.to_string()).unwrap();
+    let out = there
+        .sledge()
+        .arg("import")
+        .arg(&bad_file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    outputs.push(("import bad.json".into(), out));
+
+    for (command, out) in &outputs {
+        for (stream, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+            let text = String::from_utf8_lossy(bytes);
+            let raw = raw_controls(&text);
+            assert!(raw.is_empty(), "{command}: {stream} holds {raw:?}:\n{text}");
+        }
+    }
+    let shown = |command: &str| {
+        let (_, out) = outputs.iter().find(|(c, _)| c == command).unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    for command in [
+        "import",
+        "list",
+        "show 1",
+        "show 1 --metrics all",
+        "show 1 --csv",
+        "show 1 --markdown",
+        "compare 1 2",
+        "compare 1 2 --markdown",
+        "delete 2 --yes",
+        "import bad.json",
+    ] {
+        let text = shown(command);
+        assert!(
+            text.contains(
+                "\\x1b]0;owned\\x07\\x1b[2J\\x1b[31m\\r\\x08\\0\\x7f\\u{9b}31m\\u{202e}\\u{2066}"
+            ),
+            "{command}: the escaped form is missing:\n{text}"
+        );
+    }
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        raw_controls(&page).is_empty(),
+        "the report holds raw controls"
+    );
+    assert!(
+        page.contains("\\x1b]0;owned"),
+        "the report shows them escaped"
+    );
+}

@@ -18,6 +18,7 @@ use crate::report::format;
 use crate::report::listing::new_table;
 use crate::report::noise::case_noise;
 use crate::stats::MIN_HISTORY_RUNS;
+use crate::visible;
 
 /// The most runs one calibration makes.
 const MAX_RUNS: u32 = 100;
@@ -87,8 +88,8 @@ pub fn execute(args: CalibrateArgs, store_path: Option<PathBuf>) -> anyhow::Resu
             ),
         };
         table.add_row(vec![
-            Cell::new(case.label()),
-            Cell::new(&headline.name),
+            Cell::new(visible::escape(&case.label())),
+            Cell::new(visible::escape(&headline.name)),
             Cell::new(runs).set_alignment(CellAlignment::Right),
             Cell::new(text).set_alignment(CellAlignment::Right),
         ]);

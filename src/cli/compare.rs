@@ -9,6 +9,7 @@ use crate::report;
 use crate::report::compare::{CompareOptions, NoNoiseHistory, NoiseHistory};
 use crate::report::compare_table::MetricSelection;
 use crate::results::{RunRecord, RunStatus};
+use crate::visible::{self, Escaped};
 
 /// Options of `sledge compare`.
 #[derive(Debug, Args)]
@@ -104,16 +105,19 @@ pub fn execute(args: CompareArgs, store: Option<PathBuf>) -> anyhow::Result<Exit
     if args.json {
         print(&(serde_json::to_string_pretty(&comparison)? + "\n"))?;
     } else if args.markdown {
-        print(&report::compare_table::markdown(&comparison, metrics))?;
+        let shown = Escaped::new(comparison.clone());
+        print(&report::compare_table::markdown(&shown, metrics))?;
     } else {
-        print(&report::compare_table::render(&comparison, metrics))?;
+        let shown = Escaped::new(comparison.clone());
+        print(&report::compare_table::render(&shown, metrics))?;
     }
     if let Some(pct) = args.fail_if_slower {
         let found = report::compare::regressions(&comparison, pct);
         if !found.is_empty() {
             for (run, case, ratio) in &found {
                 eprintln!(
-                    "regression: run {run}: {case}: ratio {ratio:.3}, judged slower by more than {pct}%"
+                    "regression: run {run}: {}: ratio {ratio:.3}, judged slower by more than {pct}%",
+                    visible::escape(case)
                 );
             }
             return Ok(ExitStatus::Regression);

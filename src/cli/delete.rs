@@ -8,6 +8,7 @@ use clap::Args;
 use super::output::{ExitStatus, UsageError, open_store, resolve_runs};
 use crate::results::RunStatus;
 use crate::store::RunListing;
+use crate::visible;
 
 /// Options of `sledge delete`.
 #[derive(Debug, Args)]
@@ -30,10 +31,11 @@ pub fn execute(args: DeleteArgs, store: Option<PathBuf>) -> anyhow::Result<ExitS
     let described: Vec<String> = ids
         .iter()
         .map(|id| match listing.iter().find(|r| r.id == *id) {
-            Some(r) => format!(
+            Some(r) => visible::escape(&format!(
                 "run {} ({} · {} · {} · {} cases)",
                 r.id, r.hostname, r.profile, r.started, r.cases
-            ),
+            ))
+            .into_owned(),
             None => format!("run {id}"),
         })
         .collect();

@@ -9,6 +9,7 @@ use super::output::{ExitStatus, UsageError, open_store, print};
 use crate::engine::CancelToken;
 use crate::fleet::{self, HostResult, Order, Progress};
 use crate::remote::{OutputLine, SshOptions, parse_host_list};
+use crate::visible::escape;
 
 /// The longest connect timeout accepted, in seconds.
 const MAX_CONNECT_TIMEOUT_SECS: u64 = 600;
@@ -120,11 +121,12 @@ fn execute_run(args: FleetRunArgs, store_path: Option<PathBuf>) -> anyhow::Resul
     install_interrupt_handler(&cancel, &hurry);
 
     let started = Instant::now();
+    // What a host says is shown escaped: it is another machine's text.
     let mut show = |progress: Progress| match progress {
-        Progress::Note { host, text } => eprintln!("[{}] {text}", host.label()),
+        Progress::Note { host, text } => eprintln!("[{}] {}", host.label(), escape(text)),
         Progress::Output { host, line } => match line {
-            OutputLine::Stdout(text) => println!("[{}] {text}", host.label()),
-            OutputLine::Stderr(text) => eprintln!("[{}] {text}", host.label()),
+            OutputLine::Stdout(text) => println!("[{}] {}", host.label(), escape(text)),
+            OutputLine::Stderr(text) => eprintln!("[{}] {}", host.label(), escape(text)),
         },
         Progress::Done { report } => match &report.result {
             HostResult::Landed { id, status, .. } => eprintln!(
@@ -134,7 +136,7 @@ fn execute_run(args: FleetRunArgs, store_path: Option<PathBuf>) -> anyhow::Resul
                 report.seconds
             ),
             HostResult::Failed(reason) => {
-                eprintln!("[{}] failed: {reason}", report.host.label())
+                eprintln!("[{}] failed: {}", report.host.label(), escape(reason))
             }
         },
     };
@@ -240,7 +242,7 @@ fn summary(reports: &[fleet::HostReport], seconds: f64, store: &str) -> String {
                     ""
                 }
             ),
-            HostResult::Failed(reason) => format!("failed: {reason}"),
+            HostResult::Failed(reason) => format!("failed: {}", escape(reason)),
         };
         out.push_str(&format!("  {label:<width$}  {what}\n"));
     }
@@ -277,5 +279,29 @@ fn install_interrupt_handler(cancel: &CancelToken, hurry: &CancelToken) {
         eprintln!(
             "warning: cannot catch Ctrl-C ({err}); an interrupt will leave remote runs going"
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A host's reason may quote what the host said: its control
+    /// characters are shown escaped.
+    #[test]
+    fn a_hosts_reason_is_shown_escaped() {
+        let report = fleet::HostReport {
+            host: "root@db1".parse().unwrap(),
+            result: HostResult::Failed("the remote said \x1b[2J\r\u{202e}gone".into()),
+            interrupted: false,
+            seconds: 1.0,
+            left_behind: None,
+        };
+        let text = summary(&[report], 1.0, "results.db");
+        assert!(
+            text.contains("failed: the remote said \\x1b[2J\\r\\u{202e}gone"),
+            "{text}"
+        );
+        assert!(!text.contains(['\x1b', '\r', '\u{202e}']), "{text:?}");
     }
 }

@@ -12,6 +12,7 @@ use crate::http::distributed::{
     self, AgentLoad, DistributedReport, LocalAgents, SshAgents, Transport, share,
 };
 use crate::remote::{self, SshOptions, ThisBinary};
+use crate::visible;
 
 /// Runs `config` (checked already) from every host of `hosts` and prints
 /// each host's figures and the merged ones.
@@ -96,7 +97,7 @@ pub fn execute(
     let mut failed = false;
     for host in &report.hosts {
         if let Some(why) = &host.failure {
-            eprintln!("error: client host {}: {why}", host.host);
+            eprintln!("error: client host {}: {}", host.host, visible::escape(why));
             failed = true;
         }
     }
@@ -162,7 +163,7 @@ fn format_hosts(urls: &[String], r: &DistributedReport) -> String {
                     "  {:<24} {:>20} failed: {}",
                     h.host,
                     clock,
-                    why.as_deref().unwrap_or("no result")
+                    visible::escape(why.as_deref().unwrap_or("no result"))
                 );
             }
         }
@@ -187,4 +188,37 @@ fn format_hosts(urls: &[String], r: &DistributedReport) -> String {
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http::distributed::HostLoad;
+
+    /// A host's failure may quote what its agent said: its control
+    /// characters are shown escaped.
+    #[test]
+    fn a_hosts_failure_is_shown_escaped() {
+        let report = DistributedReport {
+            hosts: vec![HostLoad {
+                host: "root@c1".into(),
+                clock: None,
+                started_late_s: None,
+                report: None,
+                failure: Some("its agent said \x1b]0;t\x07\x08\u{2066}".into()),
+            }],
+            merged: None,
+            failed_hosts: 1,
+            interrupted: false,
+        };
+        let text = format_hosts(&["http://10.0.0.1/".into()], &report);
+        assert!(
+            text.contains("its agent said \\x1b]0;t\\x07\\x08\\u{2066}"),
+            "{text}"
+        );
+        assert!(
+            !text.contains(['\x1b', '\x07', '\x08', '\u{2066}']),
+            "{text:?}"
+        );
+    }
 }

@@ -7,6 +7,7 @@ use clap::Args;
 use super::output::{ExitStatus, open_store, print};
 use crate::report::portable;
 use crate::store::Imported;
+use crate::visible;
 
 /// Options of `sledge import`.
 #[derive(Debug, Args)]
@@ -32,7 +33,8 @@ pub fn execute(args: ImportArgs, store: Option<PathBuf>) -> anyhow::Result<ExitS
     let mut out = String::new();
     for (path, runs) in &documents {
         for (run, outcome) in runs.iter().zip(store.import_runs(runs)?) {
-            let what = format!(
+            // The document's own words, escaped: it may hold anything.
+            let what = visible::escape(&format!(
                 "{} ({} · {} · {})",
                 run.uuid,
                 if run.host.hostname.is_empty() {
@@ -42,7 +44,8 @@ pub fn execute(args: ImportArgs, store: Option<PathBuf>) -> anyhow::Result<ExitS
                 },
                 run.profile,
                 run.started
-            );
+            ))
+            .into_owned();
             match outcome {
                 Imported::Added { id, .. } => {
                     added += 1;

@@ -7,6 +7,7 @@ use clap::Args;
 use super::output::{ExitStatus, open_existing_store, print};
 use crate::report;
 use crate::store::StoreError;
+use crate::visible::Escaped;
 
 /// Options of `sledge list`.
 #[derive(Debug, Args)]
@@ -40,7 +41,7 @@ pub fn execute(args: ListArgs, store: Option<PathBuf>) -> anyhow::Result<ExitSta
     if args.json {
         print(&(serde_json::to_string_pretty(&runs)? + "\n"))?;
     } else {
-        print(&report::listing::runs(&runs))?;
+        print(&report::listing::runs(&Escaped::new(runs)))?;
     }
     Ok(ExitStatus::Success)
 }

@@ -37,18 +37,15 @@ pub use output::{Cancelled, ExitStatus, UsageError};
 #[derive(Debug, Parser)]
 #[command(name = "sledge", version, propagate_version = true)]
 pub struct Cli {
-    /// Results database [default: $XDG_DATA_HOME/sledge/results.db, else
+    /// Results database [default: $SLEDGE_STORE, else
+    /// $XDG_DATA_HOME/sledge/results.db, else
     /// ~/.local/share/sledge/results.db]. Only the default location's
     /// directory is created; a path given here must be in an existing
     /// directory. A `postgres://` or `postgresql://` URL stores the runs
     /// in that PostgreSQL database instead (its password is never shown).
-    #[arg(
-        long,
-        global = true,
-        value_name = "PATH|URL",
-        env = "SLEDGE_STORE",
-        hide_env_values = true
-    )]
+    // SLEDGE_STORE is read by `store_arg`, not by clap, whose message for
+    // an empty variable would name `--store`.
+    #[arg(long, global = true, value_name = "PATH|URL")]
     pub store: Option<PathBuf>,
 
     #[command(subcommand)]
@@ -107,25 +104,48 @@ pub enum Command {
     Report(report::ReportArgs),
 }
 
+/// The environment variable that names the store when `--store` is not
+/// given.
+const STORE_ENV: &str = "SLEDGE_STORE";
+
 /// Runs the parsed command line.
 pub fn execute(cli: Cli) -> anyhow::Result<ExitStatus> {
-    let store = cli.store.clone();
+    // Only the commands that use a store read (and check) SLEDGE_STORE.
+    let store = || store_arg(cli.store.clone(), std::env::var_os(STORE_ENV));
     match cli.command {
-        Command::Run(args) => run::execute(args, store),
+        Command::Run(args) => run::execute(args, store()?),
         Command::Workloads => workloads::execute(),
         Command::Profiles => workloads::execute_profiles(),
         Command::Probe(args) => probe::execute(args),
-        Command::List(args) => list::execute(args, store),
-        Command::Show(args) => show::execute(args, store),
-        Command::Calibrate(args) => calibrate::execute(args, store),
-        Command::Compare(args) => compare::execute(args, store),
+        Command::List(args) => list::execute(args, store()?),
+        Command::Show(args) => show::execute(args, store()?),
+        Command::Calibrate(args) => calibrate::execute(args, store()?),
+        Command::Compare(args) => compare::execute(args, store()?),
         Command::Http(args) => http::execute(args),
         Command::Round => round::execute(),
         Command::HttpAgent => http_agent::execute(),
-        Command::Export(args) => export::execute(args, store),
-        Command::Import(args) => import::execute(args, store),
-        Command::Fleet(args) => fleet::execute(args, store),
-        Command::Delete(args) => delete::execute(args, store),
-        Command::Report(args) => report::execute(args, store),
+        Command::Export(args) => export::execute(args, store()?),
+        Command::Import(args) => import::execute(args, store()?),
+        Command::Fleet(args) => fleet::execute(args, store()?),
+        Command::Delete(args) => delete::execute(args, store()?),
+        Command::Report(args) => report::execute(args, store()?),
+    }
+}
+
+/// The store the user named: `--store`, else `SLEDGE_STORE` (`env`), else
+/// none (the default location). An empty `SLEDGE_STORE` is a mistake
+/// named as such, not an empty path.
+fn store_arg(
+    flag: Option<PathBuf>,
+    env: Option<std::ffi::OsString>,
+) -> Result<Option<PathBuf>, UsageError> {
+    match (flag, env) {
+        (Some(path), _) => Ok(Some(path)),
+        (None, Some(value)) if value.is_empty() => Err(UsageError(format!(
+            "{STORE_ENV} is set but empty: set it to a store file (a path such as ~/results.db) or a postgres:// URL, or unset it to use the default store ({})",
+            crate::store::Store::default_path().display()
+        ))),
+        (None, Some(value)) => Ok(Some(PathBuf::from(value))),
+        (None, None) => Ok(None),
     }
 }

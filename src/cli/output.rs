@@ -38,6 +38,7 @@ impl ExitStatus {
 pub struct UsageError(pub String);
 
 pub use crate::engine::Cancelled;
+use crate::visible::Escaped;
 
 /// Writes `text` to stdout. A closed pipe (`sledge show 1 | head`) is not
 /// an error.
@@ -110,7 +111,7 @@ pub enum MetricsShown {
 }
 
 /// The run as a terminal table: the one-screen summary, or every metric.
-pub fn run_text(run: &crate::results::RunRecord, shown: MetricsShown) -> String {
+pub fn run_text(run: &Escaped<crate::results::RunRecord>, shown: MetricsShown) -> String {
     match shown {
         MetricsShown::Headline => {
             let mut text = crate::report::summary::render(run, &crate::suite::defaults_for(run));

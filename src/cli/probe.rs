@@ -3,6 +3,7 @@
 use clap::Args;
 
 use super::output::{ExitStatus, print};
+use crate::visible::Escaped;
 use crate::{probe, report};
 
 /// Options of `sledge probe`.
@@ -20,7 +21,7 @@ pub fn execute(args: ProbeArgs) -> anyhow::Result<ExitStatus> {
     if args.json {
         print(&(serde_json::to_string_pretty(&host)? + "\n"))?;
     } else {
-        print(&report::listing::host(&host))?;
+        print(&report::listing::host(&Escaped::new(host)))?;
     }
     Ok(ExitStatus::Success)
 }

@@ -12,10 +12,22 @@ use crate::engine::methodology::{SINGLE_ROUND_MAX_TRIALS, SINGLE_ROUND_MIN_TRIAL
 use crate::engine::{self, Methodology};
 use crate::results::RunStatus;
 use crate::suite::RunOptions;
+use crate::visible::{self, Escaped};
 use crate::{report, suite};
 
 /// The longest case budget accepted: a week.
 const MAX_BUDGET_SECS: u64 = 7 * 24 * 3600;
+
+/// The most rounds a case may be given (`--rounds`, `--max-rounds`): ten
+/// times the default's most, each a fresh process.
+const MAX_ROUNDS: u32 = 100;
+
+/// The most warm-up trials per round (`--warmup`); the default is one.
+const MAX_WARMUP: u32 = 20;
+
+/// The most counted trials per round (`--min-trials`, `--max-trials`):
+/// ten times the most of `--rounds 1`.
+const MAX_TRIALS: u32 = 100;
 
 /// The longest note accepted, in characters.
 const MAX_NOTE_CHARS: usize = 500;
@@ -46,42 +58,48 @@ pub struct RunArgs {
     /// sweeps) or `all` (every metric of every case).
     #[arg(long, value_enum, default_value_t)]
     metrics: MetricsShown,
-    /// Rounds per case, exactly: each round is a fresh process (fresh
-    /// files, fresh memory) at its own moment of the run, the cases'
-    /// order shuffled between rounds [default: at least 3, more while the
-    /// CI is wide, at most 10 (quick: 5)]. With 1, the older rule applies:
-    /// one round of 3 to 10 trials until the CI of the trials is tight
-    /// (a weaker CI: it misses the variance between processes).
-    #[arg(long, value_name = "N")]
+    /// Rounds per case, exactly, from 1 to 100: each round is a fresh
+    /// process (fresh files, fresh memory) at its own moment of the run,
+    /// the cases' order shuffled between rounds [default: at least 3, more
+    /// while the CI is wide, at most 10 (quick: 5)]. With 1, the older rule
+    /// applies: one round of 3 to 10 trials until the CI of the trials is
+    /// tight (a weaker CI: it misses the variance between processes).
+    #[arg(long, value_name = "N", value_parser = count_in::<1, MAX_ROUNDS>)]
     rounds: Option<u32>,
-    /// Rounds per case at most, when more are needed for a tight CI.
-    #[arg(long, value_name = "N")]
+    /// Rounds per case at most, when more are needed for a tight CI, from
+    /// 1 to 100.
+    #[arg(long, value_name = "N", value_parser = count_in::<1, MAX_ROUNDS>)]
     max_rounds: Option<u32>,
-    /// Warm-up trials at the start of every round, not counted [default: 1]
-    #[arg(long, value_name = "N")]
+    /// Warm-up trials at the start of every round, not counted, from 0 to
+    /// 20 [default: 1]
+    #[arg(long, value_name = "N", value_parser = count_in::<0, MAX_WARMUP>)]
     warmup: Option<u32>,
-    /// Counted trials per round at least [default: 1; 3 with --rounds 1]
-    #[arg(long, value_name = "N")]
+    /// Counted trials per round at least, from 1 to 100 [default: 1; 3
+    /// with --rounds 1]
+    #[arg(long, value_name = "N", value_parser = count_in::<1, MAX_TRIALS>)]
     min_trials: Option<u32>,
-    /// Counted trials per round at most; in between, the number is planned
-    /// from the variance earlier runs of the case measured on this host
-    /// (2 without history) [default: 5; 10 with --rounds 1]
-    #[arg(long, value_name = "N")]
+    /// Counted trials per round at most, from 1 to 100; in between, the
+    /// number is planned from the variance earlier runs of the case
+    /// measured on this host (2 without history) [default: 5; 10 with
+    /// --rounds 1]
+    #[arg(long, value_name = "N", value_parser = count_in::<1, MAX_TRIALS>)]
     max_trials: Option<u32>,
     /// A case is measured enough once its 95% CI half-width is within this
-    /// share of its mean [default: 0.02]
-    #[arg(long, value_name = "SHARE")]
+    /// share of its mean, above 0 and below 1 [default: 0.02]
+    #[arg(long, value_name = "SHARE", value_parser = share)]
     ci_target: Option<f64>,
-    /// Time budget per case in seconds; no extra round starts past it
-    /// [default: 120, quick profile 8]
-    #[arg(long, value_name = "SECONDS")]
-    budget: Option<f64>,
+    /// Time budget per case in seconds, above 0 and at most 604800 (a
+    /// week); no extra round starts past it [default: 120, quick profile 8]
+    #[arg(long, value_name = "SECONDS", value_parser = budget_secs)]
+    budget: Option<Duration>,
     /// Skip the one-second check for other busy processes before the run.
     #[arg(long)]
     no_idle_check: bool,
     /// A free note stored with the run; repeatable (`--note price=2400EUR
-    /// --note "rack 3"`). A `price=` note (an amount and its currency)
-    /// lets `compare` show performance per unit of price.
+    /// --note "rack 3"`): plain text on one line (no control characters
+    /// or bidi controls), at most 500 characters. A `price=` note (an
+    /// amount and its currency) lets `compare` show performance per unit
+    /// of price.
     #[arg(long = "note", value_name = "TEXT")]
     notes: Vec<String>,
 }
@@ -92,8 +110,10 @@ impl RunArgs {
         self.json
     }
 
-    /// The notes, trimmed, each checked: text without control characters,
-    /// and a `price=` note that reads as a price.
+    /// The notes, trimmed, each checked: plain text on one line (no
+    /// control character or bidi control, the first one found named with
+    /// its place), at most [`MAX_NOTE_CHARS`] long, and a `price=` note
+    /// that reads as a price.
     fn checked_notes(&self) -> Result<Vec<String>, UsageError> {
         self.notes
             .iter()
@@ -104,9 +124,19 @@ impl RunArgs {
                         "--note needs some text, for example --note \"rack 3\"".to_string(),
                     ));
                 }
-                if note.chars().any(char::is_control) || note.chars().count() > MAX_NOTE_CHARS {
+                if let Some((at, c)) = note.chars().enumerate().find(|&(_, c)| visible::is_hidden(c)) {
                     return Err(UsageError(format!(
-                        "--note {note:?}: a note is one line of at most {MAX_NOTE_CHARS} characters"
+                        "--note \"{}\": character {} is {} ({}); a note is plain text on one line, without control characters (tabs, line breaks, escape sequences) or bidi controls",
+                        visible::escape(note),
+                        at + 1,
+                        hidden_char_name(c),
+                        visible::escape(c.encode_utf8(&mut [0; 4]))
+                    )));
+                }
+                let length = note.chars().count();
+                if length > MAX_NOTE_CHARS {
+                    return Err(UsageError(format!(
+                        "--note: the note is {length} characters long; a note may have at most {MAX_NOTE_CHARS}"
                     )));
                 }
                 if let Some(price) = report::price::price_note(note)
@@ -122,6 +152,11 @@ impl RunArgs {
             .collect()
     }
 
+    /// The profile's methodology with the flags given applied. Each flag's
+    /// own range is checked as it is parsed; here, flags that contradict
+    /// each other are refused by name, and a flag given alone moves the
+    /// bound it would cross (`--max-rounds 2` lowers the default minimum
+    /// of 3 rounds).
     fn methodology(&self, base: Methodology) -> anyhow::Result<Methodology> {
         let mut m = base;
         if let Some(v) = self.rounds {
@@ -133,11 +168,27 @@ impl RunArgs {
             }
         }
         if let Some(v) = self.max_rounds {
+            if let Some(rounds) = self.rounds
+                && v < rounds
+            {
+                return Err(UsageError(format!(
+                    "--max-rounds {v} is below --rounds {rounds}, which fixes the number of rounds; give one of them"
+                ))
+                .into());
+            }
             m.max_rounds = v;
             m.min_rounds = m.min_rounds.min(v);
         }
         if let Some(v) = self.warmup {
             m.warmup_trials = v;
+        }
+        if let (Some(min), Some(max)) = (self.min_trials, self.max_trials)
+            && max < min
+        {
+            return Err(UsageError(format!(
+                "--max-trials {max} is below --min-trials {min}: give a maximum at least the minimum"
+            ))
+            .into());
         }
         if let Some(v) = self.min_trials {
             m.min_trials = v;
@@ -145,23 +196,61 @@ impl RunArgs {
         }
         if let Some(v) = self.max_trials {
             m.max_trials = v;
+            m.min_trials = m.min_trials.min(v);
         }
         if let Some(v) = self.ci_target {
             m.ci_target = v;
         }
         if let Some(v) = self.budget {
-            m.case_budget = Duration::try_from_secs_f64(v)
-                .ok()
-                .filter(|d| !d.is_zero() && d.as_secs() <= MAX_BUDGET_SECS)
-                .ok_or_else(|| {
-                    UsageError(format!(
-                        "--budget {v}: expected a number of seconds above 0 and at most {MAX_BUDGET_SECS}"
-                    ))
-                })?;
+            m.case_budget = v;
         }
         m.validate().map_err(|e| UsageError(e.to_string()))?;
         Ok(m)
     }
+}
+
+/// What a [hidden](visible::is_hidden) character is, in words.
+fn hidden_char_name(c: char) -> &'static str {
+    match c {
+        '\t' => "a tab",
+        '\n' => "a line break",
+        '\r' => "a carriage return",
+        '\x1b' => "an escape (the start of a terminal escape sequence)",
+        '\u{2028}' | '\u{2029}' => "a line or paragraph separator",
+        c if c.is_control() => "a control character",
+        _ => "a bidi control (it reorders the text shown after it)",
+    }
+}
+
+/// A count for a repetition flag: a whole number from `MIN` to `MAX`
+/// (clap names the flag and the value given).
+fn count_in<const MIN: u32, const MAX: u32>(text: &str) -> Result<u32, String> {
+    text.trim()
+        .parse()
+        .ok()
+        .filter(|v| (MIN..=MAX).contains(v))
+        .ok_or_else(|| format!("expected a whole number from {MIN} to {MAX}"))
+}
+
+/// A share for `--ci-target`: above 0 and below 1.
+fn share(text: &str) -> Result<f64, String> {
+    text.trim()
+        .parse()
+        .ok()
+        .filter(|v: &f64| *v > 0.0 && *v < 1.0)
+        .ok_or_else(|| "expected a share above 0 and below 1 (0.02 is 2%)".to_string())
+}
+
+/// A case budget for `--budget`: seconds above 0 and at most a week.
+fn budget_secs(text: &str) -> Result<Duration, String> {
+    text.trim()
+        .parse()
+        .ok()
+        .and_then(|v: f64| Duration::try_from_secs_f64(v).ok())
+        .filter(|d| !d.is_zero() && *d <= Duration::from_secs(MAX_BUDGET_SECS))
+        .ok_or_else(|| {
+            format!("expected a number of seconds above 0 and at most {MAX_BUDGET_SECS} (a week)")
+        })
 }
 
 /// Runs the plan and stores every finished case as it ends.
@@ -175,7 +264,7 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
             if let Some(failed) = err.downcast_ref::<suite::StoreFailedMidRun>()
                 && let Ok(stored) = store.load_run(failed.run_id)
             {
-                print(&run_text(&stored, args.metrics))?;
+                print(&run_text(&Escaped::new(stored.clone()), args.metrics))?;
                 eprintln!(
                     "the cases above are stored as run {} in {}",
                     stored.id,
@@ -188,7 +277,7 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
                 && let Ok(stored) = crate::store::Store::open_existing(&lost.file)
                     .and_then(|fallback| fallback.load_run(lost.run_id))
             {
-                print(&run_text(&stored, args.metrics))?;
+                print(&run_text(&Escaped::new(stored), args.metrics))?;
             }
             return Err(err);
         }
@@ -197,7 +286,7 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
     if args.json {
         print(&report::export::json(&run)?)?;
     } else {
-        print(&run_text(&run, args.metrics))?;
+        print(&run_text(&Escaped::new(run.clone()), args.metrics))?;
         eprintln!("stored as run {} in {}", run.id, store.path().display());
     }
     Ok(exit_status(&run))
@@ -357,4 +446,25 @@ fn mark_abandoned(store: &mut crate::store::Store) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_are_taken_within_their_range_bounds_included() {
+        assert_eq!(count_in::<0, 20>("0"), Ok(0));
+        assert_eq!(count_in::<0, 20>(" 20 "), Ok(20));
+        assert!(count_in::<0, 20>("21").is_err());
+        assert!(count_in::<1, 100>("0").is_err());
+        assert!(count_in::<1, 100>("2.5").is_err());
+        assert_eq!(share("0.5"), Ok(0.5));
+        assert!(share("0").is_err() && share("1").is_err() && share("inf").is_err());
+        assert_eq!(
+            budget_secs("604800"),
+            Ok(Duration::from_secs(MAX_BUDGET_SECS))
+        );
+        assert!(budget_secs("604800.5").is_err() && budget_secs("-1").is_err());
+    }
 }

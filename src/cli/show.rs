@@ -6,6 +6,7 @@ use clap::Args;
 
 use super::output::{ExitStatus, MetricsShown, open_existing_store, print, run_text};
 use crate::report;
+use crate::visible::Escaped;
 
 /// Options of `sledge show`.
 #[derive(Debug, Args)]
@@ -35,12 +36,16 @@ pub fn execute(args: ShowArgs, store: Option<PathBuf>) -> anyhow::Result<ExitSta
     let run = store.load_run(id)?;
     let text = if args.json {
         report::export::json(&run)?
-    } else if args.csv {
-        report::export::csv(&run)?
-    } else if args.markdown {
-        report::export::markdown(&run)
     } else {
-        run_text(&run, args.metrics)
+        // Every other format is for people: the run's text escaped.
+        let run = Escaped::new(run);
+        if args.csv {
+            report::export::csv(&run)?
+        } else if args.markdown {
+            report::export::markdown(&run)
+        } else {
+            run_text(&run, args.metrics)
+        }
     };
     print(&text)?;
     Ok(ExitStatus::Success)

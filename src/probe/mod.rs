@@ -21,11 +21,13 @@
 //! One idea per file: [`cpu`](CpuInfo) (model, topology, caches, flags,
 //! clocks, governor), `cpu_policy` (turbo / boost and SMT), [`memory`](MemoryInfo) (size, swap, NUMA, huge pages),
 //! [`os`](OsInfo), [`virtualization`](Virtualization), mitigations,
-//! [`filesystem`](FilesystemInfo), display formatting and [`human_bytes`].
+//! [`filesystem`](FilesystemInfo), display formatting, [`human_bytes`] and
+//! escaping the inventory's text for showing (`escape_text`).
 
 mod cpu;
 mod cpu_policy;
 mod display;
+mod escape_text;
 mod filesystem;
 mod memory;
 mod mitigations;

@@ -21,6 +21,7 @@ use super::price::{PriceComparison, apply_prices, compare_prices};
 use crate::results::{CaseRecord, MetricRecord, RunRecord};
 use crate::stats::{self, CiBasis, Comparison, Direction, RunNoise, Side, Verdict, VerdictBasis};
 use crate::store::later_params;
+use crate::visible::EscapeText;
 
 /// Where the run-to-run noise of a case on a run's host comes from (the
 /// store's earlier runs, through the suite).
@@ -178,6 +179,95 @@ pub struct ComparisonSummary {
     /// Its 95% CI.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub geometric_mean_per_price_ci: Option<(f64, f64)>,
+}
+
+/// A comparison's text escaped for the human formats
+/// ([`crate::visible`]): it is made from the runs' own text (host facts,
+/// workloads, parameters, metric names, a price's currency). The
+/// comparison itself is made from the runs as stored, so that cases match
+/// and the store's noise history is found by what was stored.
+impl EscapeText for MultiComparison {
+    fn escape_text(&mut self) {
+        let MultiComparison {
+            baseline: _,
+            candidates,
+        } = self;
+        candidates.escape_text();
+    }
+}
+
+impl EscapeText for RunComparison {
+    fn escape_text(&mut self) {
+        let RunComparison {
+            baseline: _,
+            candidate: _,
+            host_differences,
+            cases,
+            unmatched,
+            summary: _,
+            price,
+        } = self;
+        host_differences.escape_text();
+        cases.escape_text();
+        unmatched.escape_text();
+        if let Some(PriceComparison {
+            currency,
+            baseline: _,
+            candidate: _,
+        }) = price
+        {
+            currency.escape_text();
+        }
+    }
+}
+
+impl EscapeText for HostDifference {
+    fn escape_text(&mut self) {
+        let HostDifference {
+            what,
+            baseline,
+            candidate,
+        } = self;
+        what.escape_text();
+        baseline.escape_text();
+        candidate.escape_text();
+    }
+}
+
+impl EscapeText for CaseComparison {
+    fn escape_text(&mut self) {
+        let CaseComparison {
+            workload,
+            params,
+            baseline_disturbed,
+            candidate_disturbed,
+            metrics,
+        } = self;
+        workload.escape_text();
+        params.escape_text();
+        baseline_disturbed.escape_text();
+        candidate_disturbed.escape_text();
+        metrics.escape_text();
+    }
+}
+
+impl EscapeText for MetricComparison {
+    fn escape_text(&mut self) {
+        let MetricComparison {
+            name,
+            unit,
+            direction: _,
+            baseline_mean: _,
+            candidate_mean: _,
+            comparison: _,
+            judged: _,
+            baseline_history_runs: _,
+            candidate_history_runs: _,
+            ratio_per_price: _,
+        } = self;
+        name.escape_text();
+        unit.escape_text();
+    }
 }
 
 /// Parameters whose value `all` (one per CPU) is resolved to a number at

@@ -13,6 +13,7 @@ use crate::results::energy_companion;
 use crate::stats::{
     MAX_RUN_NOISE_SD_LOG, NO_HISTORY_THRESHOLD, NOISE_THRESHOLD, Verdict, VerdictBasis,
 };
+use crate::visible::Escaped;
 
 /// Which metrics a table shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -26,7 +27,7 @@ pub enum MetricSelection {
 }
 
 /// The comparison as terminal tables with a legend.
-pub fn render(c: &MultiComparison, metrics: MetricSelection) -> String {
+pub fn render(c: &Escaped<MultiComparison>, metrics: MetricSelection) -> String {
     let mut out = String::new();
     for run in &c.candidates {
         out.push_str(&header(run));
@@ -63,7 +64,7 @@ pub fn render(c: &MultiComparison, metrics: MetricSelection) -> String {
 }
 
 /// The comparison as GitHub-flavoured Markdown.
-pub fn markdown(c: &MultiComparison, metrics: MetricSelection) -> String {
+pub fn markdown(c: &Escaped<MultiComparison>, metrics: MetricSelection) -> String {
     let mut out = String::new();
     for run in &c.candidates {
         out.push_str(&format!(
@@ -73,9 +74,9 @@ pub fn markdown(c: &MultiComparison, metrics: MetricSelection) -> String {
         for d in &run.host_differences {
             out.push_str(&format!(
                 "- differs: {}: {} → {}\n",
-                md(&d.what),
-                md(&d.baseline),
-                md(&d.candidate)
+                format::markdown_cell(&d.what),
+                format::markdown_cell(&d.baseline),
+                format::markdown_cell(&d.candidate)
             ));
         }
         if !run.host_differences.is_empty() {
@@ -85,7 +86,7 @@ pub fn markdown(c: &MultiComparison, metrics: MetricSelection) -> String {
         out.push_str(&format!("| {} |\n", columns.join(" | ")));
         out.push_str(&format!("|{}\n", "---|".repeat(columns.len())));
         for row in rows(run, metrics) {
-            let cells: Vec<String> = row.cells.iter().map(|c| md(c)).collect();
+            let cells: Vec<String> = row.cells.iter().map(|c| format::markdown_cell(c)).collect();
             out.push_str(&format!("| {} |\n", cells.join(" | ")));
         }
         out.push('\n');
@@ -93,11 +94,6 @@ pub fn markdown(c: &MultiComparison, metrics: MetricSelection) -> String {
     }
     out.push_str(&legend());
     out
-}
-
-/// Escapes the characters that would break a Markdown table cell.
-fn md(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
 }
 
 const COLUMNS: [&str; 5] = [
@@ -454,25 +450,25 @@ mod tests {
     #[test]
     fn a_suspect_history_is_named_beside_the_verdict() {
         let mut cmp = comparison();
-        let plain = markdown(&cmp, MetricSelection::Headline);
+        let plain = markdown(&Escaped::new(cmp.clone()), MetricSelection::Headline);
         assert!(!plain.contains("history ×8, history suspect"), "{plain}");
         let headline = &mut cmp.candidates[0].cases[0].metrics[0];
         headline.comparison.as_mut().unwrap().history_suspect = true;
-        let text = render(&cmp, MetricSelection::Headline);
+        let text = render(&Escaped::new(cmp.clone()), MetricSelection::Headline);
         assert!(text.contains("history suspect)"), "{text}");
         let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(words.contains("scatter by more than 25.0%"), "{text}");
-        let md = markdown(&cmp, MetricSelection::Headline);
+        let md = markdown(&Escaped::new(cmp), MetricSelection::Headline);
         assert!(md.contains("history ×8, history suspect"), "{md}");
     }
 
     #[test]
     fn the_table_names_the_rule_and_the_disturbed_side() {
-        let text = render(&comparison(), MetricSelection::Headline);
+        let text = render(&Escaped::new(comparison()), MetricSelection::Headline);
         assert!(text.contains("differs: kernel: 6.1 → 6.2"), "{text}");
         assert!(text.contains("history ×8"), "{text}");
         assert!(text.contains("not judged"), "{text}");
-        let md = markdown(&comparison(), MetricSelection::Headline);
+        let md = markdown(&Escaped::new(comparison()), MetricSelection::Headline);
         assert!(md.contains("| not judged: cand busy 2/6 |"), "{md}");
         assert!(text.contains("0.890 [0.850, 0.930]"), "{text}");
         // Only the varying parameter is shown.
@@ -502,12 +498,12 @@ mod tests {
         other.name = "events".into();
         c.candidates[0].cases[0].metrics.push(other);
         c.candidates[0].cases[0].metrics.push(per_joule);
-        let text = render(&c, MetricSelection::Headline);
+        let text = render(&Escaped::new(c.clone()), MetricSelection::Headline);
         assert!(text.contains("events_per_joule"), "{text}");
         assert!(text.contains("100 events/J"), "{text}");
         assert!(!text.contains("· events "), "{text}");
         // A case without energy shows its headline alone, unnamed.
-        let md = markdown(&c, MetricSelection::Headline);
+        let md = markdown(&Escaped::new(c.clone()), MetricSelection::Headline);
         assert!(md.contains("| cpu.primes threads=all |"), "{md}");
     }
 
@@ -523,7 +519,7 @@ mod tests {
         run.cases[0].metrics[0].ratio_per_price = Some(0.712);
         run.summary.geometric_mean_per_price = Some(0.712);
         run.summary.geometric_mean_per_price_ci = Some((0.68, 0.744));
-        let text = render(&c, MetricSelection::Headline);
+        let text = render(&Escaped::new(c.clone()), MetricSelection::Headline);
         assert!(text.contains("per price"), "{text}");
         assert!(text.contains("0.712"), "{text}");
         assert!(
@@ -531,13 +527,13 @@ mod tests {
             "{text}"
         );
         assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
-        let md = markdown(&c, MetricSelection::Headline);
+        let md = markdown(&Escaped::new(c.clone()), MetricSelection::Headline);
         assert!(md.contains("| verdict (basis) | per price |"), "{md}");
     }
 
     #[test]
     fn markdown_is_a_table_per_candidate() {
-        let text = markdown(&comparison(), MetricSelection::All);
+        let text = markdown(&Escaped::new(comparison()), MetricSelection::All);
         assert!(text.contains("## Run 2 against run 1"), "{text}");
         assert!(text.contains("| case | baseline | candidate |"), "{text}");
         assert!(

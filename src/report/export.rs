@@ -1,8 +1,10 @@
 //! Machine-readable exports of one run: JSON (the documented shape of
 //! `RunRecord`), CSV (one row per metric) and Markdown.
 
+use super::format::markdown_cell;
 use super::run_table::{flags, header, value_with_ci};
 use crate::results::RunRecord;
+use crate::visible::Escaped;
 
 /// The run as pretty JSON; the shape is `RunRecord`'s, documented field by
 /// field in `results.rs` and pinned by a snapshot test.
@@ -11,7 +13,7 @@ pub fn json(run: &RunRecord) -> anyhow::Result<String> {
 }
 
 /// One CSV row per metric with every summary statistic.
-pub fn csv(run: &RunRecord) -> anyhow::Result<String> {
+pub fn csv(run: &Escaped<RunRecord>) -> anyhow::Result<String> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     writer.write_record([
         "run",
@@ -65,7 +67,7 @@ pub fn csv(run: &RunRecord) -> anyhow::Result<String> {
 }
 
 /// A Markdown table, for pasting into an issue or a report.
-pub fn markdown(run: &RunRecord) -> String {
+pub fn markdown(run: &Escaped<RunRecord>) -> String {
     let mut out = format!("**{}**\n\n", header(run).trim_end());
     out.push_str("| workload | parameters | metric | value ± 95% CI | n | unit | flags |\n");
     out.push_str("|---|---|---|---:|---:|---|---|\n");
@@ -73,24 +75,28 @@ pub fn markdown(run: &RunRecord) -> String {
         for (i, m) in case.metrics.iter().enumerate() {
             out.push_str(&format!(
                 "| {} | {} | {} | {} | {} | {} | {} |\n",
-                if i == 0 { case.workload.as_str() } else { "" },
                 if i == 0 {
-                    case.params_text()
+                    markdown_cell(&case.workload)
                 } else {
                     String::new()
                 },
-                m.name,
+                if i == 0 {
+                    markdown_cell(&case.params_text())
+                } else {
+                    String::new()
+                },
+                markdown_cell(&m.name),
                 value_with_ci(m),
                 m.summary.n,
-                m.unit,
+                markdown_cell(&m.unit),
                 flags(case, m, i == 0)
             ));
         }
         if case.metrics.is_empty() {
             out.push_str(&format!(
                 "| {} | {} | - | - | 0 | | failed |\n",
-                case.workload,
-                case.params_text()
+                markdown_cell(&case.workload),
+                markdown_cell(&case.params_text())
             ));
         }
     }

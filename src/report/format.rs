@@ -73,6 +73,12 @@ pub fn wrap(text: &str, width: usize) -> String {
     out
 }
 
+/// `text` as one Markdown table cell: a `|` would end the cell and a line
+/// break the table.
+pub fn markdown_cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
 /// A share as a percentage with one decimal: `0.0123` -> `1.2%`.
 pub fn percent(share: f64) -> String {
     format!("{:.1}%", share * 100.0)

@@ -8,6 +8,7 @@ use crate::engine::Workload;
 use crate::probe::HostInfo;
 use crate::store::RunListing;
 use crate::suite::Profile;
+use crate::visible::Escaped;
 
 /// A table in sledge's style: condensed UTF-8 borders, columns that fit
 /// the terminal.
@@ -21,14 +22,14 @@ pub fn new_table(header: Vec<&str>) -> Table {
 }
 
 /// The stored runs, newest first.
-pub fn runs(runs: &[RunListing]) -> String {
+pub fn runs(runs: &Escaped<Vec<RunListing>>) -> String {
     if runs.is_empty() {
         return "no runs stored yet; `sledge run` makes one\n".to_string();
     }
     let mut table = new_table(vec![
         "id", "uuid", "started", "profile", "status", "host", "cases", "sledge",
     ]);
-    for r in runs {
+    for r in runs.iter() {
         table.add_row(vec![
             r.id.to_string(),
             // The first group is enough to name a run (`sledge show 3f2a9c1e`).
@@ -77,7 +78,7 @@ pub fn profiles(profiles: &[Profile]) -> String {
 }
 
 /// The host inventory as a two-column table.
-pub fn host(host: &HostInfo) -> String {
+pub fn host(host: &Escaped<HostInfo>) -> String {
     let mut table = new_table(vec!["", ""]);
     for (key, value) in host.display_lines() {
         table.add_row(vec![key, value]);

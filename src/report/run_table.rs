@@ -6,10 +6,11 @@ use comfy_table::{Cell, CellAlignment, Table};
 use super::format;
 use super::listing::new_table;
 use crate::results::{CaseRecord, MetricRecord, RunRecord};
+use crate::visible::Escaped;
 
 /// Renders the run's header and its results table, then UnixBench's index
 /// tables when the run has UnixBench cases.
-pub fn render(run: &RunRecord) -> String {
+pub fn render(run: &Escaped<RunRecord>) -> String {
     let mut out = header(run);
     out.push('\n');
     out.push_str(&table(run).to_string());

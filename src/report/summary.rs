@@ -19,6 +19,7 @@ use super::sweeps::{self, Sweep, headline};
 use crate::monitor::{OTHER_CPU_THRESHOLD_PCT, STEAL_THRESHOLD_PCT};
 use crate::results::{CaseRecord, RunRecord};
 use crate::stats::Direction;
+use crate::visible::Escaped;
 
 /// Each workload's default parameters, canonical text, as cases store them
 /// (`threads=all` already resolved for the run's CPUs). A workload missing
@@ -34,7 +35,7 @@ pub const CASE_NOTE_PREFIX: &str = "note: ";
 
 /// Renders the run's header, a section per workload, errors, warnings and
 /// the flags legend.
-pub fn render(run: &RunRecord, defaults: &Defaults) -> String {
+pub fn render(run: &Escaped<RunRecord>, defaults: &Defaults) -> String {
     let sweeps = sweeps::find(run);
     let mut out = header(run);
     for section in sections(run, &sweeps, defaults) {
@@ -481,7 +482,7 @@ mod tests {
             "note: built with cc: gcc 12".to_string(),
             "the data set is small".to_string(),
         ];
-        let text = render(&run, &defaults());
+        let text = render(&Escaped::new(run.clone()), &defaults());
         let note = text.lines().find(|l| l.contains("built with")).unwrap();
         assert!(note.starts_with("note: cpu.primes"), "{note}");
         assert!(note.ends_with(": built with cc: gcc 12"), "{note}");
@@ -508,7 +509,7 @@ mod tests {
 
     #[test]
     fn one_line_per_case_with_only_the_parameters_that_matter() {
-        let text = render(&demo_run(1, "alpha", 1.0), &defaults());
+        let text = render(&Escaped::new(demo_run(1, "alpha", 1.0)), &defaults());
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].starts_with("run 1 · profile quick"), "{text}");
         // Sections and their set-away-from-default parameters.
@@ -580,7 +581,7 @@ mod tests {
     fn cases_with_different_headlines_name_their_metric() {
         let mut run = demo_run(1, "alpha", 1.0);
         run.cases[1].metrics[0].name = "other_per_sec".into();
-        let text = render(&run, &Defaults::new());
+        let text = render(&Escaped::new(run.clone()), &Defaults::new());
         assert!(text.contains("\ncpu.primes\n"), "{text}");
         assert!(text.contains("other_per_sec (events/s)"), "{text}");
     }

@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::results::{CaseRecord, RunRecord};
+use crate::visible::Escaped;
 
 /// One test of the index: UnixBench's name for it, the title `Run` prints,
 /// its unit and the baseline machine's score.
@@ -264,7 +265,7 @@ pub fn index_tables(run: &RunRecord) -> Vec<IndexTable> {
 
 /// The tables as UnixBench prints them (`Run`'s `logIndexCat` formats),
 /// each under a line naming the copies; empty without UnixBench cases.
-pub fn render(run: &RunRecord) -> String {
+pub fn render(run: &Escaped<RunRecord>) -> String {
     let mut out = String::new();
     for table in index_tables(run) {
         let copies = if table.copies == 1 {
@@ -537,7 +538,7 @@ shell1|60|lpm|42.4|42.4|1";
         assert_eq!(tables[1].copies, 2);
         assert!((tables[1].score.unwrap() - 20.0).abs() < 1e-9);
 
-        let text = render(&r);
+        let text = render(&Escaped::new(r.clone()));
         assert!(text.contains("running 1 parallel copy of tests"), "{text}");
         // The summary's width holds here too.
         assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
@@ -555,7 +556,7 @@ shell1|60|lpm|42.4|42.4|1";
         ]
         .join("\n");
         assert!(text.contains(&expected), "{text}");
-        assert_eq!(render(&run(vec![])), "");
+        assert_eq!(render(&Escaped::new(run(vec![]))), "");
     }
 
     #[test]
@@ -601,7 +602,7 @@ shell1|60|lpm|42.4|42.4|1";
         let tables = index_tables(&run(cases));
         assert!(tables[0].full());
         assert!((tables[0].score.unwrap() - 10.0).abs() < 1e-9);
-        let text = render(&run(vec![]));
+        let text = render(&Escaped::new(run(vec![])));
         assert!(text.is_empty());
     }
 }

@@ -114,6 +114,29 @@ pub struct RunListing {
     pub sledge_version: String,
 }
 
+/// A listing's text escaped for `sledge list` ([`crate::visible`]).
+impl crate::visible::EscapeText for RunListing {
+    fn escape_text(&mut self) {
+        let RunListing {
+            id: _,
+            uuid,
+            started,
+            finished,
+            profile,
+            status: _,
+            hostname,
+            cases: _,
+            sledge_version,
+        } = self;
+        uuid.escape_text();
+        started.escape_text();
+        finished.escape_text();
+        profile.escape_text();
+        hostname.escape_text();
+        sledge_version.escape_text();
+    }
+}
+
 impl Store {
     /// `$XDG_DATA_HOME/sledge/results.db`, else
     /// `$HOME/.local/share/sledge/results.db`. A relative or empty

@@ -1,12 +1,13 @@
 //! The lowest layer: thin, safe wrappers over the operating system and
 //! threads that know nothing of benchmarks, shared by every layer above
 //! (CPU affinity, the open-file limit, file-system space, anonymous memory
-//! mappings, starting worker threads together, and this program's own
-//! executable).
+//! mappings, starting worker threads together, this program's own
+//! executable, and signals by name).
 
 pub mod affinity;
 pub mod anon_map;
 pub mod fd_limit;
 pub mod fs_space;
 pub mod own_exe;
+pub mod signal;
 pub mod workers;

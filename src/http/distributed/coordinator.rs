@@ -388,17 +388,14 @@ impl<'t> Agents<'t> {
             .cloned()
             .collect::<Vec<_>>()
             .join(" / ");
-        let status = match status {
-            Some(s) => match self.transport.explain_exit(s) {
-                Some(meaning) => format!("{s}, {meaning}"),
-                None => s.to_string(),
-            },
-            None => "still running".into(),
+        let how = match status {
+            Some(s) => self.transport.describe_end(s),
+            None => "its output ended while it still ran".into(),
         };
         if tail.is_empty() {
-            format!("its agent ended without a result ({status})")
+            format!("its agent ended without a result: {how}")
         } else {
-            format!("its agent ended without a result ({status}): {tail}")
+            format!("its agent ended without a result: {how}; its last messages: {tail}")
         }
     }
 
@@ -475,8 +472,9 @@ fn spawn(
             .spawn(move || {
                 for line in BufReader::new(stderr).lines() {
                     let Ok(line) = line else { break };
-                    // Warnings of the agents reach the user, marked by host.
-                    eprintln!("{host}: {line}");
+                    // Warnings of the agents reach the user, marked by
+                    // host, escaped: they are another machine's text.
+                    eprintln!("{host}: {}", crate::visible::escape(&line));
                     let mut tail = tail.lock().unwrap_or_else(|p| p.into_inner());
                     if tail.len() == STDERR_TAIL {
                         tail.pop_front();

@@ -4,13 +4,27 @@
 //! child process of a given sledge binary for tests (the same protocol
 //! over pipes).
 
+use std::os::unix::process::ExitStatusExt as _;
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, ExitStatus};
 
 use crate::remote::{self, Connection, Placement, SshHost, SshOptions, ThisBinary, ensure_binary};
+use crate::sys::signal;
 
 /// The hidden subcommand that runs an agent.
 pub const AGENT_SUBCOMMAND: &str = "__http-agent";
+
+/// ssh's exit status when the connection failed or was lost; otherwise it
+/// exits with the remote command's status.
+const SSH_LOST: i32 = 255;
+
+/// The POSIX shell script that runs an agent on a client host (`$@` is
+/// the sledge there and the subcommand). ssh also exits with 255 when the
+/// remote command is killed by a signal, which would make a killed agent
+/// look like a lost connection; run from this script, the agent is the
+/// shell's child, and the shell's exit status, 128 + the signal, is what
+/// ssh passes on.
+const AGENT_SCRIPT: &str = "\"$@\"; status=$?; exit \"$status\"";
 
 /// Starts agents.
 pub trait Transport: Sync {
@@ -18,10 +32,15 @@ pub trait Transport: Sync {
     /// carrying the protocol (the coordinator pipes all three streams).
     fn agent_command(&self, host: &str) -> anyhow::Result<Command>;
 
-    /// What an exit status of the agent's command means beyond the
-    /// agent's own (ssh's 255: the connection was lost).
-    fn explain_exit(&self, _status: std::process::ExitStatus) -> Option<&'static str> {
-        None
+    /// How the agent's command ending with `status` is told to the user
+    /// (`killed by signal 9 (SIGKILL)`); by default as a child process on
+    /// this host.
+    fn describe_end(&self, status: ExitStatus) -> String {
+        match (status.code(), status.signal()) {
+            (Some(code), _) => format!("the agent exited with status {code}"),
+            (None, Some(sig)) => format!("the agent was killed by {}", signal::describe(sig)),
+            (None, None) => status.to_string(),
+        }
     }
 }
 
@@ -171,11 +190,30 @@ impl Transport for SshAgents {
             .iter()
             .find(|(h, _, _)| h == host)
             .ok_or_else(|| anyhow::anyhow!("{host} is not among the connected hosts"))?;
-        Ok(connection.command(&remote::command_line(&[program.as_str(), AGENT_SUBCOMMAND])))
+        Ok(connection.command(&remote::command_line(&[
+            "sh",
+            "-c",
+            AGENT_SCRIPT,
+            "sh",
+            program.as_str(),
+            AGENT_SUBCOMMAND,
+        ])))
     }
 
-    fn explain_exit(&self, status: std::process::ExitStatus) -> Option<&'static str> {
-        (status.code() == Some(255))
-            .then_some("ssh's status for a lost connection or an sshd that went away")
+    /// The agent's end as [`AGENT_SCRIPT`] and ssh report it: ssh's 255 is
+    /// the connection, 128 + N the agent killed by signal N, anything
+    /// else the agent's own status.
+    fn describe_end(&self, status: ExitStatus) -> String {
+        match (status.code(), status.signal()) {
+            (Some(SSH_LOST), _) => {
+                format!("the ssh connection failed or was lost (ssh exited with status {SSH_LOST})")
+            }
+            (Some(code), _) if code > 128 => {
+                format!("the agent was killed by {}", signal::describe(code - 128))
+            }
+            (Some(code), _) => format!("the agent exited with status {code}"),
+            (None, Some(sig)) => format!("ssh was killed here by {}", signal::describe(sig)),
+            (None, None) => status.to_string(),
+        }
     }
 }

@@ -6,7 +6,10 @@
 //! link to fetch (a Content-Security-Policy of `default-src 'none'` says
 //! so to the browser), and it reads the same with JavaScript off. Every
 //! string that comes from a store or an imported file (host names,
-//! parameters, warnings, command lines) goes through [`escape`].
+//! parameters, warnings, command lines) goes through [`escape`]; the
+//! finished page goes through [`visible::escape_lines`], so that control
+//! characters and bidi overrides from a run (in text or in a chart's
+//! labels) show as `\x1b` or `\u{202e}`, as in the terminal.
 //!
 //! The page: the hosts side by side with the facts that differ marked; a
 //! comparison of each run against the first (`report::compare`); charts
@@ -29,6 +32,7 @@ use super::{format, run_table};
 use crate::probe::human_bytes;
 use crate::results::{CaseRecord, RunRecord};
 use crate::stats::{Verdict, VerdictBasis};
+use crate::visible;
 use charts::{Bar, BarChart, LatencyChart, LatencyLine, ScalingChart, ScalingLine, Trial};
 
 /// The style sheet, inline in every report.
@@ -109,7 +113,10 @@ pub fn render(
     page.push_str("</section>\n");
     page.push_str(LEGEND);
     page.push_str("</body>\n</html>\n");
-    Ok(page)
+    // A control character or bidi override from a run (in the text or a
+    // chart's labels) is shown as `\x1b` or `\u{202e}`, as in the terminal;
+    // the page itself holds none but line breaks.
+    Ok(visible::escape_lines(&page).into_owned())
 }
 
 /// What the marks mean, at the end of the page.

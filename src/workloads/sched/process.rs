@@ -71,22 +71,9 @@ impl std::fmt::Display for ChildStatus {
         match (self.code(), self.signal()) {
             (Some(EXIT_ORPHANED), _) => write!(f, "found its parent gone"),
             (Some(code), _) => write!(f, "exited with status {code}"),
-            (_, Some(sig)) => write!(f, "was killed by signal {sig} ({})", signal_name(sig)),
+            (_, Some(sig)) => write!(f, "was killed by {}", crate::sys::signal::describe(sig)),
             _ => write!(f, "ended with wait status {:#x}", self.0),
         }
-    }
-}
-
-fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGINT => "SIGINT",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGPIPE => "SIGPIPE",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGABRT => "SIGABRT",
-        _ => "signal",
     }
 }
 
