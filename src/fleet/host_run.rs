@@ -33,7 +33,7 @@ const STOP_GRACE: Duration = Duration::from_secs(20);
 const TICK: Duration = Duration::from_millis(100);
 
 /// The note every fleet run carries: `fleet_host=HOST[:PORT]`.
-pub const FLEET_HOST_NOTE: &str = "fleet_host";
+pub use crate::results::FLEET_HOST_NOTE;
 
 /// How many of the remote's last stderr lines an error quotes.
 const STDERR_KEPT: usize = 3;

@@ -100,6 +100,10 @@ pub struct RunListing {
     pub status: RunStatus,
     /// The host's name, from the inventory taken at the start.
     pub hostname: String,
+    /// The host as `sledge fleet run --hosts` named it, for a run made by a
+    /// fleet (its `fleet_host=` note); `null` otherwise. Clones of one
+    /// image share a host name but not this.
+    pub fleet_host: Option<String>,
     /// How many cases were stored.
     pub cases: u32,
     /// The version of sledge that made the run.
