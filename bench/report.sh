@@ -8,6 +8,7 @@
 #   bench/report.sh                               # CASES=20000, target/release/sledge
 #   CASES=4000 SLEDGE=target/debug/sledge bench/report.sh
 #   BASELINE=/tmp/sledge-old bench/report.sh      # the same with another build, and the ratios
+#   LIMIT=600 BASELINE=/tmp/sledge-old bench/report.sh   # give up on a command after 600 s
 #
 # The cases are copies of one real cpu.primes case (3 rounds of 2
 # trials): sweeps of threads=1..8 over max_prime values, every 50th case
@@ -19,6 +20,7 @@
 set -euo pipefail
 
 CASES=${CASES:-20000}
+LIMIT=${LIMIT:-0}
 here=$(cd "$(dirname "$0")/.." && pwd)
 SLEDGE=${SLEDGE:-$here/target/release/sledge}
 BASELINE=${BASELINE:-}
@@ -76,10 +78,19 @@ json.dump(doc, open(sys.argv[2], "w"))
 EOF
 echo "document: $(du -h "$work/runs.json" | cut -f1), $CASES cases in 2 runs" >&2
 
-# Seconds and peak memory (MiB) of one command, as "seconds mib".
+# Seconds and peak memory (MiB) of one command, as "seconds mib"; with a
+# LIMIT, a command still running after LIMIT seconds is stopped and shows
+# as "-LIMIT -" (at least that long).
 measure() {
-  /usr/bin/time -f '%e %M' -o "$work/time" "$@" >/dev/null 2>"$work/stderr" ||
-    { cat "$work/stderr" >&2; exit 1; }
+  local limit=()
+  [ "$LIMIT" -gt 0 ] && limit=(timeout "$LIMIT")
+  local status=0
+  /usr/bin/time -f '%e %M' -o "$work/time" "${limit[@]}" "$@" >/dev/null 2>"$work/stderr" || status=$?
+  if [ "$status" -eq 124 ]; then
+    echo "-$LIMIT -"
+    return
+  fi
+  [ "$status" -eq 0 ] || { cat "$work/stderr" >&2; exit 1; }
   awk '{ printf "%s %.0f\n", $1, $2 / 1024 }' "$work/time"
 }
 
@@ -98,13 +109,24 @@ mapfile -t new < <(measure_build "$SLEDGE" new)
 if [ -n "$BASELINE" ]; then
   mapfile -t old < <(measure_build "$BASELINE" old)
 fi
+# "12.34 s 56 MiB", or "> 600 s" for a command stopped at the LIMIT.
+shown() {
+  case $1 in
+    -*) printf '%9s s %11s' ">${1#-}" "" ;;
+    *) printf '%9.2f s %7d MiB' "$1" "$2" ;;
+  esac
+}
 for i in "${!steps[@]}"; do
   read -r s m <<<"${new[$i]}"
-  line=$(printf '%-20s %8.2f s %7d MiB' "${steps[$i]}" "$s" "$m")
+  line=$(printf '%-20s %s' "${steps[$i]}" "$(shown "$s" "$m")")
   if [ -n "$BASELINE" ]; then
     read -r os om <<<"${old[$i]}"
-    line+=$(printf '   baseline %8.2f s %7d MiB   time ratio baseline/this %6.1f' \
-      "$os" "$om" "$(echo "$os / ($s + 0.005)" | bc -l)")
+    ratio=$(echo "${os#-} / (${s#-} + 0.005)" | bc -l)
+    bound=""
+    [ "${os:0:1}" = - ] && bound=">"
+    [ "${s:0:1}" = - ] && bound="?"
+    line+=$(printf '   baseline %s   time ratio baseline/this %s%.1f' \
+      "$(shown "$os" "$om")" "$bound" "$ratio")
   fi
   echo "$line"
 done
