@@ -94,7 +94,7 @@ fn short_label(case: &CaseRecord, varying: Option<&[String]>) -> String {
 
 /// The indexes of each workload's cases, workloads in the order their
 /// first case ran.
-pub fn cases_by_workload(run: &RunRecord) -> Vec<(&str, Vec<usize>)> {
+fn cases_by_workload(run: &RunRecord) -> Vec<(&str, Vec<usize>)> {
     let mut order: Vec<(&str, Vec<usize>)> = Vec::new();
     let mut position: HashMap<&str, usize> = HashMap::new();
     for (i, case) in run.cases.iter().enumerate() {
