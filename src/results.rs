@@ -97,6 +97,12 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
+    /// The host a `sledge fleet run` ran this run on, as its `--hosts`
+    /// named it (see [`fleet_host`]).
+    pub fn fleet_host(&self) -> Option<&str> {
+        fleet_host(&self.notes)
+    }
+
     /// The host's identity for run-to-run noise histories: host name, CPU
     /// model, CPUs used and kernel. Runs with the same key are taken as
     /// repeated measurements of one machine in one setting; the store keeps
@@ -104,6 +110,21 @@ impl RunRecord {
     pub fn host_key(&self) -> String {
         host_key(&self.host, self.cpus.len())
     }
+}
+
+/// The note every run made by `sledge fleet run` carries:
+/// `fleet_host=HOST[:PORT]`, the host as `--hosts` named it. Clones of one
+/// image share a host name; this tells their runs apart.
+pub const FLEET_HOST_NOTE: &str = "fleet_host";
+
+/// The fleet host that `notes` name (the value of their
+/// [`FLEET_HOST_NOTE`]), if any.
+pub fn fleet_host(notes: &[String]) -> Option<&str> {
+    notes.iter().find_map(|note| {
+        note.strip_prefix(FLEET_HOST_NOTE)?
+            .strip_prefix('=')
+            .filter(|host| !host.is_empty())
+    })
 }
 
 /// See [`RunRecord::host_key`].

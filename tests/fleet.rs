@@ -248,6 +248,26 @@ fn a_fleet_run_on_three_hosts_lands_three_runs_and_leaves_nothing_there() {
     let runs = stored_runs(&sandbox);
     assert_eq!(runs.len(), 3, "{runs:?}");
     assert!(runs.iter().all(|r| r["status"] == "complete"), "{runs:?}");
+    // The hosts are clones with one host name: `list` tells them apart by
+    // the host `--hosts` named.
+    let mut fleet_hosts: Vec<String> = runs
+        .iter()
+        .map(|r| r["fleet_host"].as_str().unwrap_or_default().to_string())
+        .collect();
+    fleet_hosts.sort();
+    let mut labels: Vec<String> = set
+        .hosts
+        .iter()
+        .map(|h| h.trim_start_matches("root@").to_string())
+        .collect();
+    labels.sort();
+    assert_eq!(fleet_hosts, labels, "{runs:?}");
+    let listed = sandbox.sledge().arg("list").assert().success();
+    let table = String::from_utf8_lossy(&listed.get_output().stdout).into_owned();
+    assert!(
+        table.contains("fleet host") && labels.iter().all(|l| table.contains(l.as_str())),
+        "{table}"
+    );
     // Each run says which host of the fleet ran it.
     let shown = sandbox
         .sledge()

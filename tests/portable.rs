@@ -221,7 +221,8 @@ fn bad_documents_are_refused_with_the_file_named_and_nothing_stored() {
     std::fs::write(&shown, &out.get_output().stdout).unwrap();
     refused(&sandbox, &shown, "`sledge show --json`");
 
-    // 2 GB (sparse: no disk space is used), refused before it is read.
+    // 2 GB of zeros (sparse: no disk space is used): read as a stream,
+    // refused at its first byte, with no size to speak of.
     let huge = dir.join("huge.json");
     std::fs::File::create(&huge)
         .unwrap()
@@ -230,8 +231,59 @@ fn bad_documents_are_refused_with_the_file_named_and_nothing_stored() {
     refused(
         &sandbox,
         &huge,
-        "is 2000000000 bytes, more than the 268435456 bytes",
+        "is not JSON (expected value at line 1 column 1)",
     );
+    for device in ["/dev/zero", "/dev/null"] {
+        let out = sandbox.sledge().args(["import", device]).assert().code(1);
+        let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert!(
+            stderr.starts_with(&format!("error: {device}: is ")) && !stderr.contains("bytes"),
+            "{stderr}"
+        );
+    }
+
+    // A missing file: the system's reason, once.
+    let out = sandbox
+        .sledge()
+        .arg("import")
+        .arg(dir.join("missing.json"))
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        stderr.contains("missing.json: cannot read it: "),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("(os error 2)").count(), 1, "{stderr}");
+
+    // A run the engine could not have stored: the run, the case, the
+    // field and what is allowed.
+    let mut inverted: Value = serde_json::from_str(&text).unwrap();
+    let summary = &mut inverted["runs"][0]["cases"][0]["metrics"][0]["summary"];
+    let low = summary["ci_low"].take();
+    summary["ci_low"] = summary["ci_high"].take();
+    summary["ci_high"] = low;
+    let inverted_file = dir.join("inverted.json");
+    std::fs::write(&inverted_file, inverted.to_string()).unwrap();
+    refused(
+        &sandbox,
+        &inverted_file,
+        "runs[0].cases[0] (cpu.primes): metric events_per_sec: summary.ci_low ",
+    );
+    let mut absurd: Value = serde_json::from_str(&text).unwrap();
+    absurd["runs"][0]["cases"][0]["metrics"][0]["summary"]["mean"] = 1e308.into();
+    let absurd_file = dir.join("absurd.json");
+    std::fs::write(&absurd_file, absurd.to_string()).unwrap();
+    refused(
+        &sandbox,
+        &absurd_file,
+        "metrics[0].summary.mean is 1e+308; allowed is a finite number",
+    );
+    let mut no_uuid: Value = serde_json::from_str(&text).unwrap();
+    no_uuid["runs"][0]["uuid"] = "".into();
+    let no_uuid_file = dir.join("no-uuid.json");
+    std::fs::write(&no_uuid_file, no_uuid.to_string()).unwrap();
+    refused(&sandbox, &no_uuid_file, "runs[0]: uuid is empty");
 
     // A good file beside a bad one: the bad one stops the whole import.
     let before = store_bytes(&sandbox);
@@ -243,6 +295,58 @@ fn bad_documents_are_refused_with_the_file_named_and_nothing_stored() {
         .assert()
         .code(1);
     assert_eq!(store_bytes(&sandbox), before);
+}
+
+#[test]
+fn a_document_over_256_mib_imports_as_a_stream() {
+    let here = Sandbox::new();
+    here.sledge()
+        .args([
+            "run",
+            "cpu.primes",
+            "-p",
+            "max_prime=1000",
+            "-p",
+            "time=0.05",
+        ])
+        .args(FAST)
+        .assert()
+        .success();
+    let out = here.sledge().args(["export", "1"]).assert().success();
+    let document = out.get_output().stdout.clone();
+
+    // The document and 257 MiB of trailing white space, piped: more than
+    // the 256 MiB an import used to read, and never held in memory.
+    let there = Sandbox::new();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sledge"))
+        .current_dir(there.path())
+        .env("SLEDGE_STORE", there.store())
+        .env_remove("XDG_DATA_HOME")
+        .args(["import", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write as _;
+        stdin.write_all(&document)?;
+        let spaces = vec![b' '; 1 << 20];
+        for _ in 0..257 {
+            stdin.write_all(&spaces)?;
+        }
+        Ok::<_, std::io::Error>(())
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("1 run added"), "{stdout}");
 }
 
 #[test]

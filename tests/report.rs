@@ -217,3 +217,53 @@ fn report_of_an_unknown_run_is_a_usage_error() {
         .success()
         .stdout(predicate::str::starts_with("<!DOCTYPE html>"));
 }
+
+#[test]
+fn a_stored_value_no_chart_can_show_is_a_note_not_a_hang() {
+    let sandbox = Sandbox::new();
+    for _ in 0..2 {
+        sandbox
+            .sledge()
+            .args([
+                "run",
+                "cpu.primes",
+                "-p",
+                "max_prime=1000",
+                "-p",
+                "time=0.05",
+            ])
+            .args(FAST)
+            .assert()
+            .success();
+    }
+    // A store written before `import` refused such values: a mean of
+    // 1e308, above a positive CI low end, which wants a logarithmic axis
+    // that plotters cannot lay out.
+    let db = rusqlite::Connection::open(sandbox.store()).unwrap();
+    let changed = db
+        .execute(
+            "UPDATE metric SET mean = 1e308, ci_low = min
+             WHERE id = (SELECT min(id) FROM metric)",
+            [],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    drop(db);
+    let page = sandbox.path().join("report.html");
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("sledge"))
+        .current_dir(sandbox.path())
+        .env("SLEDGE_STORE", sandbox.store())
+        .args(["report", "1", "2", "-o"])
+        .arg(&page)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let status = wait_bounded(&mut child, Duration::from_secs(120));
+    assert!(status.success(), "{status:?}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<p class=\"note\">chart not drawn: it would show 1e308,"),
+        "{html}"
+    );
+}

@@ -23,9 +23,7 @@ pub struct ImportArgs {
 pub fn execute(args: ImportArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
     let mut documents = Vec::with_capacity(args.files.len());
     for path in &args.files {
-        let bytes = portable::read_file(path, portable::MAX_DOCUMENT_BYTES)?;
-        let runs = portable::parse(&bytes, &path.display().to_string())?;
-        documents.push((path, runs));
+        documents.push((path, portable::read_file(path)?));
     }
 
     let mut store = open_store(store)?;

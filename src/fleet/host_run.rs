@@ -35,7 +35,7 @@ const STOP_GRACE: Duration = Duration::from_secs(20);
 const TICK: Duration = Duration::from_millis(100);
 
 /// The note every fleet run carries: `fleet_host=HOST[:PORT]`.
-pub const FLEET_HOST_NOTE: &str = "fleet_host";
+pub use crate::results::FLEET_HOST_NOTE;
 
 /// The file in a fleet run's scratch directory that marks it as made by a
 /// fleet run, so that a later one may remove it (see `prepare`).

@@ -125,8 +125,14 @@ pub struct MetricComparison {
     /// Candidate value.
     pub candidate_mean: f64,
     /// Ratio candidate / baseline with its CI, p-value, verdict and the
-    /// rule that decided; absent when a side has no usable samples.
+    /// rule that decided; absent when a side has no usable samples or a
+    /// mean of 0 (no ratio).
     pub comparison: Option<Comparison>,
+    /// Why there is no comparison, when there is none: `no samples`, or
+    /// which side's mean is 0 (a metric at 0 on both sides, such as an
+    /// error count, is measured, just not a ratio).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_compared: Option<String>,
     /// Whether the verdict stands: false when trials it rests on were
     /// flagged and flagged trials are not trusted. The comparison is still
     /// given, for information.
@@ -264,9 +270,11 @@ impl EscapeText for MetricComparison {
             baseline_history_runs: _,
             candidate_history_runs: _,
             ratio_per_price: _,
+            not_compared,
         } = self;
         name.escape_text();
         unit.escape_text();
+        not_compared.escape_text();
     }
 }
 
@@ -326,13 +334,28 @@ fn match_key(case: &CaseRecord, run: &RunRecord) -> MatchKey {
     }
 }
 
+/// A key's workload and one of its parameter forms, for lookups.
+type KeyForm<'a> = (&'a str, &'a BTreeMap<String, String>);
+
 impl MatchKey {
-    /// Whether this key and `other` are one case; `same_cpus`: their runs
-    /// have as many CPUs.
-    fn matches(&self, other: &MatchKey, same_cpus: bool) -> bool {
-        self.workload == other.workload
-            && (self.shown == other.shown || (same_cpus && self.stored == other.stored))
+    fn by_shown(&self) -> KeyForm<'_> {
+        (&self.workload, &self.shown)
     }
+
+    fn by_stored(&self) -> KeyForm<'_> {
+        (&self.workload, &self.stored)
+    }
+}
+
+/// The first case of each key, by its shown form and by its stored form.
+#[allow(clippy::type_complexity)]
+fn first_by_key(keys: &[MatchKey]) -> (HashMap<KeyForm<'_>, usize>, HashMap<KeyForm<'_>, usize>) {
+    let (mut shown, mut stored) = (HashMap::new(), HashMap::new());
+    for (i, key) in keys.iter().enumerate() {
+        shown.entry(key.by_shown()).or_insert(i);
+        stored.entry(key.by_stored()).or_insert(i);
+    }
+    (shown, stored)
 }
 
 /// Compares every candidate against `baseline`.
@@ -371,12 +394,22 @@ pub fn compare_runs(
         .map(|c| match_key(c, baseline))
         .collect();
     let same_cpus = baseline.cpus.len() == candidate.cpus.len();
+    // Each key's first case in the candidate, and the keys the baseline
+    // has: a lookup per case, not a scan of the other run. A key matches
+    // by its shown form, or by its stored form between runs with as many
+    // CPUs (see [`MatchKey`]).
+    let (candidate_shown, candidate_stored) = first_by_key(&candidate_keys);
+    let (baseline_shown, baseline_stored) = first_by_key(&baseline_keys);
     for (a, key) in baseline.cases.iter().zip(&baseline_keys) {
-        match candidate_keys
-            .iter()
-            .position(|k| k.matches(key, same_cpus))
-            .map(|i| &candidate.cases[i])
-        {
+        let by_shown = candidate_shown.get(&key.by_shown()).copied();
+        let by_stored = same_cpus
+            .then(|| candidate_stored.get(&key.by_stored()).copied())
+            .flatten();
+        let first = match (by_shown, by_stored) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        };
+        match first.map(|i| &candidate.cases[i]) {
             Some(b) if b.workload_version != a.workload_version => unmatched.push(format!(
                 "{}: workload version {} in run {} but {} in run {}; not comparable",
                 a.label(),
@@ -405,7 +438,9 @@ pub fn compare_runs(
         }
     }
     for (b, key) in candidate.cases.iter().zip(&candidate_keys) {
-        if !baseline_keys.iter().any(|k| k.matches(key, same_cpus)) {
+        let known = baseline_shown.contains_key(&key.by_shown())
+            || (same_cpus && baseline_stored.contains_key(&key.by_stored()));
+        if !known {
             unmatched.push(format!("{}: only in run {}", b.label(), candidate.id));
         }
     }
@@ -459,6 +494,9 @@ fn compare_case(
                 },
                 ma.direction,
             );
+            let not_compared = comparison
+                .is_none()
+                .then(|| why_not_compared(&base_units, &cand_units));
             Some(MetricComparison {
                 name: ma.name.clone(),
                 unit: ma.unit.clone(),
@@ -466,6 +504,7 @@ fn compare_case(
                 baseline_mean: ma.summary.mean,
                 candidate_mean: mb.summary.mean,
                 comparison,
+                not_compared,
                 judged: clean || options.trust_flagged,
                 baseline_history_runs: base_history.map_or(0, |h| h.runs),
                 candidate_history_runs: cand_history.map_or(0, |h| h.runs),
@@ -499,6 +538,25 @@ fn units(metric: &MetricRecord, case: &CaseRecord) -> (Vec<f64>, CiBasis) {
         (means, CiBasis::Rounds)
     } else {
         (rounds.into_iter().flatten().collect(), CiBasis::Trials)
+    }
+}
+
+/// Why two sides' units gave no comparison (`stats::compare` returns none
+/// for an empty side, a value that is not finite, a mean of 0, or an
+/// overflow). A mean of 0 is data, not its absence: it says which side.
+fn why_not_compared(base: &[f64], cand: &[f64]) -> String {
+    let mean = |units: &[f64]| units.iter().sum::<f64>() / units.len() as f64;
+    if base.is_empty() || cand.is_empty() {
+        "no samples".to_string()
+    } else if base.iter().chain(cand).any(|v| !v.is_finite()) {
+        "a value is not a finite number".to_string()
+    } else {
+        match (mean(base) == 0.0, mean(cand) == 0.0) {
+            (true, true) => "0 on both sides: no ratio".to_string(),
+            (true, false) => "the baseline is 0: no ratio".to_string(),
+            (false, true) => "the candidate is 0: no ratio".to_string(),
+            (false, false) => "the ratio is out of range".to_string(),
+        }
     }
 }
 
@@ -631,14 +689,25 @@ fn host_differences(a: &RunRecord, b: &RunRecord) -> Vec<HostDifference> {
             whats.push(w.clone());
         }
     }
+    // A fact one side lacks reads as such, never as nothing after the
+    // arrow (`price: 5 EUR → not set`).
+    let shown = |what: &str, value: String| {
+        if !value.is_empty() {
+            value
+        } else if what == "price" {
+            "not set".to_string()
+        } else {
+            "unknown".to_string()
+        }
+    };
     let mut differences: Vec<HostDifference> = whats
         .into_iter()
         .filter_map(|what| {
             let (x, y) = (lookup(&fa, &what), lookup(&fb, &what));
-            (x != y).then_some(HostDifference {
+            (x != y).then(|| HostDifference {
+                baseline: shown(&what, x),
+                candidate: shown(&what, y),
                 what,
-                baseline: x,
-                candidate: y,
             })
         })
         .collect();
@@ -990,6 +1059,47 @@ mod tests {
         let cmp = plain(&a, &b);
         assert!(cmp.price.is_none());
         assert_eq!(cmp.cases[0].metrics[0].ratio_per_price, None);
+    }
+
+    #[test]
+    fn a_fact_one_side_lacks_reads_as_not_set_or_unknown() {
+        let mut a = run(1, 1, vec![case("1", &[&[100.0], &[101.0], &[99.0]])]);
+        let mut b = a.clone();
+        b.id = 2;
+        a.notes = vec!["price=5EUR".into()];
+        a.host.os.kernel = "6.1.0".into();
+        let differences = plain(&a, &b).host_differences;
+        let find = |what: &str| {
+            let d = differences.iter().find(|d| d.what == what).unwrap();
+            (d.baseline.as_str(), d.candidate.as_str())
+        };
+        assert_eq!(find("price"), ("5 EUR", "not set"));
+        assert_eq!(find("kernel"), ("6.1.0", "unknown"));
+    }
+
+    #[test]
+    fn a_metric_at_zero_is_not_compared_as_if_it_had_no_samples() {
+        let zeros: &[&[f64]] = &[&[0.0], &[0.0], &[0.0]];
+        let some: &[&[f64]] = &[&[2.0], &[3.0], &[1.0]];
+        let why = |a: &[&[f64]], b: &[&[f64]]| {
+            let cmp = plain(
+                &run(1, 1, vec![case("1", a)]),
+                &run(2, 1, vec![case("1", b)]),
+            );
+            let m = &cmp.cases[0].metrics[0];
+            assert!(m.comparison.is_none());
+            m.not_compared.clone().unwrap()
+        };
+        assert_eq!(why(zeros, zeros), "0 on both sides: no ratio");
+        assert_eq!(why(zeros, some), "the baseline is 0: no ratio");
+        assert_eq!(why(some, zeros), "the candidate is 0: no ratio");
+        let mut empty = case("1", some);
+        empty.metrics[0].samples.clear();
+        let cmp = plain(&run(1, 1, vec![case("1", some)]), &run(2, 1, vec![empty]));
+        assert_eq!(
+            cmp.cases[0].metrics[0].not_compared.as_deref(),
+            Some("no samples")
+        );
     }
 
     struct FixedNoise(RunNoise);

@@ -252,7 +252,11 @@ fn ratio_text(m: &MetricComparison) -> String {
 
 fn verdict_text(case: &CaseComparison, m: &MetricComparison) -> String {
     let Some(c) = &m.comparison else {
-        return "no samples".to_string();
+        return m
+            .not_compared
+            .as_deref()
+            .unwrap_or("no samples")
+            .to_string();
     };
     if !m.judged {
         let mut sides = Vec::new();
@@ -397,6 +401,7 @@ mod tests {
                 basis,
                 history_suspect: false,
             }),
+            not_compared: None,
             judged,
             baseline_history_runs: if basis == VerdictBasis::History { 8 } else { 0 },
             candidate_history_runs: 0,

@@ -21,16 +21,22 @@ pub fn new_table(header: Vec<&str>) -> Table {
     table
 }
 
-/// The stored runs, newest first.
+/// The stored runs, newest first. A `fleet host` column, after `host`,
+/// names the host a fleet run ran on (as `--hosts` named it) when any run
+/// has one: clones of one image share a host name.
 pub fn runs(runs: &Escaped<Vec<RunListing>>) -> String {
     if runs.is_empty() {
         return "no runs stored yet; `sledge run` makes one\n".to_string();
     }
-    let mut table = new_table(vec![
-        "id", "uuid", "started", "profile", "status", "host", "cases", "sledge",
-    ]);
+    let fleet = runs.iter().any(|r| r.fleet_host.is_some());
+    let mut header = vec!["id", "uuid", "started", "profile", "status", "host"];
+    if fleet {
+        header.push("fleet host");
+    }
+    header.extend(["cases", "sledge"]);
+    let mut table = new_table(header);
     for r in runs.iter() {
-        table.add_row(vec![
+        let mut row = vec![
             r.id.to_string(),
             // The first group is enough to name a run (`sledge show 3f2a9c1e`).
             r.uuid.chars().take(crate::store::MIN_UUID_PREFIX).collect(),
@@ -38,9 +44,12 @@ pub fn runs(runs: &Escaped<Vec<RunListing>>) -> String {
             r.profile.clone(),
             r.status.as_str().to_string(),
             r.hostname.clone(),
-            r.cases.to_string(),
-            r.sledge_version.clone(),
-        ]);
+        ];
+        if fleet {
+            row.push(r.fleet_host.clone().unwrap_or_default());
+        }
+        row.extend([r.cases.to_string(), r.sledge_version.clone()]);
+        table.add_row(row);
     }
     format!("{table}\n")
 }
@@ -84,4 +93,46 @@ pub fn host(host: &Escaped<HostInfo>) -> String {
         table.add_row(vec![key, value]);
     }
     format!("{table}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::RunStatus;
+
+    fn listed(id: i64, fleet_host: Option<&str>) -> RunListing {
+        RunListing {
+            id,
+            uuid: format!("{id:08}-0000-4000-8000-000000000000"),
+            started: "2026-03-01T10:00:00Z".into(),
+            finished: None,
+            profile: "quick".into(),
+            status: RunStatus::Complete,
+            hostname: "vm".into(),
+            fleet_host: fleet_host.map(String::from),
+            cases: 3,
+            sledge_version: "0.1.0".into(),
+        }
+    }
+
+    #[test]
+    fn fleet_clones_that_share_a_host_name_are_told_apart() {
+        let text = runs(&Escaped::new(vec![
+            listed(3, Some("198.18.2.2")),
+            listed(2, Some("198.18.1.2")),
+            listed(1, None),
+        ]));
+        let header = text.lines().find(|l| l.contains("uuid")).unwrap();
+        assert!(header.contains("┆ host ┆ fleet host ┆ cases"), "{text}");
+        let row = |id: &str| {
+            text.lines()
+                .find(|l| l.starts_with(&format!("│ {id}  ┆")))
+                .unwrap_or_else(|| panic!("no run {id}: {text}"))
+                .to_string()
+        };
+        assert!(row("3").contains("┆ vm   ┆ 198.18.2.2 ┆"), "{text}");
+        assert!(row("2").contains("┆ vm   ┆ 198.18.1.2 ┆"), "{text}");
+        // Without fleet runs, no such column.
+        assert!(!runs(&Escaped::new(vec![listed(1, None)])).contains("fleet host"));
+    }
 }

@@ -18,18 +18,23 @@
 //! Reading is strict and says what is wrong with which file before anything
 //! is stored: the wrong kind of document, a newer format version, text that
 //! is not JSON or ends early, a missing field, a histogram that does not
-//! decode. Non-finite numbers, which JSON cannot hold, are written as
-//! `null` and read back as NaN.
+//! decode, and a run the engine could not have stored (`import_check.rs`:
+//! times that are not RFC 3339, a sample count that is not the trial
+//! count, an inverted confidence interval, a number that is `null` or
+//! absurd). Non-finite numbers, which JSON cannot hold, are written as
+//! `null`; in a trial's health they read back as unknown, anywhere a
+//! result needs a number they are refused. The document is read as a
+//! stream (`portable_stream.rs`), so there is no size limit.
 
-use std::io::Read;
 use std::path::Path;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use hdrhistogram::serialization::Deserializer;
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
+use super::import_check;
 use crate::results::{CaseRecord, RunRecord};
 
 /// The `kind` of an export document.
@@ -39,12 +44,6 @@ pub const DOCUMENT_KIND: &str = "sledge-runs";
 /// when a change would make older sledges misread a document; fields added
 /// with defaults do not bump it.
 pub const FORMAT_VERSION: u64 = 1;
-
-/// The largest document `sledge import` reads: 256 MiB. A quick run exports
-/// to about 1 MiB and the largest profile to a few MiB, so this leaves room
-/// for hundreds of runs in one file while refusing to pull a stray
-/// multi-gigabyte file into memory.
-pub const MAX_DOCUMENT_BYTES: u64 = 256 << 20;
 
 /// The member of an exported case that holds its latency histogram.
 const HISTOGRAM_FIELD: &str = "latency_histogram";
@@ -97,12 +96,13 @@ pub fn export(runs: &[RunRecord], exported: &str, pretty: bool) -> anyhow::Resul
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
     /// The file cannot be opened or read.
-    #[error("{file}: cannot read it: {source}")]
+    #[error("{file}: cannot read it: {reason}")]
     Read {
         /// The file as the user named it.
         file: String,
-        /// Why.
-        source: std::io::Error,
+        /// Why. Said in the message, and not also the error's source, so
+        /// that the chain `main` prints says it once.
+        reason: std::io::Error,
     },
     /// The path is a directory.
     #[error(
@@ -111,18 +111,6 @@ pub enum ImportError {
     Directory {
         /// The file as the user named it.
         file: String,
-    },
-    /// The file is larger than [`MAX_DOCUMENT_BYTES`].
-    #[error(
-        "{file}: is {size} bytes, more than the {limit} bytes an export document may have; it is not a sledge export, or split the export into several files"
-    )]
-    TooLarge {
-        /// The file as the user named it.
-        file: String,
-        /// Its size (or how much was read before giving up).
-        size: u64,
-        /// The limit.
-        limit: u64,
     },
     /// The file holds nothing.
     #[error("{file}: is empty, not a sledge export (make one with `sledge export RUN -o FILE`)")]
@@ -182,167 +170,54 @@ pub enum ImportError {
     },
 }
 
-/// Reads a document from `path` (or standard input for `-`), refusing
-/// directories and anything larger than `limit` bytes without reading it
-/// whole.
-pub fn read_file(path: &Path, limit: u64) -> Result<Vec<u8>, ImportError> {
+/// Reads and checks the document at `path` (standard input for `-`) as
+/// a stream, refusing a directory; the runs come back as they will be
+/// stored.
+pub fn read_file(path: &Path) -> Result<Vec<RunRecord>, ImportError> {
     let file = path.display().to_string();
-    let read_err = |source| ImportError::Read {
-        file: file.clone(),
-        source,
-    };
-    let too_large = |size| ImportError::TooLarge {
-        file: file.clone(),
-        size,
-        limit,
-    };
-    let mut bytes = Vec::new();
     if path.as_os_str() == "-" {
-        std::io::stdin()
-            .lock()
-            .take(limit + 1)
-            .read_to_end(&mut bytes)
-            .map_err(read_err)?;
-    } else {
-        let meta = std::fs::metadata(path).map_err(read_err)?;
-        if meta.is_dir() {
-            return Err(ImportError::Directory { file });
-        }
-        if meta.is_file() && meta.len() > limit {
-            return Err(too_large(meta.len()));
-        }
-        // Pipes and devices report no size: read at most one byte past the
-        // limit to know whether they exceed it.
-        std::fs::File::open(path)
-            .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
-            .map_err(read_err)?;
+        return super::portable_stream::read(std::io::stdin().lock(), &file);
     }
-    if bytes.len() as u64 > limit {
-        return Err(too_large(bytes.len() as u64));
-    }
-    Ok(bytes)
-}
-
-/// Parses and checks a whole document; `file` names it in errors. The runs
-/// come back as they will be stored (ids are the exporting store's and are
-/// ignored by the import).
-pub fn parse(bytes: &[u8], file: &str) -> Result<Vec<RunRecord>, ImportError> {
-    let file = file.to_string();
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(ImportError::Empty { file });
-    }
-    let document: Value = serde_json::from_slice(bytes).map_err(|e| {
-        if e.is_eof() {
-            ImportError::Truncated {
-                file: file.clone(),
-                line: e.line(),
-                column: e.column(),
-            }
-        } else {
-            ImportError::NotJson {
-                file: file.clone(),
-                reason: e.to_string(),
-            }
-        }
-    })?;
-    let wrong_kind = |reason: String| ImportError::WrongKind {
+    let read_err = |reason| ImportError::Read {
         file: file.clone(),
         reason,
     };
-    let Value::Object(mut document) = document else {
-        return Err(wrong_kind(format!(
-            "it holds {}, not an object with `kind: \"{DOCUMENT_KIND}\"`",
-            json_type(&document)
-        )));
-    };
-    match document.get("kind") {
-        Some(Value::String(kind)) if kind == DOCUMENT_KIND => {}
-        Some(other) => {
-            return Err(wrong_kind(format!(
-                "its kind is {other}, expected \"{DOCUMENT_KIND}\""
-            )));
-        }
-        None if document.contains_key("cases") && document.contains_key("started") => {
-            return Err(wrong_kind(
-                "it is one run as `sledge show --json` prints it; export runs with `sledge export RUN -o FILE`"
-                    .to_string(),
-            ));
-        }
-        None => {
-            return Err(wrong_kind(format!(
-                "it has no `kind` member (expected \"{DOCUMENT_KIND}\")"
-            )));
-        }
+    if std::fs::metadata(path).map_err(read_err)?.is_dir() {
+        return Err(ImportError::Directory { file });
     }
-    let version = match document.get("format_version") {
-        Some(Value::Number(n)) => n.as_u64().filter(|&v| v >= 1),
-        _ => None,
-    };
-    let Some(version) = version else {
-        return Err(wrong_kind(format!(
-            "its format_version is {}, expected a whole number from 1",
-            document
-                .get("format_version")
-                .map_or("missing".to_string(), Value::to_string)
-        )));
-    };
-    if version > FORMAT_VERSION {
-        return Err(ImportError::TooNew {
-            file,
-            found: version,
-            supported: FORMAT_VERSION,
-        });
-    }
-    let runs = match document.remove("runs") {
-        Some(Value::Array(runs)) => runs,
-        Some(other) => {
-            return Err(ImportError::Invalid {
-                file,
-                at: "runs".into(),
-                reason: format!("is {}, expected an array of runs", json_type(&other)),
-            });
-        }
-        None => {
-            return Err(ImportError::Invalid {
-                file,
-                at: "runs".into(),
-                reason: "missing".into(),
-            });
-        }
-    };
-    runs.into_iter()
-        .enumerate()
-        .map(|(i, run)| {
-            parse_run(run, &format!("runs[{i}]")).map_err(|(at, reason)| ImportError::Invalid {
-                file: file.clone(),
-                at,
-                reason,
-            })
-        })
-        .collect()
+    let opened = std::fs::File::open(path).map_err(read_err)?;
+    super::portable_stream::read(opened, &file)
 }
 
-/// One run of the document; errors carry where they are and what is wrong.
-fn parse_run(value: Value, at: &str) -> Result<RunRecord, (String, String)> {
+/// Parses and checks a whole document held in memory; `file` names it in
+/// errors. The runs come back as they will be stored (ids are the
+/// exporting store's and are ignored by the import).
+pub fn parse(bytes: &[u8], file: &str) -> Result<Vec<RunRecord>, ImportError> {
+    super::portable_stream::read(bytes, file)
+}
+
+/// One run of the document from its members other than `cases`, and its
+/// cases (already parsed); errors carry where they are and what is wrong.
+pub(super) fn parse_run(
+    mut fields: Map<String, Value>,
+    cases: Vec<CaseRecord>,
+    at: &str,
+) -> Result<RunRecord, (String, String)> {
     let here = |reason: String| (at.to_string(), reason);
-    let Value::Object(mut run) = value else {
-        return Err(here(format!("is {}, expected a run", json_type(&value))));
-    };
-    let cases = match run.insert("cases".into(), Value::Array(Vec::new())) {
-        Some(Value::Array(cases)) => cases,
-        Some(other) => {
-            return Err(here(format!(
-                "cases is {}, expected an array",
-                json_type(&other)
-            )));
-        }
-        None => return Err(here("missing field `cases`".into())),
-    };
-    if let Some(host) = run.get_mut("host") {
+    if let Some(host) = fields.get_mut("host") {
         drop_null_members(host);
     }
-    let mut record: RunRecord =
-        serde_json::from_value(Value::Object(run)).map_err(|e| here(e.to_string()))?;
+    if fields.get("uuid").and_then(Value::as_str) == Some("") {
+        return Err(here(
+            "uuid is empty; allowed is the run's UUID (such as 3f2a9c1e-8d4b-4f60-9a7e-2b1c0d5e6f70)"
+                .into(),
+        ));
+    }
+    let mut fields = Value::Object(fields);
+    import_check::check_magnitudes(&fields, "").map_err(&here)?;
+    // The cases come apart, already parsed.
+    fields["cases"] = Value::Array(Vec::new());
+    let mut record: RunRecord = serde_json::from_value(fields).map_err(|e| here(e.to_string()))?;
     if uuid::Uuid::try_parse(&record.uuid).is_err() {
         return Err(here(if record.uuid.is_empty() {
             "missing field `uuid`".to_string()
@@ -350,16 +225,14 @@ fn parse_run(value: Value, at: &str) -> Result<RunRecord, (String, String)> {
             format!("uuid `{}` is not a UUID", record.uuid)
         }));
     }
-    for (i, case) in cases.into_iter().enumerate() {
-        record
-            .cases
-            .push(parse_case(case, &format!("{at}.cases[{i}]"))?);
-    }
+    import_check::check_run(&record).map_err(&here)?;
+    record.cases = cases;
     Ok(record)
 }
 
-/// One case: the documented shape plus its base64 histogram.
-fn parse_case(value: Value, at: &str) -> Result<CaseRecord, (String, String)> {
+/// One case: the documented shape plus its base64 histogram, checked
+/// against what the engine stores.
+pub(super) fn parse_case(value: Value, at: &str) -> Result<CaseRecord, (String, String)> {
     let Value::Object(mut case) = value else {
         return Err((
             at.to_string(),
@@ -392,22 +265,11 @@ fn parse_case(value: Value, at: &str) -> Result<CaseRecord, (String, String)> {
             drop_null_members(health);
         }
     }
-    let mut record: CaseRecord =
-        serde_json::from_value(Value::Object(case)).map_err(|e| here(e.to_string()))?;
+    let case = Value::Object(case);
+    import_check::check_magnitudes(&case, "").map_err(&here)?;
+    let mut record: CaseRecord = serde_json::from_value(case).map_err(|e| here(e.to_string()))?;
     record.latency_histogram = histogram;
-    for metric in &record.metrics {
-        if metric.outliers.len() > metric.samples.len() {
-            return Err(here(format!(
-                "metric {} has {} outlier flags for {} samples",
-                metric.name,
-                metric.outliers.len(),
-                metric.samples.len()
-            )));
-        }
-    }
-    if record.trials.windows(2).any(|w| w[1].index <= w[0].index) {
-        return Err(here("trial indexes do not increase".into()));
-    }
+    import_check::check_case(&record).map_err(&here)?;
     Ok(record)
 }
 
@@ -464,11 +326,8 @@ mod tests {
 
     #[test]
     fn a_document_reads_back_as_the_runs_it_was_made_of() {
-        let mut a = demo_run(1, "alpha", 1.0);
+        let a = demo_run(1, "alpha", 1.0);
         let b = demo_run(2, "beta", 2.0);
-        // A non-finite value survives (JSON has no NaN; it goes as null).
-        a.cases[0].metrics[0].samples[1] = f64::NAN;
-        a.cases[0].metrics[0].summary.stddev = f64::NAN;
         let text = document(&[a.clone(), b.clone()]);
         let value: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(value["kind"], DOCUMENT_KIND);
@@ -480,21 +339,87 @@ mod tests {
         assert!(value["runs"][0]["cases"][0].get(HISTOGRAM_FIELD).is_none());
 
         let back = parse(text.as_bytes(), "runs.json").unwrap();
-        assert_eq!(back.len(), 2);
-        assert_eq!(back[1], b);
-        // NaN != NaN, so compare the odd values apart.
-        let metric = &back[0].cases[0].metrics[0];
-        assert!(metric.samples[1].is_nan() && metric.summary.stddev.is_nan());
-        let mut expected = a;
-        let mut got = back[0].clone();
-        for run in [&mut expected, &mut got] {
-            run.cases[0].metrics[0].samples[1] = 0.0;
-            run.cases[0].metrics[0].summary.stddev = 0.0;
-        }
-        assert_eq!(got, expected);
+        assert_eq!(back, [a.clone(), b]);
         assert_eq!(
-            got.cases[12].latency_histogram,
-            expected.cases[12].latency_histogram
+            back[0].cases[12].latency_histogram,
+            a.cases[12].latency_histogram
+        );
+    }
+
+    #[test]
+    fn a_null_reads_as_unknown_in_trial_health_and_is_refused_in_a_result() {
+        // JSON has no NaN: a non-finite number is written as null.
+        let mut a = demo_run(1, "alpha", 1.0);
+        a.cases[0].trials[0].health.steal_pct = f64::NAN;
+        let back = parse(document(&[a]).as_bytes(), "runs.json").unwrap();
+        assert_eq!(back[0].cases[0].trials[0].health.steal_pct, 0.0);
+
+        for (edit, field) in [
+            (
+                (|run: &mut RunRecord| run.cases[0].metrics[0].samples[1] = f64::NAN)
+                    as fn(&mut RunRecord),
+                "samples[1] is null (not a number)",
+            ),
+            (
+                |run: &mut RunRecord| run.cases[0].metrics[0].summary.mean = f64::NAN,
+                "summary.mean is null (not a number)",
+            ),
+        ] {
+            let mut run = demo_run(1, "alpha", 1.0);
+            edit(&mut run);
+            let e = error(&document(&[run]));
+            assert_eq!(
+                e,
+                format!(
+                    "runs.json: runs[0].cases[0] (cpu.primes): metric events_per_sec: {field}; allowed is a finite number"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn a_run_the_engine_could_not_have_stored_is_refused_naming_the_field() {
+        let e = edited(|v| v["runs"][0]["started"] = "yesterday".into());
+        assert_eq!(
+            e,
+            "runs.json: runs[0]: started `yesterday` is not an RFC 3339 time; allowed is a time such as 2026-03-01T10:00:00Z"
+        );
+        let e = edited(|v| {
+            let summary = &mut v["runs"][0]["cases"][1]["metrics"][0]["summary"];
+            let low = summary["ci_low"].take();
+            summary["ci_low"] = summary["ci_high"].take();
+            summary["ci_high"] = low;
+        });
+        assert!(
+            e.starts_with(
+                "runs.json: runs[0].cases[1] (cpu.primes): metric events_per_sec: summary.ci_low "
+            ) && e.ends_with("; allowed is ci_low ≤ mean"),
+            "{e}"
+        );
+        let e = edited(|v| {
+            v["runs"][0]["cases"][1]["metrics"][0]["samples"] = vec![1600.0; 1000].into();
+        });
+        assert!(
+            e.ends_with("it has 1000 samples for 3 trials; allowed is one sample per trial"),
+            "{e}"
+        );
+        let e =
+            edited(|v| v["runs"][0]["cases"][2]["metrics"][0]["summary"]["mean"] = 1e308.into());
+        assert!(
+            e.starts_with(
+                "runs.json: runs[0].cases[2] (cpu.primes): metrics[0].summary.mean is 1e+308; allowed is a finite number, 0 or between 1e-300 and 1e300"
+            ),
+            "{e}"
+        );
+        let e = edited(|v| v["runs"][0]["cases"][2]["metrics"][0]["samples"][0] = 1e-307.into());
+        assert!(
+            e.contains("metrics[0].samples[0] is 1e-307; allowed is"),
+            "{e}"
+        );
+        let e = edited(|v| v["runs"][0]["host"]["memory"]["total_bytes"] = 1e300.into());
+        assert!(
+            e.starts_with("runs.json: runs[0]: host.memory.total_bytes is 1e+300"),
+            "{e}"
         );
     }
 
@@ -567,6 +492,11 @@ mod tests {
         assert_eq!(e, "runs.json: runs[0]: missing field `uuid`");
         let e = edited(|v| v["runs"][0]["uuid"] = "run-1".into());
         assert!(e.contains("uuid `run-1` is not a UUID"), "{e}");
+        let e = edited(|v| v["runs"][0]["uuid"] = "".into());
+        assert!(
+            e.starts_with("runs.json: runs[0]: uuid is empty; allowed is the run's UUID"),
+            "{e}"
+        );
         let e = edited(|v| {
             v["runs"][0]["cases"][1]["metrics"][0]
                 .as_object_mut()
@@ -598,25 +528,32 @@ mod tests {
     }
 
     #[test]
-    fn files_are_read_with_a_size_limit() {
+    fn files_are_read_as_a_stream_and_errors_say_their_cause_once() {
         let dir = tempfile::tempdir().unwrap();
-        let e = read_file(dir.path(), 100).unwrap_err().to_string();
+        let e = read_file(dir.path()).unwrap_err().to_string();
         assert!(
             e.ends_with(
                 "is a directory; give the export file itself (made by `sledge export -o FILE`)"
             ),
             "{e}"
         );
-        let big = dir.path().join("big.json");
-        std::fs::write(&big, vec![b' '; 101]).unwrap();
-        let e = read_file(&big, 100).unwrap_err().to_string();
-        assert!(e.contains("is 101 bytes, more than the 100 bytes"), "{e}");
-        assert_eq!(read_file(&big, 101).unwrap().len(), 101);
+        let file = dir.path().join("runs.json");
+        let runs = [demo_run(1, "alpha", 1.0)];
+        std::fs::write(&file, document(&runs)).unwrap();
+        assert_eq!(read_file(&file).unwrap(), runs);
+        // The cause is in the message, and not again as its source (which
+        // `main` would print after it).
         let missing = dir.path().join("missing.json");
-        let e = read_file(&missing, 100).unwrap_err().to_string();
+        let e = read_file(&missing).unwrap_err();
+        let text = e.to_string();
         assert!(
-            e.starts_with(&format!("{}: cannot read it", missing.display())),
-            "{e}"
+            text.starts_with(&format!("{}: cannot read it: ", missing.display()))
+                && text.ends_with("(os error 2)"),
+            "{text}"
         );
+        assert!(std::error::Error::source(&e).is_none());
+        // A device has no size to speak of: it is read, and is not JSON.
+        let e = read_file(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert!(e.starts_with("/dev/zero: is not JSON"), "{e}");
     }
 }

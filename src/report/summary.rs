@@ -12,13 +12,13 @@
 //! disturbed" warnings are folded into the flags column and one legend
 //! line. `--metrics all` prints every metric instead (`run_table.rs`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::run_table::header;
 use super::sweeps::{self, Sweep, headline};
 use crate::monitor::{OTHER_CPU_THRESHOLD_PCT, STEAL_THRESHOLD_PCT};
 use crate::results::{CaseRecord, RunRecord};
-use crate::stats::Direction;
+use crate::stats::{Direction, SpeedUp};
 use crate::visible::Escaped;
 
 /// Each workload's default parameters, canonical text, as cases store them
@@ -38,13 +38,18 @@ pub const CASE_NOTE_PREFIX: &str = "note: ";
 pub fn render(run: &Escaped<RunRecord>, defaults: &Defaults) -> String {
     let sweeps = sweeps::find(run);
     let mut out = header(run);
-    for section in sections(run, &sweeps, defaults) {
+    let sections = sections(run, &sweeps, defaults);
+    for section in &sections {
         out.push('\n');
-        out.push_str(&section_text(&section));
+        out.push_str(&section_text(section));
     }
     out.push('\n');
+    let varying: HashMap<&str, &[String]> = sections
+        .iter()
+        .map(|s| (s.workload.as_str(), s.varying.as_slice()))
+        .collect();
     for case in &run.cases {
-        let label = short_label(run, case);
+        let label = short_label(case, varying.get(case.workload.as_str()).copied());
         // An error stays on one line, whole, for grep and bug reports.
         if let Some(error) = &case.error {
             out.push_str(&format!("error: {label}: {error}\n"));
@@ -76,45 +81,50 @@ pub fn render(run: &Escaped<RunRecord>, defaults: &Defaults) -> String {
 }
 
 /// The case as the summary's rows tell it from its workload's other cases:
-/// the workload and the parameters that vary (`http.static
-/// concurrency=100`).
-fn short_label(run: &RunRecord, case: &CaseRecord) -> String {
-    let siblings: Vec<&CaseRecord> = run
-        .cases
-        .iter()
-        .filter(|c| c.workload == case.workload)
-        .collect();
+/// the workload and the parameters that vary between them (`varying`,
+/// from its section), as in `http.static concurrency=100`.
+fn short_label(case: &CaseRecord, varying: Option<&[String]>) -> String {
     let mut label = case.workload.clone();
-    for name in varying_params(&siblings) {
-        if let Some(value) = case.params.get(&name) {
+    for name in varying.unwrap_or_default() {
+        if let Some(value) = case.params.get(name) {
             label.push_str(&format!(" {name}={value}"));
         }
     }
     label
 }
 
-/// Workload ids in the order their first case ran.
-fn workloads_in_order(run: &RunRecord) -> Vec<String> {
-    let mut seen = Vec::new();
-    for case in &run.cases {
-        if !seen.contains(&case.workload) {
-            seen.push(case.workload.clone());
-        }
+/// The indexes of each workload's cases, workloads in the order their
+/// first case ran.
+fn cases_by_workload(run: &RunRecord) -> Vec<(&str, Vec<usize>)> {
+    let mut order: Vec<(&str, Vec<usize>)> = Vec::new();
+    let mut position: HashMap<&str, usize> = HashMap::new();
+    for (i, case) in run.cases.iter().enumerate() {
+        let at = *position.entry(case.workload.as_str()).or_insert_with(|| {
+            order.push((case.workload.as_str(), Vec::new()));
+            order.len() - 1
+        });
+        order[at].1.push(i);
     }
-    seen
+    order
 }
 
-/// The parameters whose values differ between `cases`, in name order.
+/// The parameters whose values differ between `cases` (one that some
+/// case lacks differs too), in name order. One pass over the cases'
+/// parameters.
 pub fn varying_params(cases: &[&CaseRecord]) -> Vec<String> {
-    let names: BTreeSet<&String> = cases.iter().flat_map(|c| c.params.keys()).collect();
-    names
-        .into_iter()
-        .filter(|name| {
-            let mut values = cases.iter().map(|c| c.params.get(*name));
-            let first = values.next().flatten();
-            values.any(|v| v != first)
-        })
-        .cloned()
+    // Per name: the first value seen, how many cases have it, and whether
+    // another value was seen.
+    let mut seen: BTreeMap<&String, (&String, usize, bool)> = BTreeMap::new();
+    for case in cases {
+        for (name, value) in &case.params {
+            let entry = seen.entry(name).or_insert((value, 0, false));
+            entry.1 += 1;
+            entry.2 |= entry.0 != value;
+        }
+    }
+    seen.into_iter()
+        .filter(|(_, (_, count, differs))| *differs || *count < cases.len())
+        .map(|(name, _)| name.clone())
         .collect()
 }
 
@@ -127,6 +137,7 @@ pub fn set_params(
     let Some(first) = cases.first() else {
         return Vec::new();
     };
+    let varying: BTreeSet<&String> = varying.iter().collect();
     first
         .params
         .iter()
@@ -147,6 +158,8 @@ pub struct Section {
     pub headline: Option<(String, String, Direction)>,
     /// `k=v` parameters the same everywhere but not at their defaults.
     pub set: Vec<String>,
+    /// The parameters that vary between the cases (the first columns).
+    pub varying: Vec<String>,
     /// Column titles, flags last.
     pub columns: Vec<String>,
     /// Whether each column holds numbers (right-aligned).
@@ -161,28 +174,37 @@ pub struct Section {
 
 /// The summary's sections, one per workload in the order they ran.
 pub fn sections(run: &RunRecord, sweeps: &[Sweep], defaults: &Defaults) -> Vec<Section> {
-    workloads_in_order(run)
+    let mut sweeps_of: HashMap<&str, Vec<&Sweep>> = HashMap::new();
+    for sweep in sweeps {
+        sweeps_of.entry(&sweep.workload).or_default().push(sweep);
+    }
+    cases_by_workload(run)
         .into_iter()
-        .map(|w| section(run, &w, sweeps, defaults.get(&w)))
+        .map(|(w, indexes)| {
+            let own_sweeps = sweeps_of.remove(w).unwrap_or_default();
+            section(run, w, indexes, &own_sweeps, defaults.get(w))
+        })
         .collect()
 }
 
+/// The section of `workload`, whose cases are `indexes` and sweeps
+/// `own_sweeps`.
 fn section(
     run: &RunRecord,
     workload: &str,
-    sweeps: &[Sweep],
+    indexes: Vec<usize>,
+    own_sweeps: &[&Sweep],
     defaults: Option<&BTreeMap<String, String>>,
 ) -> Section {
-    let indexes: Vec<usize> = (0..run.cases.len())
-        .filter(|&i| run.cases[i].workload == workload)
-        .collect();
     let cases: Vec<&CaseRecord> = indexes.iter().map(|&i| &run.cases[i]).collect();
     let varying = varying_params(&cases);
     let set = set_params(&cases, &varying, defaults);
-    let own_sweeps: Vec<&Sweep> = sweeps.iter().filter(|s| s.workload == workload).collect();
-    let scaling = own_sweeps
+    let speedups: HashMap<usize, SpeedUp> = own_sweeps
         .iter()
-        .any(|s| s.steps.iter().any(|step| step.speedup.is_some()));
+        .flat_map(|s| &s.steps)
+        .filter_map(|step| Some((step.case, step.speedup?)))
+        .collect();
+    let scaling = !speedups.is_empty();
 
     // One headline for the section when every case has the same one.
     let names: BTreeSet<&str> = cases
@@ -235,12 +257,7 @@ fn section(
             None => row.extend(["-".to_string(), "0".to_string()]),
         }
         if scaling {
-            let step = own_sweeps
-                .iter()
-                .flat_map(|s| &s.steps)
-                .find(|step| step.case == index)
-                .and_then(|step| step.speedup);
-            match step {
+            match speedups.get(&index) {
                 Some(s) => {
                     row.push(format!("{:.2}×", s.speedup));
                     row.push(format!("{:.0}%", s.efficiency * 100.0));
@@ -268,6 +285,7 @@ fn section(
         workload: workload.to_string(),
         headline: shared.map(|m| (m.name.clone(), m.unit.clone(), m.direction)),
         set,
+        varying,
         columns,
         numeric,
         rows,

@@ -3,13 +3,15 @@
 //! terminal summary and the HTML report show them as scaling blocks: the
 //! headline per step, speed-up against the smallest step, parallel
 //! efficiency, and the Universal Scalability Law fitted to the per-trial
-//! values when there are enough steps.
+//! values when there are enough steps. A step whose case failed is kept
+//! apart as a failed step, so that a sweep that stopped early is seen to.
 
-use std::collections::BTreeMap;
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use serde::Serialize;
 
-use crate::results::{CaseRecord, RunRecord};
+use crate::results::{CaseRecord, MetricRecord, RunRecord};
 use crate::stats::{self, Direction, SpeedUp, UslFit};
 
 /// Parameters that set how much runs in parallel, in the order they are
@@ -64,6 +66,19 @@ pub struct Sweep {
     /// The USL fitted to the per-trial values (throughputs with at least
     /// [`stats::MIN_USL_STEPS`] steps only).
     pub usl: Option<UslFit>,
+    /// Steps whose case failed (no value, so not in `steps`), smallest
+    /// first: a sweep with any is partial, and its speed-ups say nothing
+    /// about them.
+    pub failed: Vec<FailedStep>,
+}
+
+/// A step of a sweep whose case failed.
+#[derive(Debug, Clone, Serialize)]
+pub struct FailedStep {
+    /// The parallelism (the parameter's value).
+    pub n: f64,
+    /// Index of the case in the run.
+    pub case: usize,
 }
 
 impl Sweep {
@@ -81,8 +96,49 @@ impl Sweep {
 
 /// Every sweep of the run, in the order of their first case. A case
 /// belongs to at most one sweep (the first parameter of [`SCALING_PARAMS`]
-/// that varies); failed cases and cases without metrics belong to none.
+/// that varies); a step is a case whose parameter is a finite number.
+/// Cases without metrics belong to none; a failed case of a sweep's
+/// workload and fixed parameters is one of its [`failed`](Sweep::failed)
+/// steps.
+///
+/// The cases that can form a sweep are grouped once (per parameter, by
+/// workload, version, headline and the other parameters), so finding the
+/// sweeps takes time in proportion to the run's cases, however many there
+/// are: each step is taken once, and a group found to hold fewer than two
+/// steps is never looked at again (cases are only ever taken out of a
+/// group, so it cannot grow back).
 pub fn find(run: &RunRecord) -> Vec<Sweep> {
+    let mut groups: Vec<HashMap<GroupKey, Candidates>> =
+        SCALING_PARAMS.iter().map(|_| HashMap::new()).collect();
+    let mut failed: Vec<HashMap<FailedKey, Vec<FailedStep>>> =
+        SCALING_PARAMS.iter().map(|_| HashMap::new()).collect();
+    for (j, case) in run.cases.iter().enumerate() {
+        for (p, param) in SCALING_PARAMS.iter().enumerate() {
+            let Some(n) = step_value(case, param) else {
+                continue;
+            };
+            if case.error.is_some() {
+                let key = (
+                    case.workload.clone(),
+                    case.workload_version,
+                    without(&case.params, param),
+                );
+                failed[p]
+                    .entry(key)
+                    .or_default()
+                    .push(FailedStep { n, case: j });
+            } else if let Some(metric) = headline(case) {
+                groups[p]
+                    .entry(group_key(case, param, metric))
+                    .or_default()
+                    .by_value
+                    .entry(StepValue(n))
+                    .or_default()
+                    .push_back(j);
+            }
+        }
+    }
+
     let mut sweeps: Vec<Sweep> = Vec::new();
     let mut taken = vec![false; run.cases.len()];
     for (i, case) in run.cases.iter().enumerate() {
@@ -92,47 +148,123 @@ pub fn find(run: &RunRecord) -> Vec<Sweep> {
         let Some(metric) = headline(case) else {
             continue;
         };
-        for param in SCALING_PARAMS {
+        for (p, param) in SCALING_PARAMS.iter().enumerate() {
             if !case.params.contains_key(*param) {
                 continue;
             }
-            let fixed = without(&case.params, param);
-            let members: Vec<usize> = (i..run.cases.len())
-                .filter(|&j| {
-                    let other = &run.cases[j];
-                    !taken[j]
-                        && other.error.is_none()
-                        && other.workload == case.workload
-                        && other.workload_version == case.workload_version
-                        && headline(other).is_some_and(|m| m.name == metric.name)
-                        && without(&other.params, param) == fixed
-                })
-                .collect();
-            let mut steps: Vec<Step> = members
-                .iter()
-                .filter_map(|&j| {
-                    let n: f64 = run.cases[j].params.get(*param)?.parse().ok()?;
-                    Some(Step {
-                        n,
-                        case: j,
-                        mean: headline(&run.cases[j])?.summary.mean,
-                        speedup: None,
-                    })
-                })
-                .collect();
-            steps.sort_by(|a, b| a.n.total_cmp(&b.n));
-            steps.dedup_by(|a, b| a.n == b.n);
+            let Some(group) = groups[p].get_mut(&group_key(case, param, metric)) else {
+                continue;
+            };
+            let steps = group.take_steps(run, &taken);
             if steps.len() < 2 {
                 continue;
             }
             for step in &steps {
                 taken[step.case] = true;
             }
-            sweeps.push(sweep(run, case, param, fixed, metric, steps));
+            let fixed = without(&case.params, param);
+            // The workload's failed cases at these fixed parameters belong
+            // to this sweep (the first one), unless a measured step has
+            // their value; steps are sorted by value.
+            let mut failed_steps = failed[p]
+                .remove(&(case.workload.clone(), case.workload_version, fixed.clone()))
+                .unwrap_or_default();
+            failed_steps.retain(|f| {
+                !taken[f.case] && steps.binary_search_by(|s| s.n.total_cmp(&f.n)).is_err()
+            });
+            failed_steps.sort_by(|a, b| a.n.total_cmp(&b.n));
+            failed_steps.dedup_by(|a, b| a.n == b.n);
+            for step in &failed_steps {
+                taken[step.case] = true;
+            }
+            let mut sweep = sweep(run, case, param, fixed, metric, steps);
+            sweep.failed = failed_steps;
+            sweeps.push(sweep);
             break;
         }
     }
     sweeps
+}
+
+/// What the steps of one sweep share: workload, version, headline name
+/// and every parameter but the swept one.
+type GroupKey = (String, u32, String, BTreeMap<String, String>);
+
+/// What a failed step shares with its sweep: workload, version and every
+/// parameter but the swept one (a failed case has no headline).
+type FailedKey = (String, u32, BTreeMap<String, String>);
+
+fn group_key(case: &CaseRecord, param: &str, metric: &MetricRecord) -> GroupKey {
+    (
+        case.workload.clone(),
+        case.workload_version,
+        metric.name.clone(),
+        without(&case.params, param),
+    )
+}
+
+/// The parameter's value as a step: a finite number (`-0` reads as 0).
+fn step_value(case: &CaseRecord, param: &str) -> Option<f64> {
+    let n: f64 = case.params.get(param)?.parse().ok()?;
+    n.is_finite().then_some(n + 0.0)
+}
+
+/// A step value with a total order, for the map of a group's values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct StepValue(f64);
+
+impl Eq for StepValue {}
+
+impl PartialOrd for StepValue {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for StepValue {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// The cases of one group that no sweep has taken yet.
+#[derive(Debug, Default)]
+struct Candidates {
+    /// Per step value, its cases in run order (taken ones are dropped
+    /// from the front as they are met).
+    by_value: BTreeMap<StepValue, VecDeque<usize>>,
+    /// Found to hold fewer than two steps: it never will again.
+    exhausted: bool,
+}
+
+impl Candidates {
+    /// The steps of the group's next sweep, smallest first: for each
+    /// value, its first case not yet `taken`. Fewer than two steps marks
+    /// the group exhausted.
+    fn take_steps(&mut self, run: &RunRecord, taken: &[bool]) -> Vec<Step> {
+        if self.exhausted {
+            return Vec::new();
+        }
+        let mut steps = Vec::new();
+        for (value, cases) in self.by_value.iter_mut() {
+            while cases.front().is_some_and(|&j| taken[j]) {
+                cases.pop_front();
+            }
+            if let Some(&j) = cases.front() {
+                steps.push(Step {
+                    n: value.0,
+                    case: j,
+                    mean: headline(&run.cases[j]).map_or(f64::NAN, |m| m.summary.mean),
+                    speedup: None,
+                });
+            }
+        }
+        self.by_value.retain(|_, cases| !cases.is_empty());
+        if steps.len() < 2 {
+            self.exhausted = true;
+        }
+        steps
+    }
 }
 
 fn sweep(
@@ -140,7 +272,7 @@ fn sweep(
     first: &CaseRecord,
     param: &str,
     fixed: BTreeMap<String, String>,
-    metric: &crate::results::MetricRecord,
+    metric: &MetricRecord,
     mut steps: Vec<Step>,
 ) -> Sweep {
     let throughput = metric.direction == Direction::Higher;
@@ -179,6 +311,7 @@ fn sweep(
         direction: metric.direction,
         steps,
         usl,
+        failed: Vec::new(),
     }
 }
 
@@ -292,9 +425,60 @@ mod tests {
         assert_eq!(sweeps[0].steps.len(), 4);
         assert!(sweeps[0].steps.iter().all(|s| s.speedup.is_none()));
         assert!(sweeps[0].usl.is_none());
-        // A failed step leaves the others.
+        // A failed step leaves the others, and is the sweep's failed step.
         run.cases[1].error = Some("boom".into());
-        assert_eq!(find(&run)[0].steps.len(), 3);
+        run.cases[1].metrics.clear();
+        let sweep = &find(&run)[0];
+        assert_eq!(sweep.steps.len(), 3);
+        let failed: Vec<(f64, usize)> = sweep.failed.iter().map(|f| (f.n, f.case)).collect();
+        assert_eq!(failed, [(2.0, 1)]);
+    }
+
+    #[test]
+    fn repeated_steps_make_sweeps_in_run_order_each_case_in_one() {
+        use crate::report::fixtures::{case, metric, run};
+        let primes = |threads: &str, max_prime: &str| {
+            case(
+                "cpu.primes",
+                &[("max_prime", max_prime), ("threads", threads)],
+                metric("events_per_sec", "events/s", Direction::Higher, &[1.0]),
+            )
+        };
+        // Two passes over threads 1 and 2 at one max_prime, interleaved
+        // with another max_prime, a lone step, and a step that is no
+        // number.
+        let run = run(
+            1,
+            "a",
+            2,
+            vec![
+                primes("1", "10"),
+                primes("1", "20"),
+                primes("2", "10"),
+                primes("1", "10"),
+                primes("2", "20"),
+                primes("x", "10"),
+                primes("2", "10"),
+                primes("8", "30"),
+            ],
+        );
+        let found: Vec<(String, Vec<usize>)> = find(&run)
+            .iter()
+            .map(|s| {
+                (
+                    s.fixed["max_prime"].clone(),
+                    s.steps.iter().map(|st| st.case).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("10".to_string(), vec![0, 2]),
+                ("20".to_string(), vec![1, 4]),
+                ("10".to_string(), vec![3, 6]),
+            ]
+        );
     }
 
     #[test]

@@ -108,6 +108,10 @@ pub struct RunListing {
     pub status: RunStatus,
     /// The host's name, from the inventory taken at the start.
     pub hostname: String,
+    /// The host as `sledge fleet run --hosts` named it, for a run made by a
+    /// fleet (its `fleet_host=` note); `null` otherwise. Clones of one
+    /// image share a host name but not this.
+    pub fleet_host: Option<String>,
     /// How many cases were stored.
     pub cases: u32,
     /// The version of sledge that made the run.
@@ -125,9 +129,11 @@ impl crate::visible::EscapeText for RunListing {
             profile,
             status: _,
             hostname,
+            fleet_host,
             cases: _,
             sledge_version,
         } = self;
+        fleet_host.escape_text();
         uuid.escape_text();
         started.escape_text();
         finished.escape_text();

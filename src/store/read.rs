@@ -156,7 +156,7 @@ impl Store {
             .query(
                 "SELECT r.id, r.started, r.finished, r.profile, r.status, r.hostname,
                         (SELECT count(*) FROM run_case c WHERE c.run_id = r.id),
-                        r.sledge_version, r.uuid, r.owner
+                        r.sledge_version, r.uuid, r.owner, r.notes
                  FROM run r ORDER BY r.id DESC",
                 params![],
             )
@@ -174,6 +174,7 @@ impl Store {
                             row.get::<String>(7)?,
                             row.get::<Option<String>>(8)?,
                             row.get::<Option<String>>(9)?,
+                            row.get::<String>(10)?,
                         ))
                     })
                     .collect::<Result<Vec<_>, DbError>>()
@@ -192,7 +193,10 @@ impl Store {
                     sledge_version,
                     uuid,
                     owner,
+                    notes,
                 )| {
+                    let notes: Vec<String> =
+                        from_json(path, &notes, || format!("run {id}: notes"))?;
                     Ok(RunListing {
                         id,
                         uuid: uuid.unwrap_or_default(),
@@ -205,6 +209,7 @@ impl Store {
                             &hostname,
                         ),
                         hostname,
+                        fleet_host: crate::results::fleet_host(&notes).map(str::to_string),
                         cases: u32::try_from(cases).map_err(|_| StoreError::Corrupt {
                             path: path.to_path_buf(),
                             what: format!("run {id}: case count {cases}"),

@@ -544,11 +544,33 @@ fn list_runs_is_newest_first_with_case_counts() {
             profile: "cpu".to_string(),
             status: RunStatus::Running,
             hostname: hostname_of(&host("other")),
+            fleet_host: None,
             cases: 1,
             sledge_version: "0.1.0".to_string(),
         }
     );
     assert_eq!(listing[1].finished.as_deref(), Some("2026-01-01T01:00:00Z"));
+}
+
+#[test]
+fn list_runs_names_the_fleet_host_of_a_fleet_run() {
+    let (_dir, mut store) = new_store();
+    let mut clone = run("quick", "2026-01-01T00:00:00Z", "vm");
+    clone.notes = vec!["rack 3".into(), "fleet_host=198.18.1.2:2222".into()];
+    store.begin_run(&clone).unwrap();
+    store
+        .begin_run(&run("quick", "2026-01-02T00:00:00Z", "vm"))
+        .unwrap();
+    let listing = store.list_runs().unwrap();
+    let hosts: Vec<(&str, Option<&str>)> = listing
+        .iter()
+        .map(|r| (r.hostname.as_str(), r.fleet_host.as_deref()))
+        .collect();
+    let vm = hostname_of(&host("vm"));
+    assert_eq!(
+        hosts,
+        [(vm.as_str(), None), (vm.as_str(), Some("198.18.1.2:2222"))]
+    );
 }
 
 #[test]

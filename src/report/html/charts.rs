@@ -6,15 +6,21 @@
 //! Charts take plain data and return an `<svg>` element as text; plotters
 //! escapes every label it writes. An axis becomes logarithmic when the
 //! values on it span more than [`LOG_AXIS_SPAN`] (an ab-style sweep from
-//! 1 to 500 connections, or a latency tail).
+//! 1 to 500 connections, or a latency tail). A chart with a value outside
+//! what `report::magnitude` allows is not drawn: a note stands in its
+//! place, because plotters cannot lay out such an axis (its logarithmic
+//! axis loops forever when the range reaches infinity or 0).
+//!
+//! The left margin is as wide as the widest tick label needs, so that a
+//! six-digit rate does not run into the axis title.
 
 use std::error::Error;
 
 use plotters::coord::Shift;
-use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
 use plotters::prelude::*;
 
-use crate::report::format;
+use crate::report::{format, magnitude};
 use crate::stats::UslFit;
 
 /// Values spanning more than this factor get a logarithmic axis.
@@ -66,9 +72,70 @@ fn svg(size: (u32, u32), draw: impl FnOnce(&Area) -> DrawResult) -> anyhow::Resu
     Ok(text)
 }
 
+/// Values spanning more than this factor stay on a linear axis: more
+/// decades than a chart can label, and beyond `f64`'s range plotters'
+/// logarithmic tick placement loops forever.
+const MAX_LOG_AXIS_SPAN: f64 = 1e100;
+
 /// Whether values from `low` to `high` (both positive) want a log axis.
 fn wants_log(low: f64, high: f64) -> bool {
-    low > 0.0 && high / low > LOG_AXIS_SPAN
+    low > 0.0 && high / low > LOG_AXIS_SPAN && high / low <= MAX_LOG_AXIS_SPAN
+}
+
+/// The note that stands in for a chart whose values include `value`,
+/// which no chart can show (see [`magnitude::is_plausible`]); `None` when
+/// every value can be drawn.
+pub fn not_drawable(values: impl IntoIterator<Item = f64>) -> Option<String> {
+    let value = values.into_iter().find(|&v| !magnitude::is_plausible(v))?;
+    Some(format!(
+        "<p class=\"note\">chart not drawn: it would show {value:e}, and a chart shows {}</p>",
+        magnitude::ALLOWED
+    ))
+}
+
+/// A tick label: [`format::value`] where that stays short, else three
+/// significant digits with an exponent (`1.25e9`), so that no label is
+/// wider than its chart.
+fn tick_label(v: f64) -> String {
+    let magnitude = v.abs();
+    if magnitude == 0.0 || (1e-3..1e7).contains(&magnitude) {
+        format::value(v)
+    } else {
+        let text = format!("{v:.2e}");
+        // `1.50e9` → `1.5e9`, `1.00e9` → `1e9`.
+        match text.split_once('e') {
+            Some((mantissa, exponent)) if mantissa.contains('.') => format!(
+                "{}e{exponent}",
+                mantissa.trim_end_matches('0').trim_end_matches('.')
+            ),
+            _ => text,
+        }
+    }
+}
+
+/// How many tick labels the y axis gets: plotters' default for a mesh.
+const Y_LABELS: usize = 11;
+
+/// The width of the y axis' label area: room for the rotated axis title,
+/// the widest of the axis' tick labels and the tick marks; at least
+/// `minimum`. A character is taken as 7 px: plotters writes the labels'
+/// "13" as a 10.5 px font, whose digits are 0.64 em (6.7 px) in DejaVu
+/// Sans, the widest common fallback.
+fn y_label_area<Y>(y: &Y, minimum: u32) -> u32
+where
+    Y: AsRangedCoord<Value = f64> + Clone,
+{
+    const TITLE: u32 = 22;
+    const TICKS: u32 = 12;
+    const CHAR: u32 = 7;
+    let coord = Y::CoordDescType::from(y.clone());
+    let widest = coord
+        .key_points(Y_LABELS)
+        .into_iter()
+        .map(|v| tick_label(v).chars().count() as u32)
+        .max()
+        .unwrap_or(1);
+    (TITLE + TICKS + widest * CHAR).max(minimum)
 }
 
 /// The smallest and largest finite value.
@@ -118,14 +185,20 @@ pub struct BarChart {
     pub bars: Vec<Bar>,
 }
 
-/// The bar chart as SVG, 360 × 240 pixels.
+/// The bar chart as SVG, 360 × 240 pixels (or the note that stands in
+/// for it, see [`not_drawable`]).
 pub fn bar_chart(chart: &BarChart) -> anyhow::Result<String> {
-    let values = chart.bars.iter().flat_map(|b| {
-        [b.mean, b.ci_low, b.ci_high]
-            .into_iter()
-            .chain(b.trials.iter().map(|t| t.value))
-    });
-    let (low, high) = bounds(values).unwrap_or((0.0, 1.0));
+    let values = || {
+        chart.bars.iter().flat_map(|b| {
+            [b.mean, b.ci_low, b.ci_high]
+                .into_iter()
+                .chain(b.trials.iter().map(|t| t.value))
+        })
+    };
+    if let Some(note) = not_drawable(values()) {
+        return Ok(note);
+    }
+    let (low, high) = bounds(values()).unwrap_or((0.0, 1.0));
     let high = if high > 0.0 { high } else { 1.0 };
     svg((360, 240), |area| {
         if wants_log(low, high) {
@@ -140,7 +213,7 @@ pub fn bar_chart(chart: &BarChart) -> anyhow::Result<String> {
 
 fn draw_bars<Y>(area: &Area, y: Y, bottom: f64, chart: &BarChart) -> DrawResult
 where
-    Y: AsRangedCoord<Value = f64>,
+    Y: AsRangedCoord<Value = f64> + Clone,
     Y::CoordDescType: ValueFormatter<f64>,
 {
     let n = chart.bars.len();
@@ -148,7 +221,7 @@ where
     let mut ctx = ChartBuilder::on(area)
         .margin(8)
         .x_label_area_size(24)
-        .y_label_area_size(56)
+        .y_label_area_size(y_label_area(&y, 56))
         .build_cartesian_2d(-0.5..(n as f64 - 0.5), y)?;
     let label_of = |x: &f64| {
         let i = x.round();
@@ -158,11 +231,12 @@ where
             String::new()
         }
     };
-    let y_label = |v: &f64| format::value(*v);
+    let y_label = |v: &f64| tick_label(*v);
     ctx.configure_mesh()
         .disable_x_mesh()
         .x_labels(n.max(1) + 1)
         .x_label_formatter(&label_of)
+        .y_labels(Y_LABELS)
         .y_label_formatter(&y_label)
         .y_desc(chart.unit.as_str())
         .label_style(("sans-serif", 13))
@@ -216,6 +290,9 @@ pub struct ScalingLine {
     pub run: usize,
     /// (step, mean, CI low, CI high), smallest step first.
     pub steps: Vec<(f64, f64, f64, f64)>,
+    /// Steps whose case failed: a cross on the x axis each, so that a
+    /// sweep that stops early does not look complete.
+    pub failed: Vec<f64>,
     /// The USL fit, drawn dashed with its peak.
     pub fit: Option<UslFit>,
 }
@@ -231,10 +308,27 @@ pub struct ScalingChart {
     pub lines: Vec<ScalingLine>,
 }
 
-/// The scaling curves as SVG, 520 × 300 pixels.
+/// The scaling curves as SVG, 520 × 300 pixels (or the note that stands
+/// in for them, see [`not_drawable`]).
 pub fn scaling_chart(chart: &ScalingChart) -> anyhow::Result<String> {
-    let (n_low, n_high) =
-        bounds(chart.lines.iter().flat_map(|l| l.steps.iter().map(|s| s.0))).unwrap_or((1.0, 2.0));
+    let fits = chart.lines.iter().filter_map(|l| l.fit.as_ref());
+    if let Some(note) = not_drawable(
+        chart
+            .lines
+            .iter()
+            .flat_map(|l| l.steps.iter().flat_map(|s| [s.0, s.1, s.2, s.3]))
+            .chain(chart.lines.iter().flat_map(|l| l.failed.iter().copied()))
+            .chain(fits.flat_map(|f| f.peak.iter().flat_map(|p| [p.n, p.throughput]))),
+    ) {
+        return Ok(note);
+    }
+    let (n_low, n_high) = bounds(
+        chart
+            .lines
+            .iter()
+            .flat_map(|l| l.steps.iter().map(|s| s.0).chain(l.failed.iter().copied())),
+    )
+    .unwrap_or((1.0, 2.0));
     // Show a fitted peak up to four times past the last step.
     let peak_limit = n_high * 4.0;
     let n_end = chart
@@ -256,6 +350,9 @@ pub fn scaling_chart(chart: &ScalingChart) -> anyhow::Result<String> {
             None => Vec::new(),
         })
         .collect();
+    if let Some(note) = not_drawable(curves.iter().flatten().map(|p| p.1)) {
+        return Ok(note);
+    }
     let values = chart
         .lines
         .iter()
@@ -269,34 +366,52 @@ pub fn scaling_chart(chart: &ScalingChart) -> anyhow::Result<String> {
     let x_logr = (n_low / 1.3..n_end * 1.3).log_scale();
     let y_lin = y_low.min(0.0)..y_high * 1.1;
     let y_logr = (y_low / 2.0..y_high * 2.0).log_scale();
+    // Failed steps sit on the bottom of the plot.
+    let floor = if y_log { y_low / 2.0 } else { y_low.min(0.0) };
+    let scaling = Scaling {
+        chart,
+        curves: &curves,
+        n_end,
+        floor,
+    };
     svg((520, 300), |area| match (x_log, y_log) {
-        (false, false) => draw_scaling(area, x_lin, y_lin, chart, &curves, n_end),
-        (true, false) => draw_scaling(area, x_logr, y_lin, chart, &curves, n_end),
-        (false, true) => draw_scaling(area, x_lin, y_logr, chart, &curves, n_end),
-        (true, true) => draw_scaling(area, x_logr, y_logr, chart, &curves, n_end),
+        (false, false) => draw_scaling(area, x_lin, y_lin, &scaling),
+        (true, false) => draw_scaling(area, x_logr, y_lin, &scaling),
+        (false, true) => draw_scaling(area, x_lin, y_logr, &scaling),
+        (true, true) => draw_scaling(area, x_logr, y_logr, &scaling),
     })
 }
 
-fn draw_scaling<X, Y>(
-    area: &Area,
-    x: X,
-    y: Y,
-    chart: &ScalingChart,
-    curves: &[Vec<(f64, f64)>],
+/// What `draw_scaling` draws besides its axes.
+struct Scaling<'a> {
+    chart: &'a ScalingChart,
+    /// Each line's USL curve (empty without a fit).
+    curves: &'a [Vec<(f64, f64)>],
+    /// The last step shown.
     n_end: f64,
-) -> DrawResult
+    /// The bottom of the y axis, where failed steps are marked.
+    floor: f64,
+}
+
+fn draw_scaling<X, Y>(area: &Area, x: X, y: Y, scaling: &Scaling) -> DrawResult
 where
     X: AsRangedCoord<Value = f64>,
     X::CoordDescType: ValueFormatter<f64>,
-    Y: AsRangedCoord<Value = f64>,
+    Y: AsRangedCoord<Value = f64> + Clone,
     Y::CoordDescType: ValueFormatter<f64>,
 {
+    let Scaling {
+        chart,
+        curves,
+        n_end,
+        floor,
+    } = *scaling;
     let mut ctx = ChartBuilder::on(area)
         .margin(10)
         .x_label_area_size(36)
-        .y_label_area_size(60)
+        .y_label_area_size(y_label_area(&y, 60))
         .build_cartesian_2d(x, y)?;
-    let value = |v: &f64| format::value(*v);
+    let value = |v: &f64| tick_label(*v);
     // Steps are whole numbers (threads, clients): label whole numbers only.
     let whole = chart
         .lines
@@ -307,11 +422,12 @@ where
         if whole && (v - v.round()).abs() > 1e-9 {
             String::new()
         } else {
-            format::value(*v)
+            tick_label(*v)
         }
     };
     ctx.configure_mesh()
         .x_label_formatter(&step_label)
+        .y_labels(Y_LABELS)
         .y_label_formatter(&value)
         .x_desc(chart.param.as_str())
         .y_desc(chart.unit.as_str())
@@ -335,6 +451,18 @@ where
                 .iter()
                 .map(|s| Circle::new((s.0, s.1), 3, c.filled())),
         )?;
+        for &n in &line.failed {
+            // A cross on the axis, its word above it.
+            ctx.draw_series(std::iter::once(
+                EmptyElement::at((n, floor))
+                    + Cross::new((0, 0), 6, DISTURBED.stroke_width(2))
+                    + Text::new(
+                        "failed",
+                        (-14, -24),
+                        ("sans-serif", 12).into_font().color(&DISTURBED),
+                    ),
+            ))?;
+        }
         if let Some(fit) = &line.fit {
             ctx.draw_series(DashedLineSeries::new(
                 curve.iter().copied(),
@@ -356,8 +484,14 @@ where
             }
         }
     }
+    // Failed steps are marked along the bottom: the legend goes up then.
+    let failures = chart.lines.iter().any(|l| !l.failed.is_empty());
     ctx.configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
+        .position(if failures {
+            SeriesLabelPosition::UpperLeft
+        } else {
+            SeriesLabelPosition::LowerRight
+        })
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK.mix(0.3))
         .label_font(("sans-serif", 12))
@@ -384,8 +518,17 @@ pub struct LatencyChart {
     pub lines: Vec<LatencyLine>,
 }
 
-/// The percentile spectrum as SVG, 520 × 300 pixels.
+/// The percentile spectrum as SVG, 520 × 300 pixels (or the note that
+/// stands in for it, see [`not_drawable`]).
 pub fn latency_chart(chart: &LatencyChart) -> anyhow::Result<String> {
+    if let Some(note) = not_drawable(
+        chart
+            .lines
+            .iter()
+            .flat_map(|l| l.points.iter().flat_map(|p| [p.0, p.1])),
+    ) {
+        return Ok(note);
+    }
     let (x_high, (low, high)) = (
         bounds(
             chart
@@ -414,13 +557,13 @@ pub fn latency_chart(chart: &LatencyChart) -> anyhow::Result<String> {
 
 fn draw_latency<Y>(area: &Area, y: Y, x_high: f64, chart: &LatencyChart) -> DrawResult
 where
-    Y: AsRangedCoord<Value = f64>,
+    Y: AsRangedCoord<Value = f64> + Clone,
     Y::CoordDescType: ValueFormatter<f64>,
 {
     let mut ctx = ChartBuilder::on(area)
         .margin(10)
         .x_label_area_size(36)
-        .y_label_area_size(60)
+        .y_label_area_size(y_label_area(&y, 60))
         .build_cartesian_2d(0.0..x_high.max(1.0), y)?;
     let percentile = |nines: &f64| {
         let n = nines.round();
@@ -432,10 +575,11 @@ where
             k => format!("{}%", 100.0 - 100.0 * 10f64.powi(-k)),
         }
     };
-    let value = |v: &f64| format::value(*v);
+    let value = |v: &f64| tick_label(*v);
     ctx.configure_mesh()
         .x_labels(x_high.max(1.0).ceil() as usize + 1)
         .x_label_formatter(&percentile)
+        .y_labels(Y_LABELS)
         .y_label_formatter(&value)
         .x_desc("percentile")
         .y_desc("latency (ms)")
@@ -513,6 +657,7 @@ mod tests {
         assert!(wants_log(1.0, 101.0));
         assert!(!wants_log(1.0, 100.0));
         assert!(!wants_log(0.0, 1e6));
+        assert!(wants_log(1e-50, 1e50) && !wants_log(1e-51, 1e50));
         let linear = bar_chart(&BarChart {
             unit: "x".into(),
             bars: vec![bar(0, 50.0, false), bar(1, 100.0, false)],
@@ -530,6 +675,199 @@ mod tests {
             "{log}"
         );
         assert!(linear.contains(">\n0\n<"), "{linear}");
+    }
+
+    /// Runs `draw` on a thread and waits a minute at most, so that a chart
+    /// that loops forever fails its test instead of hanging the suite.
+    fn within_a_minute(draw: impl FnOnce() -> String + Send + 'static) -> String {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(draw());
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the chart was drawn within a minute")
+    }
+
+    fn two_bars(a: f64, b: f64) -> BarChart {
+        BarChart {
+            unit: "x".into(),
+            bars: vec![bar(0, a, false), bar(1, b, false)],
+        }
+    }
+
+    #[test]
+    fn values_no_axis_can_hold_give_a_note_instead_of_a_hang() {
+        for value in [1e308, f64::MAX, 1e-307, 5e-324, f64::INFINITY, f64::NAN] {
+            let shown = within_a_minute(move || bar_chart(&two_bars(value, 1.0)).unwrap());
+            assert!(
+                shown.starts_with("<p class=\"note\">chart not drawn: it would show ")
+                    && shown.contains("between 1e-300 and 1e300"),
+                "{value}: {shown}"
+            );
+            let scaling = within_a_minute(move || {
+                scaling_chart(&ScalingChart {
+                    param: "threads".into(),
+                    unit: "x".into(),
+                    lines: vec![ScalingLine {
+                        label: "run 1".into(),
+                        run: 0,
+                        steps: vec![(1.0, 1.0, 1.0, 1.0), (2.0, value, value, value)],
+                        failed: Vec::new(),
+                        fit: None,
+                    }],
+                })
+                .unwrap()
+            });
+            assert!(
+                scaling.starts_with("<p class=\"note\">"),
+                "{value}: {scaling}"
+            );
+            let latency = within_a_minute(move || {
+                latency_chart(&LatencyChart {
+                    lines: vec![LatencyLine {
+                        label: "run 1".into(),
+                        run: 0,
+                        points: vec![(0.0, 1.0), (1.0, value)],
+                    }],
+                })
+                .unwrap()
+            });
+            assert!(
+                latency.starts_with("<p class=\"note\">"),
+                "{value}: {latency}"
+            );
+        }
+        // Up to the bounds, on linear and logarithmic axes, charts are
+        // drawn, with tick labels that stay short.
+        for (a, b) in [
+            (2e-300, 1.0),
+            (1.0, 9e299),
+            (2e-300, 9e299),
+            (-9e299, 9e299),
+        ] {
+            let svg = within_a_minute(move || bar_chart(&two_bars(a, b)).unwrap());
+            assert!(svg.starts_with("<svg"), "{a} {b}: {svg}");
+            assert!(
+                texts(&svg).iter().all(|t| t.text.chars().count() < 12),
+                "{a} {b}: {svg}"
+            );
+        }
+    }
+
+    #[test]
+    fn long_numbers_tick_with_an_exponent() {
+        assert_eq!(tick_label(900_000.0), "900000");
+        assert_eq!(tick_label(0.0025), "0.0025");
+        assert_eq!(tick_label(12_500_000.0), "1.25e7");
+        assert_eq!(tick_label(1e300), "1e300");
+        assert_eq!(tick_label(-2e-5), "-2e-5");
+        assert_eq!(tick_label(0.0), "0");
+    }
+
+    /// A `<text>` element of plotters' SVG: where it is anchored, how, and
+    /// what it says.
+    struct SvgText {
+        x: f64,
+        anchor: String,
+        rotated: bool,
+        font_size: f64,
+        text: String,
+    }
+
+    fn texts(svg: &str) -> Vec<SvgText> {
+        svg.split("<text ")
+            .skip(1)
+            .map(|element| {
+                let (attributes, rest) = element.split_once('>').unwrap();
+                let attribute = |name: &str| {
+                    attributes
+                        .split(&format!("{name}=\""))
+                        .nth(1)
+                        .and_then(|v| v.split('"').next())
+                        .unwrap_or_default()
+                        .to_string()
+                };
+                SvgText {
+                    x: attribute("x").parse().unwrap(),
+                    anchor: attribute("text-anchor"),
+                    rotated: attributes.contains("rotate("),
+                    font_size: attribute("font-size").parse().unwrap(),
+                    text: rest.split("</text>").next().unwrap().trim().to_string(),
+                }
+            })
+            .collect()
+    }
+
+    /// Asserts that no y tick label of `svg` reaches into the rotated axis
+    /// title left of it, taking a digit as 0.64 em (DejaVu Sans).
+    fn assert_y_labels_clear_the_title(svg: &str) {
+        let texts = texts(svg);
+        let title = texts.iter().find(|t| t.rotated).expect("a y axis title");
+        let title_right = title.x + title.font_size;
+        let labels: Vec<&SvgText> = texts
+            .iter()
+            .filter(|t| t.anchor == "end" && !t.text.is_empty())
+            .collect();
+        assert!(labels.len() >= 3, "{svg}");
+        for label in labels {
+            let left = label.x - label.text.chars().count() as f64 * 0.64 * label.font_size;
+            assert!(
+                left > title_right,
+                "tick label {} starts at {left:.0} px, in the axis title (to {title_right:.0} px)",
+                label.text
+            );
+        }
+    }
+
+    #[test]
+    fn the_y_axis_title_clears_six_and_seven_digit_tick_labels() {
+        let rates = BarChart {
+            unit: "req/s".into(),
+            bars: vec![bar(0, 450_000.0, false), bar(1, 820_000.0, false)],
+        };
+        assert_y_labels_clear_the_title(&bar_chart(&rates).unwrap());
+        let scaling = ScalingChart {
+            param: "concurrency".into(),
+            unit: "req/s".into(),
+            lines: vec![ScalingLine {
+                label: "run 1".into(),
+                run: 0,
+                steps: vec![
+                    (1.0, 150_000.0, 140_000.0, 160_000.0),
+                    (8.0, 900_000.0, 880_000.0, 920_000.0),
+                ],
+                failed: Vec::new(),
+                fit: None,
+            }],
+        };
+        assert_y_labels_clear_the_title(&scaling_chart(&scaling).unwrap());
+    }
+
+    #[test]
+    fn a_failed_step_is_marked_on_the_scaling_axis() {
+        let chart = |failed: Vec<f64>| {
+            scaling_chart(&ScalingChart {
+                param: "threads".into(),
+                unit: "events/s".into(),
+                lines: vec![ScalingLine {
+                    label: "run 1".into(),
+                    run: 0,
+                    steps: vec![(1.0, 800.0, 790.0, 810.0), (2.0, 1590.0, 1580.0, 1600.0)],
+                    failed,
+                    fit: None,
+                }],
+            })
+            .unwrap()
+        };
+        let svg = chart(vec![4.0]);
+        let failed = texts(&svg)
+            .into_iter()
+            .filter(|t| t.text == "failed")
+            .count();
+        assert_eq!(failed, 1, "{svg}");
+        // The x axis reaches the failed step.
+        assert!(texts(&svg).iter().any(|t| t.text == "4"), "{svg}");
+        assert!(!chart(Vec::new()).contains(">\nfailed\n<"));
     }
 
     #[test]

@@ -16,10 +16,12 @@
 //! per workload (a bar chart per case across runs with 95% CIs and every
 //! trial, scaling curves with the USL fit for sweeps, the latency
 //! percentile spectrum of HTTP cases); the one-screen summary of each run.
+//! Failures stay visible: a failed case keeps its figure, saying where it
+//! failed, and a sweep with failed steps marks them and is called partial.
 
 mod charts;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
@@ -149,6 +151,12 @@ fn host_facts(run: &RunRecord) -> Vec<(String, String)> {
         .display_lines()
         .into_iter()
         .map(|(key, value)| match key.as_str() {
+            // Clones of one image share a host name; a fleet run also
+            // says which host `--hosts` named.
+            "Host" => match run.fleet_host() {
+                Some(fleet_host) => (key, format!("{value} (fleet host {fleet_host})")),
+                None => (key, value),
+            },
             // Only the sizes: available memory and free space change
             // from run to run and would mark every pair of runs.
             "Memory" => (key, human_bytes(host.memory.total_bytes)),
@@ -276,7 +284,14 @@ fn comparison(c: &RunComparison) -> String {
                     basis,
                 )
             }
-            None => ("-".into(), "no samples".to_string(), "same", String::new()),
+            None => (
+                "-".into(),
+                m.not_compared
+                    .clone()
+                    .unwrap_or_else(|| "no samples".into()),
+                "same",
+                String::new(),
+            ),
         };
         let _ = writeln!(
             out,
@@ -362,67 +377,61 @@ fn params_text(params: &BTreeMap<String, String>) -> String {
         .join(" ")
 }
 
+/// The key cases are matched on in the charts, and their cases per run.
+type ChartKey = (String, u32, BTreeMap<String, String>);
+
 /// Charts per workload: a bar chart per case, scaling curves per sweep,
-/// latency spectra for HTTP cases.
+/// latency spectra for HTTP cases. Cases are grouped once, by key and by
+/// workload, so the section takes time in proportion to the cases.
 fn charts_section(runs: &[RunRecord], all_sweeps: &[Vec<Sweep>]) -> anyhow::Result<String> {
     let mut out = String::from("<section id=\"charts\">\n<h2>Charts</h2>\n");
-    // Cases in first-seen order, with (run index, case) per run.
-    type Key = (String, u32, BTreeMap<String, String>);
-    let mut keys: Vec<Key> = Vec::new();
-    let mut by_key: BTreeMap<Key, Vec<(usize, &CaseRecord)>> = BTreeMap::new();
+    // Each key with (run index, case) per run that has it, keys in
+    // first-seen order; each workload's keys, workloads in first-seen order.
+    let mut matched: Vec<(ChartKey, Vec<(usize, &CaseRecord)>)> = Vec::new();
+    let mut key_index: HashMap<ChartKey, usize> = HashMap::new();
+    let mut workloads: Vec<(&str, Vec<usize>)> = Vec::new();
+    let mut workload_index: HashMap<&str, usize> = HashMap::new();
     for (i, run) in runs.iter().enumerate() {
         for case in &run.cases {
             let key = case_key(case, run);
-            if !by_key.contains_key(&key) {
-                keys.push(key.clone());
+            if let Some(&k) = key_index.get(&key) {
+                matched[k].1.push((i, case));
+                continue;
             }
-            by_key.entry(key).or_default().push((i, case));
+            let w = *workload_index
+                .entry(case.workload.as_str())
+                .or_insert_with(|| {
+                    workloads.push((case.workload.as_str(), Vec::new()));
+                    workloads.len() - 1
+                });
+            workloads[w].1.push(matched.len());
+            key_index.insert(key.clone(), matched.len());
+            matched.push((key, vec![(i, case)]));
         }
     }
-    let mut workloads: Vec<&str> = Vec::new();
-    for key in &keys {
-        if !workloads.contains(&key.0.as_str()) {
-            workloads.push(&key.0);
-        }
-    }
-    for workload in workloads {
+    let mut sweep_groups = group_sweeps(runs, all_sweeps);
+    for (workload, keys) in workloads {
         let _ = writeln!(out, "<h3 id=\"w-{0}\">{0}</h3>", escape(workload));
         // Which parameters tell this workload's cases apart.
-        let own: Vec<&Key> = keys.iter().filter(|k| k.0 == workload).collect();
         let varying: Vec<String> = {
-            let cases: Vec<&CaseRecord> = own
+            let cases: Vec<&CaseRecord> = keys
                 .iter()
-                .flat_map(|k| by_key[*k].iter().map(|p| p.1))
+                .flat_map(|&k| matched[k].1.iter().map(|p| p.1))
                 .collect();
             summary::varying_params(&cases)
         };
         out.push_str("<div class=\"grid\">\n");
-        for key in &own {
-            let cases = &by_key[*key];
-            let Some(chart) = bar_data(runs, cases) else {
-                continue;
-            };
-            let title: String = key
-                .2
-                .iter()
-                .filter(|(k, _)| varying.contains(k))
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(" ");
-            let metric = cases.iter().find_map(|(_, c)| sweeps::headline(c));
-            let _ = writeln!(
-                out,
-                "<figure class=\"case\"><figcaption>{} <span class=\"metric\">{}</span></figcaption>\n{}\n</figure>",
-                escape(if title.is_empty() { workload } else { &title }),
-                escape(&metric.map_or(String::new(), |m| format!("{} ({})", m.name, m.unit))),
-                charts::bar_chart(&chart)?
-            );
+        for &k in &keys {
+            let (key, cases) = &matched[k];
+            out.push_str(&case_figure(runs, workload, key, cases, &varying)?);
         }
         out.push_str("</div>\n");
-        out.push_str(&scaling_figures(runs, all_sweeps, workload)?);
+        let groups = sweep_groups.remove(workload).unwrap_or_default();
+        out.push_str(&scaling_figures(runs, &groups)?);
         if workload.starts_with("http.") {
-            for key in &own {
-                if let Some(figure) = latency_figure(runs, &by_key[*key], &key.2, &varying)? {
+            for &k in &keys {
+                let (key, cases) = &matched[k];
+                if let Some(figure) = latency_figure(runs, cases, &key.2, &varying)? {
                     out.push_str(&figure);
                 }
             }
@@ -430,6 +439,84 @@ fn charts_section(runs: &[RunRecord], all_sweeps: &[Vec<Sweep>]) -> anyhow::Resu
     }
     out.push_str("</section>\n");
     Ok(out)
+}
+
+/// One case across runs: its bar chart, and which runs it failed in (a
+/// case that failed everywhere is a figure with only that note).
+fn case_figure(
+    runs: &[RunRecord],
+    workload: &str,
+    key: &ChartKey,
+    cases: &[(usize, &CaseRecord)],
+    varying: &[String],
+) -> anyhow::Result<String> {
+    let chart = bar_data(runs, cases);
+    let failures: Vec<String> = cases
+        .iter()
+        .filter_map(|&(i, case)| {
+            let error = case.error.as_ref()?;
+            Some(format!("failed in {}: {error}", run_name(&runs[i])))
+        })
+        .collect();
+    if chart.is_none() && failures.is_empty() {
+        return Ok(String::new());
+    }
+    let title = case_title(runs, key, cases, varying);
+    let metric = cases.iter().find_map(|(_, c)| sweeps::headline(c));
+    let mut figure = format!(
+        "<figure class=\"case\"><figcaption>{} <span class=\"metric\">{}</span></figcaption>\n",
+        escape(if title.is_empty() { workload } else { &title }),
+        escape(&metric.map_or(String::new(), |m| format!("{} ({})", m.name, m.unit))),
+    );
+    if let Some(chart) = chart {
+        figure.push_str(&charts::bar_chart(&chart)?);
+        figure.push('\n');
+    }
+    for failure in failures {
+        let _ = writeln!(figure, "<p class=\"note failed\">{}</p>", escape(&failure));
+    }
+    figure.push_str("</figure>\n");
+    Ok(figure)
+}
+
+/// A case's chart title: the parameters that tell it from its workload's
+/// other cases, with a per-CPU count that the key reads as `all` given as
+/// the count each run resolved it to, as the scaling axis shows it
+/// (`threads=2`; `threads=all (2 in run 1, 8 in run 2)` when runs differ).
+fn case_title(
+    runs: &[RunRecord],
+    key: &ChartKey,
+    cases: &[(usize, &CaseRecord)],
+    varying: &[String],
+) -> String {
+    key.2
+        .iter()
+        .filter(|(k, _)| varying.contains(k))
+        .map(|(k, v)| {
+            if v != "all" {
+                return format!("{k}={v}");
+            }
+            let resolved: Vec<(usize, &str)> = cases
+                .iter()
+                .filter_map(|&(i, case)| Some((i, case.params.get(k)?.as_str())))
+                .collect();
+            let mut values: Vec<&str> = resolved.iter().map(|r| r.1).collect();
+            values.sort_unstable();
+            values.dedup();
+            match values.as_slice() {
+                [one] => format!("{k}={one}"),
+                _ => format!(
+                    "{k}=all ({})",
+                    resolved
+                        .iter()
+                        .map(|(i, value)| format!("{value} in {}", run_name(&runs[*i])))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The bars of one case across the runs that have it with a headline.
@@ -465,18 +552,21 @@ fn bar_data(runs: &[RunRecord], cases: &[(usize, &CaseRecord)]) -> Option<BarCha
     (!bars.is_empty()).then_some(BarChart { unit, bars })
 }
 
-/// Scaling curves of `workload`: one chart per sweep (matched across runs
-/// by parameter and fixed parameters), one line per run.
-fn scaling_figures(
+/// Sweeps matched across runs: by parameter and fixed parameters.
+type SweepKey = (String, BTreeMap<String, String>);
+
+/// One sweep across runs: its key and (run index, sweep) per run.
+type SweepGroup<'a> = (SweepKey, Vec<(usize, &'a Sweep)>);
+
+/// Every workload's sweeps matched across runs, in first-seen order.
+fn group_sweeps<'a>(
     runs: &[RunRecord],
-    all_sweeps: &[Vec<Sweep>],
-    workload: &str,
-) -> anyhow::Result<String> {
-    type SweepKey = (String, BTreeMap<String, String>);
-    let mut order: Vec<SweepKey> = Vec::new();
-    let mut groups: BTreeMap<SweepKey, Vec<(usize, &Sweep)>> = BTreeMap::new();
+    all_sweeps: &'a [Vec<Sweep>],
+) -> HashMap<&'a str, Vec<SweepGroup<'a>>> {
+    let mut groups: HashMap<&str, Vec<SweepGroup>> = HashMap::new();
+    let mut index: HashMap<(&str, SweepKey), usize> = HashMap::new();
     for (i, sweeps) in all_sweeps.iter().enumerate() {
-        for sweep in sweeps.iter().filter(|s| s.workload == workload) {
+        for sweep in sweeps {
             // The fixed parameters are those of every step's case.
             let Some(step) = sweep.steps.first() else {
                 continue;
@@ -486,14 +576,24 @@ fn scaling_figures(
                 sweep.param.clone(),
                 all_cpus_as_all(&sweep.fixed, case, &runs[i]),
             );
-            if !groups.contains_key(&key) {
-                order.push(key.clone());
-            }
-            groups.entry(key).or_default().push((i, sweep));
+            let own = groups.entry(&sweep.workload).or_default();
+            let at = *index
+                .entry((sweep.workload.as_str(), key.clone()))
+                .or_insert_with(|| {
+                    own.push((key, Vec::new()));
+                    own.len() - 1
+                });
+            own[at].1.push((i, sweep));
         }
     }
+    groups
+}
+
+/// Scaling curves of one workload: one chart per sweep (matched across
+/// runs by parameter and fixed parameters), one line per run.
+fn scaling_figures(runs: &[RunRecord], groups: &[SweepGroup]) -> anyhow::Result<String> {
     let varying: Vec<String> = {
-        let fixed: Vec<&BTreeMap<String, String>> = order.iter().map(|k| &k.1).collect();
+        let fixed: Vec<&BTreeMap<String, String>> = groups.iter().map(|g| &g.0.1).collect();
         let names: std::collections::BTreeSet<&String> =
             fixed.iter().flat_map(|f| f.keys()).collect();
         names
@@ -503,8 +603,7 @@ fn scaling_figures(
             .collect()
     };
     let mut out = String::new();
-    for key in &order {
-        let members = &groups[key];
+    for (key, members) in groups {
         let first = members[0].1;
         let lines: Vec<ScalingLine> = members
             .iter()
@@ -519,6 +618,7 @@ fn scaling_figures(
                         Some((step.n, m.summary.mean, m.summary.ci_low, m.summary.ci_high))
                     })
                     .collect(),
+                failed: sweep.failed.iter().map(|f| f.n).collect(),
                 fit: sweep.usl.clone(),
             })
             .collect();
@@ -548,22 +648,12 @@ fn scaling_figures(
         );
         out.push_str("<table class=\"scaling\"><thead><tr><th>run</th><th>steps</th><th>speed-up at the last step</th><th>USL</th></tr></thead><tbody>\n");
         for &(i, sweep) in members {
-            let last = sweep.steps.last().and_then(|s| s.speedup);
             let _ = writeln!(
                 out,
                 "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
                 run_heading(i, &runs[i]),
-                sweep
-                    .steps
-                    .iter()
-                    .map(|s| format::value(s.n))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                last.map_or("-".into(), |s| format!(
-                    "{:.2}× ({:.0}% efficiency)",
-                    s.speedup,
-                    s.efficiency * 100.0
-                )),
+                escape(&steps_text(sweep)),
+                escape(&last_speedup_text(sweep)),
                 sweep.usl.as_ref().map_or_else(
                     || format!("needs {} steps", crate::stats::MIN_USL_STEPS),
                     |fit| escape(&sweeps::usl_line(fit, &sweep.param, &sweep.unit))
@@ -573,6 +663,52 @@ fn scaling_figures(
         out.push_str("</tbody></table>\n</figure>\n");
     }
     Ok(out)
+}
+
+/// A sweep's steps, smallest first, failed ones marked: `1, 2, 4 (failed)`.
+fn steps_text(sweep: &Sweep) -> String {
+    let mut steps: Vec<(f64, bool)> = sweep.steps.iter().map(|s| (s.n, false)).collect();
+    steps.extend(sweep.failed.iter().map(|f| (f.n, true)));
+    steps.sort_by(|a, b| a.0.total_cmp(&b.0));
+    steps
+        .iter()
+        .map(|&(n, failed)| {
+            if failed {
+                format!("{} (failed)", format::value(n))
+            } else {
+                format::value(n)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The speed-up at the last measured step. When steps failed, the sweep
+/// is partial and says so, with the step it got to: its efficiency is not
+/// that of the sweep that was asked for.
+fn last_speedup_text(sweep: &Sweep) -> String {
+    let Some(last) = sweep.steps.last() else {
+        return "-".into();
+    };
+    let speedup = last.speedup.map(|s| {
+        format!(
+            "{:.2}× ({:.0}% efficiency)",
+            s.speedup,
+            s.efficiency * 100.0
+        )
+    });
+    if sweep.failed.is_empty() {
+        return speedup.unwrap_or_else(|| "-".into());
+    }
+    let failed: Vec<String> = sweep.failed.iter().map(|f| format::value(f.n)).collect();
+    format!(
+        "partial: {} at {}={}; {}={} failed",
+        speedup.as_deref().unwrap_or("-"),
+        sweep.param,
+        format::value(last.n),
+        sweep.param,
+        failed.join(", ")
+    )
 }
 
 /// The latency percentile spectrum of one HTTP case across runs, from the

@@ -84,13 +84,17 @@ fn comparison_tables_come_from_compare_runs() {
 fn charts_cover_cases_sweeps_and_latency() {
     let page = report(&[demo_run(1, "alpha", 1.0), demo_run(2, "beta", 1.3)]);
     let charts = &page[page.find("id=\"charts\"").unwrap()..page.find("id=\"summary\"").unwrap()];
-    // 14 cases with a headline (the failed one has none): a bar chart each;
-    // scaling charts for cpu.primes, two crypto sweeps and http.static; a
-    // latency spectrum per HTTP case.
+    // 14 cases with a headline: a bar chart each; the failed one a figure
+    // that says so; scaling charts for cpu.primes, two crypto sweeps and
+    // http.static; a latency spectrum per HTTP case.
     assert_eq!(
         charts.matches("<figure class=\"case\">").count(),
-        14,
-        "bar charts"
+        15,
+        "bar charts and the failed case"
+    );
+    assert!(
+        charts.contains("<p class=\"note failed\">failed in run 1: no space left on device</p>"),
+        "{charts}"
     );
     assert_eq!(charts.matches("scaling over").count(), 4, "scaling charts");
     assert_eq!(
@@ -144,4 +148,101 @@ fn strings_from_the_store_are_escaped() {
     assert!(!page.contains("<img"), "an img tag got through");
     assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
     assert_eq!(escape("a&b<c>\"d'"), "a&amp;b&lt;c&gt;&quot;d&#39;");
+}
+
+/// The line of `page`'s hosts table for `fact`.
+fn host_row(page: &str, fact: &str) -> String {
+    let hosts = &page[page.find("id=\"hosts\"").unwrap()..page.find("id=\"comparison\"").unwrap()];
+    hosts
+        .lines()
+        .find(|l| l.contains(&format!("<th>{fact}</th>")))
+        .unwrap_or_else(|| panic!("no {fact} row: {hosts}"))
+        .to_string()
+}
+
+#[test]
+fn fleet_clones_that_share_a_host_name_are_told_apart() {
+    let mut a = demo_run(1, "vm", 1.0);
+    let mut b = demo_run(2, "vm", 1.0);
+    a.notes = vec!["fleet_host=198.18.1.2".into()];
+    b.notes = vec!["rack 3".into(), "fleet_host=198.18.2.2".into()];
+    let page = report(&[a, b]);
+    let row = host_row(&page, "Host");
+    assert!(
+        row.contains("<td>vm (fleet host 198.18.1.2)</td><td>vm (fleet host 198.18.2.2)</td>"),
+        "{row}"
+    );
+    assert!(row.contains("class=\"differs\""), "{row}");
+    // A run made elsewhere has just its host name.
+    let page = report(&[demo_run(1, "vm", 1.0)]);
+    assert!(host_row(&page, "Host").contains("<td>vm</td>"));
+}
+
+#[test]
+fn a_missing_side_of_a_host_difference_reads_not_set() {
+    let mut a = demo_run(1, "alpha", 1.0);
+    a.notes = vec!["price=5EUR".into()];
+    let page = report(&[a, demo_run(2, "alpha", 1.0)]);
+    assert!(page.contains("<li>price: 5 EUR → not set</li>"), "{page}");
+}
+
+/// The captions of the bar charts of `page`.
+fn bar_captions(page: &str) -> Vec<String> {
+    page.split("<figure class=\"case\"><figcaption>")
+        .skip(1)
+        .map(|f| f.split(" <span").next().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn bar_charts_name_the_thread_count_the_scaling_axis_shows() {
+    // On 2 CPUs, threads=2 is every CPU: matched across runs as `all`, and
+    // titled with the count.
+    let captions = bar_captions(&report(&[demo_run(1, "alpha", 1.0)]));
+    assert_eq!(
+        captions[..4],
+        ["threads=1", "threads=2", "threads=3", "threads=4"],
+        "{captions:?}"
+    );
+    assert!(!captions.iter().any(|c| c.contains("=all")), "{captions:?}");
+    // A 4-CPU run's threads=4 is matched with the 2-CPU run's threads=2.
+    let mut big = demo_run(2, "beta", 2.0);
+    big.cpus = (0..4).collect();
+    let captions = bar_captions(&report(&[demo_run(1, "alpha", 1.0), big]));
+    assert!(
+        captions.contains(&"threads=all (2 in run 1, 4 in run 2)".to_string()),
+        "{captions:?}"
+    );
+}
+
+#[test]
+fn a_sweep_that_stops_early_says_it_is_partial() {
+    let mut run = demo_run(1, "alpha", 1.0);
+    // cpu.primes at 3 and 4 threads failed: the sweep has two steps left.
+    for case in &mut run.cases[2..4] {
+        case.error = Some("out of memory".into());
+        case.metrics.clear();
+    }
+    let page = report(&[run]);
+    let scaling = &page[page.find("scaling over threads").unwrap()..];
+    let row = scaling
+        .lines()
+        .find(|l| l.starts_with("<tr><td><span class=\"swatch\""))
+        .unwrap();
+    assert!(
+        row.contains("<td class=\"num\">1, 2, 3 (failed), 4 (failed)</td>"),
+        "{row}"
+    );
+    assert!(
+        row.contains("partial: 1.99× (99% efficiency) at threads=2; threads=3, 4 failed"),
+        "{row}"
+    );
+    let svg = &scaling[..scaling.find("</svg>").unwrap()];
+    assert_eq!(svg.matches(">\nfailed\n<").count(), 2, "{svg}");
+    // The failed cases keep their figures, saying so.
+    assert_eq!(
+        page.matches("failed in run 1: out of memory").count(),
+        2,
+        "{page}"
+    );
 }
