@@ -13,6 +13,7 @@ mod hardware;
 mod http;
 mod http_db;
 mod http_distributed;
+mod install;
 mod layers;
 mod netns_hosts;
 mod notes;
