@@ -14,6 +14,7 @@ mod http;
 mod http_db;
 mod http_distributed;
 mod http_server;
+mod install;
 mod layers;
 mod netns_hosts;
 mod notes;

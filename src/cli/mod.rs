@@ -3,6 +3,7 @@
 
 mod calibrate;
 mod compare;
+mod completions;
 mod delete;
 mod export;
 mod fleet;
@@ -11,6 +12,7 @@ mod http_agent;
 mod http_from;
 mod import;
 mod list;
+mod man;
 mod output;
 mod output_file;
 mod probe;
@@ -102,6 +104,30 @@ pub enum Command {
     /// Write one self-contained HTML report of runs: hosts side by side,
     /// comparisons with the first run, charts (no network, no script).
     Report(report::ReportArgs),
+    /// Print a shell's completion script.
+    ///
+    /// Install it where the shell looks for it (the Debian package does
+    /// this for bash, zsh and fish):
+    ///
+    ///   bash:  sledge completions bash > /etc/bash_completion.d/sledge
+    ///          (or ~/.local/share/bash-completion/completions/sledge)
+    ///   zsh:   sledge completions zsh > /usr/local/share/zsh/site-functions/_sledge
+    ///          (or a directory of your own in $fpath, before compinit)
+    ///   fish:  sledge completions fish > ~/.config/fish/completions/sledge.fish
+    ///   elvish: sledge completions elvish > ~/.config/elvish/lib/sledge.elv
+    ///          and `use sledge` in rc.elv
+    ///   powershell: sledge completions powershell >> $PROFILE
+    ///
+    /// A new shell then completes sledge's subcommands and options.
+    #[command(about = "Print a shell's completion script", verbatim_doc_comment)]
+    Completions(completions::CompletionsArgs),
+    /// Print the manual page, or write every page into a directory.
+    ///
+    /// `sledge man | man -l -` reads it now; `sledge man --dir DIR`
+    /// writes `sledge.1` and a page per subcommand (`sledge-run.1`, ...)
+    /// into DIR, for instance `/usr/local/share/man/man1` (then `man
+    /// sledge-run`). The Debian package installs them.
+    Man(man::ManArgs),
 }
 
 /// The environment variable that names the store when `--store` is not
@@ -129,6 +155,8 @@ pub fn execute(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Fleet(args) => fleet::execute(args, store()?),
         Command::Delete(args) => delete::execute(args, store()?),
         Command::Report(args) => report::execute(args, store()?),
+        Command::Completions(args) => completions::execute(args),
+        Command::Man(args) => man::execute(args),
     }
 }
 
