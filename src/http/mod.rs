@@ -9,6 +9,7 @@
 mod arrival;
 pub mod distributed;
 mod header_value;
+pub(crate) mod ready;
 pub mod load;
 pub mod response;
 pub mod server;
