@@ -11,6 +11,7 @@ pub mod distributed;
 mod header_value;
 pub(crate) mod ready;
 pub mod load;
+mod nap;
 pub mod response;
 pub mod server;
 pub mod tally;

@@ -12,14 +12,15 @@
 //!
 //! Latency ends at the kernel's receive timestamp of a response's last
 //! packet (see `arrival`), so the generator's own delays are not counted.
-//! That frees the closed loop to nap: when many requests are in flight,
-//! it sleeps a few microseconds before polling, and handles the responses
-//! that came meanwhile in one batch. A generator blocked in `epoll_wait`
+//! That frees the loop to nap: when many requests are in flight, it
+//! sleeps before polling and handles the responses that came meanwhile in
+//! one batch (see `nap` for how long). A generator blocked in `epoll_wait`
 //! must be woken by the server's `write` for every response; in a virtual
 //! machine that wake-up is an inter-processor interrupt that costs the
-//! server's CPU, the very thing being measured. The nap is bounded by a
-//! small fraction of the observed latency, so it cannot make a closed
-//! loop noticeably slower than the server.
+//! server's CPU, the very thing being measured, and the generator's own.
+//! Timeouts are deadlines kept per connection and swept a few times per
+//! timeout, not a timer per request; waits are precise to the microsecond
+//! (`ready`), so an open loop sends each request at its due time.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -31,6 +32,7 @@ use mio::net::TcpStream;
 use mio::{Interest, Poll, Token};
 
 use super::arrival;
+use super::nap::NapControl;
 use super::ready::Ready;
 use super::response::ResponseParser;
 use super::tally::Tally;
@@ -45,17 +47,6 @@ const POLL_INTERVAL: Duration = Duration::from_millis(50);
 /// Pause before reconnecting after a failed connect, so that a dead
 /// server does not turn the generator into a busy loop.
 const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
-/// The closed loop naps only with at least this many requests in flight:
-/// fewer hardly ever arrive together, and a nap would only delay them.
-const NAP_MIN_IN_FLIGHT: u64 = 8;
-/// Longest nap; longer ones did not save more server CPU on loopback.
-const NAP_MAX: Duration = Duration::from_micros(20);
-/// A nap is at most this fraction (1/N) of the recent mean latency, so it
-/// delays a connection's next request by at most about 3%.
-const NAP_LATENCY_DIVISOR: u64 = 32;
-/// Naps shorter than this are not worth the system call.
-const NAP_MIN: Duration = Duration::from_micros(2);
-
 /// How requests are paced.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Pacing {
@@ -145,6 +136,8 @@ struct Worker<'a> {
     rng: u64,
     /// Moving mean of response latency (ns), which bounds the nap.
     latency_ewma_ns: u64,
+    /// How long the thread naps before polling.
+    nap: NapControl,
     /// When the connections' deadlines are next looked at.
     next_sweep: Instant,
 }
@@ -152,6 +145,8 @@ struct Worker<'a> {
 /// Runs one generator thread until its limits are reached; returns its
 /// tally and when it stopped.
 pub(crate) fn run_worker(plan: &WorkerPlan<'_>) -> io::Result<(Tally, Instant)> {
+    let cpu_at_start = thread_cpu_ns();
+    let wall_at_start = Instant::now();
     let mut w = Worker {
         plan,
         poll: Poll::new()?,
@@ -163,6 +158,7 @@ pub(crate) fn run_worker(plan: &WorkerPlan<'_>) -> io::Result<(Tally, Instant)> 
         next_target: plan.first_connection,
         rng: plan.seed | 1,
         latency_ewma_ns: 0,
+        nap: NapControl::default(),
         next_sweep: plan.start,
     };
     // An open loop naps too: the nap never runs past the next request's
@@ -229,8 +225,9 @@ pub(crate) fn run_worker(plan: &WorkerPlan<'_>) -> io::Result<(Tally, Instant)> 
             }
             wait = wait.min(w.next_sweep.saturating_duration_since(now));
         }
+        let in_flight = w.in_flight();
         let nap = if may_nap && last_poll_had_events {
-            nap_for(w.in_flight(), w.latency_ewma_ns)
+            w.nap.nap(in_flight, w.latency_ewma_ns)
         } else {
             None
         };
@@ -241,8 +238,12 @@ pub(crate) fn run_worker(plan: &WorkerPlan<'_>) -> io::Result<(Tally, Instant)> 
         events.wait(epoll_fd, wait)?;
         last_poll_had_events = !events.is_empty();
         let now = Instant::now();
+        let answered_before = w.tally.responses;
         for event in events.iter() {
             w.on_event(event.token, event.read_closed, now);
+        }
+        if may_nap && last_poll_had_events {
+            w.nap.after_wake_up(in_flight, w.tally.responses - answered_before);
         }
         while let Some(&Reverse((at, seq, idx))) = w.timers.peek() {
             if at > now {
@@ -254,7 +255,25 @@ pub(crate) fn run_worker(plan: &WorkerPlan<'_>) -> io::Result<(Tally, Instant)> 
             }
         }
     }
-    Ok((w.tally, Instant::now()))
+    let stopped = Instant::now();
+    w.tally.busy_ns = thread_cpu_ns().saturating_sub(cpu_at_start);
+    w.tally.wall_ns = stopped.saturating_duration_since(wall_at_start).as_nanos() as u64;
+    Ok((w.tally, stopped))
+}
+
+/// CPU time this thread has used, ns (`CLOCK_THREAD_CPUTIME_ID`); 0 where
+/// it cannot be read.
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec into the live `ts`.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 impl Worker<'_> {
@@ -537,6 +556,7 @@ impl Worker<'_> {
             None => now.saturating_duration_since(conn.sent_at).as_nanos() as u64,
         };
         self.latency_ewma_ns = ewma(self.latency_ewma_ns, from_sent);
+        self.nap.saw_response(arrived.is_some());
         match self.plan.pacing {
             Pacing::Open { .. } => {
                 let waited = conn
@@ -588,16 +608,6 @@ impl Worker<'_> {
     }
 }
 
-/// How long the closed loop naps before its next poll, if at all, with
-/// `in_flight` requests unanswered and a recent mean latency in ns.
-fn nap_for(in_flight: u64, latency_ewma_ns: u64) -> Option<Duration> {
-    if in_flight < NAP_MIN_IN_FLIGHT {
-        return None;
-    }
-    let nap = Duration::from_nanos(latency_ewma_ns / NAP_LATENCY_DIVISOR).min(NAP_MAX);
-    (nap >= NAP_MIN).then_some(nap)
-}
-
 /// How often the deadlines of requests in flight are looked at, with a
 /// request timeout: a request times out at most this long after its
 /// deadline (1/16 of the timeout, at least 1 ms, at most the idle poll
@@ -629,23 +639,6 @@ fn classify(e: &io::Error) -> Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_nap_is_a_small_bounded_share_of_the_latency() {
-        let us = Duration::from_micros;
-        // 400 µs responses: a 12.5 µs nap, 1/32 of them.
-        assert_eq!(nap_for(50, 400_000), Some(Duration::from_nanos(12_500)));
-        // Slow responses: never more than the cap.
-        assert_eq!(nap_for(50, 50_000_000), Some(NAP_MAX));
-        assert_eq!(NAP_MAX, us(20));
-        // Fast responses: a nap under 2 µs is not worth a system call.
-        assert_eq!(nap_for(50, 60_000), None);
-        // Few requests in flight: their responses are awaited, not napped on.
-        assert_eq!(nap_for(NAP_MIN_IN_FLIGHT - 1, 400_000), None);
-        assert!(nap_for(NAP_MIN_IN_FLIGHT, 400_000).is_some());
-        // No latency seen yet: no nap.
-        assert_eq!(nap_for(50, 0), None);
-    }
 
     #[test]
     fn timeouts_are_looked_at_often_enough_to_be_late_by_a_sixteenth_at_most() {
