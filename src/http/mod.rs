@@ -9,9 +9,9 @@
 mod arrival;
 pub mod distributed;
 mod header_value;
-pub(crate) mod ready;
 pub mod load;
 mod nap;
+pub(crate) mod ready;
 pub mod response;
 pub mod server;
 pub mod tally;

@@ -120,7 +120,14 @@ fn wait_ms(epoll_fd: RawFd, events: &mut [libc::epoll_event], timeout: Duration)
         .as_millis()
         .min(libc::c_int::MAX as u128) as libc::c_int;
     // SAFETY: `events` has room for its length in entries.
-    unsafe { libc::epoll_wait(epoll_fd, events.as_mut_ptr(), events.len() as libc::c_int, ms) }
+    unsafe {
+        libc::epoll_wait(
+            epoll_fd,
+            events.as_mut_ptr(),
+            events.len() as libc::c_int,
+            ms,
+        )
+    }
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@
 //! (`ready`), so an open loop sends each request at its due time.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use std::io::{self, Write};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
@@ -53,8 +53,9 @@ pub enum Pacing {
     /// Each connection sends its next request when the previous response
     /// arrived, after a uniformly random think time up to `think`.
     Closed { think: Duration },
-    /// Each connection's requests are due every `interval`; latency counts
-    /// from when a request was due.
+    /// Requests are due at the rate of one per `interval` per connection,
+    /// and any free connection sends the next one due; latency counts from
+    /// when a request was due.
     Open { interval: Duration },
 }
 
@@ -65,8 +66,11 @@ pub(crate) struct WorkerPlan<'a> {
     pub connections: usize,
     /// Index of this thread's first connection among all connections.
     pub first_connection: usize,
-    /// Connections of all threads, for spreading open-loop start times.
-    pub total_connections: usize,
+    /// This thread's index among `threads`, for spreading the threads'
+    /// open-loop schedules over each other.
+    pub thread: usize,
+    /// Generator threads of the run.
+    pub threads: usize,
     pub keep_alive: bool,
     pub pacing: Pacing,
     pub timeout: Option<Duration>,
@@ -80,7 +84,8 @@ pub(crate) struct WorkerPlan<'a> {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
-    /// Waiting for a timer: think time, an open-loop due time, a back-off.
+    /// Waiting for a timer (think time, a back-off) or, in an open loop,
+    /// free for the next request due.
     Waiting,
     Connecting,
     Writing,
@@ -112,7 +117,6 @@ struct Conn {
     /// receive timestamps.
     sent_realtime_ns: i64,
     due_at: Instant,
-    next_due: Instant,
     /// When the request in flight times out (`None`: none in flight, or
     /// no timeout). Kept here and swept now and then instead of a timer
     /// per request: a heap entry per request cost more instructions than
@@ -140,6 +144,38 @@ struct Worker<'a> {
     nap: NapControl,
     /// When the connections' deadlines are next looked at.
     next_sweep: Instant,
+    /// Open loop: the thread's schedule.
+    schedule: Option<Schedule>,
+    /// Open loop: the connections free for the next request due, the
+    /// longest free first (so that every connection is used in turn).
+    idle: VecDeque<usize>,
+    /// Open loop: requests are being handed to free connections (a
+    /// connection freed meanwhile only joins `idle`).
+    dispatching: bool,
+}
+
+/// The token of the open loop's schedule timer among the connections'.
+const SCHEDULE: usize = usize::MAX;
+
+/// The open loop of one thread: its share of the requests is due one
+/// after another, each taken by whichever connection is free.
+///
+/// A schedule per connection (wrk2's) holds a request back while its own
+/// connection waits for a slow response, though other connections are
+/// free: near the server's capacity the generator, not the server, then
+/// sets when requests go out, and latency from the due time grows with it.
+/// With one schedule per thread a request waits only when every
+/// connection of the thread has a request in flight.
+struct Schedule {
+    /// When the next request not yet sent (nor dropped) is due.
+    next_due: Instant,
+    /// Between two of this thread's requests.
+    interval: Duration,
+    /// Between two requests of one connection: a request sent later than
+    /// this after its due time is counted late.
+    per_connection: Duration,
+    /// When the timer for `next_due` is armed, if it is.
+    armed: Option<Instant>,
 }
 
 /// Runs one generator thread until its limits are reached; returns its
@@ -160,6 +196,12 @@ pub(crate) fn run_worker(plan: &WorkerPlan<'_>) -> io::Result<(Tally, Instant)> 
         latency_ewma_ns: 0,
         nap: NapControl::default(),
         next_sweep: plan.start,
+        schedule: match plan.pacing {
+            Pacing::Open { interval } => Some(Schedule::new(plan, interval)),
+            Pacing::Closed { .. } => None,
+        },
+        idle: VecDeque::with_capacity(plan.connections),
+        dispatching: false,
     };
     // An open loop naps too: the nap never runs past the next request's
     // due time (it is cut at the next timer), so it delays no request.
@@ -173,14 +215,7 @@ pub(crate) fn run_worker(plan: &WorkerPlan<'_>) -> io::Result<(Tally, Instant)> 
         // SAFETY: prctl with integer arguments changes only this thread.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
     }
-    for i in 0..plan.connections {
-        let next_due = match plan.pacing {
-            Pacing::Open { interval } => {
-                let global = (plan.first_connection + i) as u32;
-                plan.start + interval * global / plan.total_connections.max(1) as u32
-            }
-            Pacing::Closed { .. } => plan.start,
-        };
+    for _ in 0..plan.connections {
         w.conns.push(Conn {
             stream: None,
             phase: Phase::Waiting,
@@ -191,7 +226,6 @@ pub(crate) fn run_worker(plan: &WorkerPlan<'_>) -> io::Result<(Tally, Instant)> 
             sent_at: plan.start,
             sent_realtime_ns: 0,
             due_at: plan.start,
-            next_due,
             deadline: None,
             seq: 0,
         });
@@ -226,7 +260,7 @@ pub(crate) fn run_worker(plan: &WorkerPlan<'_>) -> io::Result<(Tally, Instant)> 
             wait = wait.min(w.next_sweep.saturating_duration_since(now));
         }
         let in_flight = w.in_flight();
-        let nap = if may_nap && last_poll_had_events {
+        let nap = if may_nap && last_poll_had_events && !w.requests_waiting(now) {
             w.nap.nap(in_flight, w.latency_ewma_ns)
         } else {
             None
@@ -243,14 +277,17 @@ pub(crate) fn run_worker(plan: &WorkerPlan<'_>) -> io::Result<(Tally, Instant)> 
             w.on_event(event.token, event.read_closed, now);
         }
         if may_nap && last_poll_had_events {
-            w.nap.after_wake_up(in_flight, w.tally.responses - answered_before);
+            w.nap
+                .after_wake_up(in_flight, w.tally.responses - answered_before);
         }
         while let Some(&Reverse((at, seq, idx))) = w.timers.peek() {
             if at > now {
                 break;
             }
             w.timers.pop();
-            if w.conns[idx].seq == seq {
+            if idx == SCHEDULE {
+                w.on_schedule(at, now);
+            } else if w.conns[idx].seq == seq {
                 w.on_timer(idx, now);
             }
         }
@@ -259,6 +296,22 @@ pub(crate) fn run_worker(plan: &WorkerPlan<'_>) -> io::Result<(Tally, Instant)> 
     w.tally.busy_ns = thread_cpu_ns().saturating_sub(cpu_at_start);
     w.tally.wall_ns = stopped.saturating_duration_since(wall_at_start).as_nanos() as u64;
     Ok((w.tally, stopped))
+}
+
+impl Schedule {
+    /// The schedule of `plan`'s thread, each of its connections at one
+    /// request per `per_connection`. The threads' schedules interleave:
+    /// thread `t` of `T` starts `t / T` of its interval after the run.
+    fn new(plan: &WorkerPlan<'_>, per_connection: Duration) -> Schedule {
+        let interval = per_connection / plan.connections.max(1) as u32;
+        let offset = interval * plan.thread as u32 / plan.threads.max(1) as u32;
+        Schedule {
+            next_due: plan.start + offset,
+            interval,
+            per_connection,
+            armed: None,
+        }
+    }
 }
 
 /// CPU time this thread has used, ns (`CLOCK_THREAD_CPUTIME_ID`); 0 where
@@ -309,42 +362,86 @@ impl Worker<'_> {
                     self.begin(idx, now, now);
                 }
             }
-            Pacing::Open { interval } => {
-                let mut due = self.conns[idx].next_due;
-                if due > now {
-                    self.wait(idx, due);
-                    return;
-                }
-                if let Some(timeout) = self.plan.timeout {
-                    let behind = now - due;
-                    if behind > timeout {
-                        // Requests already older than the timeout would only
-                        // time out: drop them, and count them.
-                        let mut skip =
-                            ((behind - timeout).as_nanos() / interval.as_nanos().max(1)) as u64 + 1;
-                        if let Some(q) = self.plan.quota {
-                            skip = skip.min(q - self.tally.sent - self.tally.dropped);
-                        }
-                        self.tally.dropped += skip;
-                        due +=
-                            Duration::from_nanos((interval.as_nanos() as u64).saturating_mul(skip));
-                        self.conns[idx].next_due = due;
-                        if !self.may_send(now) {
-                            return self.next(idx, now, false);
-                        }
-                        if due > now {
-                            self.wait(idx, due);
-                            return;
-                        }
-                    }
-                }
-                if now - due > interval {
-                    self.tally.late += 1;
-                }
-                self.conns[idx].next_due = due + interval;
-                self.begin(idx, now, due);
+            Pacing::Open { .. } => {
+                self.conns[idx].phase = Phase::Waiting;
+                self.idle.push_back(idx);
+                self.dispatch(now);
             }
         }
+    }
+
+    /// Open loop: whether requests are due that no connection is free to
+    /// send (then the thread must not nap: a free connection is what they
+    /// wait for).
+    fn requests_waiting(&self, now: Instant) -> bool {
+        self.schedule
+            .as_ref()
+            .is_some_and(|s| s.next_due <= now && self.idle.is_empty())
+    }
+
+    /// Open loop: the schedule's timer fired.
+    fn on_schedule(&mut self, at: Instant, now: Instant) {
+        if let Some(schedule) = &mut self.schedule {
+            if schedule.armed == Some(at) {
+                schedule.armed = None;
+            }
+        }
+        self.dispatch(now);
+    }
+
+    /// Open loop: hands the requests due by `now` to free connections, and
+    /// arms the timer for the next one when connections are left free.
+    fn dispatch(&mut self, now: Instant) {
+        if self.dispatching {
+            return;
+        }
+        self.dispatching = true;
+        while !self.idle.is_empty() {
+            if !self.may_send(now) {
+                while let Some(idx) = self.idle.pop_front() {
+                    let conn = &mut self.conns[idx];
+                    conn.stream = None;
+                    conn.phase = Phase::Done;
+                    self.done += 1;
+                }
+                break;
+            }
+            let Some(schedule) = self.schedule.as_mut() else {
+                break;
+            };
+            let mut due = schedule.next_due;
+            if due > now {
+                if schedule.armed != Some(due) {
+                    schedule.armed = Some(due);
+                    self.timers.push(Reverse((due, 0, SCHEDULE)));
+                }
+                break;
+            }
+            if let Some(timeout) = self.plan.timeout {
+                let behind = now - due;
+                if behind > timeout {
+                    // Requests already older than the timeout would only
+                    // time out: drop them, and count them.
+                    let interval = schedule.interval;
+                    let mut skip =
+                        ((behind - timeout).as_nanos() / interval.as_nanos().max(1)) as u64 + 1;
+                    if let Some(q) = self.plan.quota {
+                        skip = skip.min(q - self.tally.sent - self.tally.dropped);
+                    }
+                    self.tally.dropped += skip;
+                    due += Duration::from_nanos((interval.as_nanos() as u64).saturating_mul(skip));
+                    schedule.next_due = due;
+                    continue;
+                }
+            }
+            if now - due > schedule.per_connection {
+                self.tally.late += 1;
+            }
+            schedule.next_due = due + schedule.interval;
+            let idx = self.idle.pop_front().expect("checked above");
+            self.begin(idx, now, due);
+        }
+        self.dispatching = false;
     }
 
     fn wait(&mut self, idx: usize, at: Instant) {
