@@ -10,16 +10,23 @@
 #   2. server: wrk -t1 -c50 (CPU 1) against nginx vs sledge's built-in
 #      server (each on CPU 0), 1 B and 10 MiB.
 #   3. memory: sledge http, 1,000,000 requests at concurrency 500; peak RSS.
+#   4. connections: part 1 at -c 500 and -c 10000 (CONNS), per CPU-second
+#      and rate against wrk; sledge's peak RSS at each.
+#   5. open: sledge's closed loop at -c 100 gives the ceiling; then the
+#      open loop (--rate) at 50%, 75%, 90% and 100% of it, each round with
+#      a new ceiling: achieved / requested, p99 latency from the due time
+#      and from the send, late requests, the generator's busy share.
 #
 # Needs: wrk, nginx (nginx-light), taskset, GNU time, jq.
 # Usage: bench/http.sh [SECONDS per run, default 10]
-#   PARTS="generator server memory" (the default) chooses the parts;
+#   PARTS="generator server memory connections open" (the default) chooses
+#   the parts;
 #   SLEDGE=path runs another build (to compare two builds, alternate them).
 set -euo pipefail
 
 DUR=${1:-${DUR:-10}}
 ROUNDS=${ROUNDS:-3}
-PARTS=${PARTS:-generator server memory}
+PARTS=${PARTS:-generator server memory connections open}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 NGINX_PORT=${NGINX_PORT:-18080}
 SLEDGE_PORT=${SLEDGE_PORT:-18081}
@@ -54,7 +61,8 @@ worker_processes 1;
 daemon off;
 pid $WORK/nginx.pid;
 error_log $WORK/error.log;
-events { worker_connections 4096; }
+events { worker_connections 20000; }
+worker_rlimit_nofile 30000;
 http {
     access_log off;
     sendfile on;
@@ -95,10 +103,11 @@ cpu_of() { awk -v tck="$(getconf CLK_TCK)" '{ print ($14 + $15) / tck }' "/proc/
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0) ? a / b : 0 }'; }
 
-# Runs wrk on the client CPU against $1; prints "requests req/s cpu_seconds".
+# Runs wrk on the client CPU against $1 (connections: $2, default 50);
+# prints "requests req/s cpu_seconds".
 run_wrk() {
     local out
-    out=$( { /usr/bin/time -f 'CPU %U %S' taskset -c $CLIENT_CPU wrk -t1 -c50 -d"${DUR}s" "$1"; } 2>&1 )
+    out=$( { /usr/bin/time -f 'CPU %U %S' taskset -c $CLIENT_CPU wrk -t1 -c"${2:-50}" -d"${DUR}s" "$1"; } 2>&1 )
     local n rps cpu
     n=$(awk '/requests in/ { print $1 }' <<<"$out")
     rps=$(awk '/^Requests\/sec/ { print $2 }' <<<"$out")
@@ -106,12 +115,13 @@ run_wrk() {
     echo "$n $rps $cpu"
 }
 
-# Runs sledge http on the client CPU against $1; same output as run_wrk.
+# Runs sledge http on the client CPU against $1 (connections: $2, default
+# 50); same output as run_wrk, then the peak RSS in KiB.
 run_sledge() {
     local json cpu
-    json=$( { /usr/bin/time -o "$WORK/time" -f 'CPU %U %S' taskset -c $CLIENT_CPU "$SLEDGE" http -t 1 -c 50 -d "$DUR" --json "$1"; } )
+    json=$( { /usr/bin/time -o "$WORK/time" -f 'CPU %U %S RSS %M' taskset -c $CLIENT_CPU "$SLEDGE" http -t 1 -c "${2:-50}" -d "$DUR" --json "$1"; } )
     cpu=$(awk '/^CPU/ { print $2 + $3 }' "$WORK/time")
-    echo "$(jq .responses <<<"$json") $(jq '.requests_per_sec | floor' <<<"$json") $cpu"
+    echo "$(jq .responses <<<"$json") $(jq '.requests_per_sec | floor' <<<"$json") $cpu $(awk '/^CPU/ { print $5 }' "$WORK/time")"
 }
 
 # Runs wrk against $2 and measures the server process $1's CPU; prints
@@ -134,7 +144,7 @@ for round in $(seq "$ROUNDS"); do
     read -r wn wrps wcpu < <(run_wrk "$NGINX_1B")
     wbusy=$(busy_since "$c0" "$t0")
     c0=$(cpu_of "$NGINX_WORKER"); t0=$(date +%s.%N)
-    read -r sn srps scpu < <(run_sledge "$NGINX_1B")
+    read -r sn srps scpu _ < <(run_sledge "$NGINX_1B")
     sbusy=$(busy_since "$c0" "$t0")
     wper=$(awk -v n="$wn" -v c="$wcpu" 'BEGIN { printf "%.0f", n / c }')
     sper=$(awk -v n="$sn" -v c="$scpu" 'BEGIN { printf "%.0f", n / c }')
@@ -146,7 +156,7 @@ g_wrps=$(awk '{ print $1 }' "$WORK/gen" | median); g_wper=$(awk '{ print $2 }' "
 g_srps=$(awk '{ print $3 }' "$WORK/gen" | median); g_sper=$(awk '{ print $4 }' "$WORK/gen" | median)
 echo "  median: wrk $g_wrps req/s, $g_wper req/CPU-s; sledge $g_srps req/s, $g_sper req/CPU-s"
 echo "  median of the rounds' ratios: req/s $(awk '{ print $5 }' "$WORK/gen" | median), req/CPU-s $(awk '{ print $6 }' "$WORK/gen" | median)"
-echo "  RATIO requests per generator CPU-second sledge/wrk = $(ratio "$g_sper" "$g_wper") (target >= 1.10)"
+echo "  RATIO requests per generator CPU-second sledge/wrk = $(ratio "$g_sper" "$g_wper") (target >= 1.5)"
 echo "  RATIO requests/s sledge/wrk = $(ratio "$g_srps" "$g_wrps") (target >= 0.98)"
 fi
 
@@ -176,4 +186,48 @@ json=$( { /usr/bin/time -o "$WORK/time" -f 'RSS %M' taskset -c $CLIENT_CPU "$SLE
 rss_kib=$(awk '/^RSS/ { print $2 }' "$WORK/time")
 echo "  responses $(jq .responses <<<"$json"), errors $(jq '.errors | add' <<<"$json"), $(jq '.requests_per_sec | floor' <<<"$json") req/s"
 echo "  RESULT generator peak RSS = $(awk -v k="$rss_kib" 'BEGIN { printf "%.1f", k / 1024 }') MiB (target < 64)"
+fi
+
+if part connections; then
+for conns in ${CONNS:-500 10000}; do
+    echo "== 4. connections: wrk -t1 -c$conns vs sledge http -t1 -c$conns (CPU $CLIENT_CPU) against nginx 1 B, ${DUR} s x $ROUNDS"
+    : > "$WORK/conns"
+    for round in $(seq "$ROUNDS"); do
+        read -r wn wrps wcpu < <(run_wrk "$NGINX_1B" "$conns")
+        read -r sn srps scpu srss < <(run_sledge "$NGINX_1B" "$conns")
+        wper=$(awk -v n="$wn" -v c="$wcpu" 'BEGIN { printf "%.0f", n / c }')
+        sper=$(awk -v n="$sn" -v c="$scpu" 'BEGIN { printf "%.0f", n / c }')
+        printf '  round %d: wrk %8.0f req/s %8s req/CPU-s | sledge %8.0f req/s %8s req/CPU-s, %6.1f MiB | ratio %.3f\n' \
+            "$round" "$wrps" "$wper" "$srps" "$sper" "$(awk -v k="$srss" 'BEGIN { print k / 1024 }')" "$(ratio "$sper" "$wper")"
+        echo "$(ratio "$srps" "$wrps") $(ratio "$sper" "$wper") $srss" >> "$WORK/conns"
+    done
+    echo "  RATIO requests per generator CPU-second sledge/wrk at -c$conns = $(awk '{ print $2 }' "$WORK/conns" | median) (median of the rounds' ratios)"
+    echo "  RATIO requests/s sledge/wrk at -c$conns = $(awk '{ print $1 }' "$WORK/conns" | median)"
+    echo "  RESULT sledge peak RSS at -c$conns = $(awk '{ print $3 }' "$WORK/conns" | sort -g | tail -1 | awk '{ printf "%.1f", $1 / 1024 }') MiB (largest of the rounds)"
+done
+fi
+
+if part open; then
+echo "== 5. open loop: sledge http -t1 -c100 --rate R (CPU $CLIENT_CPU) against nginx 1 B, R a share of the closed loop's ceiling, ${DUR} s x $ROUNDS"
+# The closed loop's rate on the same thread, connections and server.
+ceiling() {
+    taskset -c $CLIENT_CPU "$SLEDGE" http -t 1 -c 100 -d "$DUR" --json "$NGINX_1B" | jq '.requests_per_sec | floor'
+}
+: > "$WORK/open"
+for round in $(seq "$ROUNDS"); do
+    top=$(ceiling)
+    echo "  round $round: closed-loop ceiling $top req/s"
+    for share in 50 75 90 100; do
+        rate=$(( top * share / 100 ))
+        json=$(taskset -c $CLIENT_CPU "$SLEDGE" http -t 1 -c 100 -d "$DUR" --rate "$rate" --json "$NGINX_1B")
+        achieved=$(jq .achieved_rate <<<"$json")
+        printf '    %3d%%: requested %6d, achieved %8.0f (%.3f); p99 from due %8.2f ms, from send %6.2f ms; %s late; generator busy %s\n' \
+            "$share" "$rate" "$achieved" "$(ratio "$achieved" "$rate")" "$(jq .latency.p99_ms <<<"$json")" \
+            "$(jq .latency_from_send.p99_ms <<<"$json")" "$(jq .late <<<"$json")" "$(jq -r '(.generator_busy // 0) * 100 | floor | tostring + "%"' <<<"$json")"
+        echo "$share $(ratio "$achieved" "$rate") $(jq .latency.p99_ms <<<"$json")" >> "$WORK/open"
+    done
+done
+for share in 50 75 90 100; do
+    echo "  RATIO achieved/requested at $share% of the ceiling = $(awk -v s="$share" '$1 == s { print $2 }' "$WORK/open" | median) (median; target >= 0.99 up to 90%), p99 from due $(awk -v s="$share" '$1 == s { print $3 }' "$WORK/open" | median) ms"
+done
 fi

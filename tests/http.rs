@@ -223,6 +223,78 @@ fn a_stall_shows_in_corrected_latency_only() {
     assert_eq!(r.requested_rate, Some(200.0));
 }
 
+/// A server with a thread per connection that answers at once, except
+/// that the connection that gets its fifth request sleeps `stall` before
+/// answering it; the others go on answering meanwhile.
+fn one_slow_connection_server(stall: Duration) -> (SocketAddr, Arc<AtomicBool>, JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let handle = std::thread::spawn(move || {
+        let deadline = Instant::now() + SERVER_LIFETIME;
+        let mut workers = Vec::new();
+        let requests = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        while !flag.load(Ordering::Relaxed) && Instant::now() < deadline {
+            let Ok((mut s, _)) = listener.accept() else {
+                std::thread::sleep(Duration::from_millis(1));
+                continue;
+            };
+            let (flag, requests) = (flag.clone(), requests.clone());
+            workers.push(std::thread::spawn(move || {
+                s.set_nonblocking(false).unwrap();
+                s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+                let (mut pending, mut buf) = (Vec::new(), [0u8; 4096]);
+                while !flag.load(Ordering::Relaxed) && Instant::now() < deadline {
+                    match s.read(&mut buf) {
+                        Ok(0) => return,
+                        Ok(n) => pending.extend_from_slice(&buf[..n]),
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                        Err(_) => return,
+                    }
+                    while let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+                        pending.drain(..end + 4);
+                        if requests.fetch_add(1, Ordering::Relaxed) + 1 == 5 {
+                            std::thread::sleep(stall);
+                        }
+                        if s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                            .is_err()
+                        {
+                            return;
+                        }
+                    }
+                }
+            }));
+        }
+        for worker in workers {
+            let _ = worker.join();
+        }
+    });
+    (addr, stop, handle)
+}
+
+#[test]
+fn an_open_loop_sends_on_a_free_connection_while_another_is_slow() {
+    // 100 requests/s over 4 connections: 40 ms between one connection's
+    // requests. One connection's response takes 400 ms; with a schedule
+    // per connection, the ten requests due on it meanwhile would go out
+    // late, each up to 400 ms. Any free connection takes the next request
+    // due instead, so only the slow request itself is slow.
+    let (addr, stop, handle) = one_slow_connection_server(Duration::from_millis(400));
+    let mut c = config(&[format!("http://{addr}/")], 4);
+    c.rate = Some(Rate::Total(100.0));
+    c.requests = Some(100);
+    c.duration = Some(Duration::from_secs(10));
+    let r = http::run(&c, &CancelToken::new()).unwrap();
+    stop.store(true, Ordering::Relaxed);
+    handle.join().unwrap();
+    assert_eq!((r.sent, r.responses), (100, 100), "{:?}", r.errors);
+    assert_eq!(r.late, 0, "no request waited for the slow connection");
+    let slow = r.tally.latency.count_between(300_000_000, u64::MAX);
+    assert_eq!(slow, 1, "only the stalled request is slow: {:?}", r.latency);
+}
+
 #[test]
 fn a_resetting_server_gives_counted_errors_and_a_finished_run() {
     let (addr, stop, handle) = scripted_server(0, Duration::ZERO, Behaviour::Reset);

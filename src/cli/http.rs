@@ -369,6 +369,18 @@ pub(super) fn format_report(urls: &[String], r: &LoadReport, peak_rss: Option<u6
         e.status_4xx,
         e.status_5xx
     );
+    if let Some(busy) = r.generator_busy {
+        let _ = writeln!(
+            s,
+            "  generator     {:>11.0}% busy{}",
+            busy * 100.0,
+            if r.generator_bound {
+                ": the generator may have set the rate, not the server (add threads, or connections with --rate)"
+            } else {
+                ""
+            }
+        );
+    }
     if let Some(rss) = peak_rss {
         let _ = writeln!(s, "  peak RSS      {:>12.1} MiB", rss as f64 / 1048576.0);
     }

@@ -10,6 +10,8 @@ mod arrival;
 pub mod distributed;
 mod header_value;
 pub mod load;
+mod nap;
+pub(crate) mod ready;
 pub mod response;
 pub mod server;
 pub mod tally;

@@ -72,6 +72,12 @@ pub struct Tally {
     pub latency_sent: Histogram<u64>,
     /// Time to establish each connection, ns.
     pub connect: Histogram<u64>,
+    /// CPU time the generator threads used, ns (user and system).
+    pub busy_ns: u64,
+    /// Wall time the generator threads ran, ns: with `busy_ns`, how busy
+    /// they were, which tells a generator that set the rate from a server
+    /// that did.
+    pub wall_ns: u64,
 }
 
 impl Default for Tally {
@@ -86,6 +92,8 @@ impl Default for Tally {
             latency: super::histogram(),
             latency_sent: super::histogram(),
             connect: super::histogram(),
+            busy_ns: 0,
+            wall_ns: 0,
         }
     }
 }
@@ -103,6 +111,14 @@ impl Tally {
         let _ = self.latency.add(&o.latency);
         let _ = self.latency_sent.add(&o.latency_sent);
         let _ = self.connect.add(&o.connect);
+        self.busy_ns += o.busy_ns;
+        self.wall_ns += o.wall_ns;
+    }
+
+    /// The share (0..=1) of their running time the generator threads were
+    /// busy; `None` when nothing ran.
+    pub fn busy_share(&self) -> Option<f64> {
+        (self.wall_ns > 0).then(|| (self.busy_ns as f64 / self.wall_ns as f64).min(1.0))
     }
 
     /// Counts a complete response. `latency_sent_ns` is `None` in a closed

@@ -12,25 +12,28 @@
 //!
 //! Latency ends at the kernel's receive timestamp of a response's last
 //! packet (see `arrival`), so the generator's own delays are not counted.
-//! That frees the closed loop to nap: when many requests are in flight,
-//! it sleeps a few microseconds before polling, and handles the responses
-//! that came meanwhile in one batch. A generator blocked in `epoll_wait`
+//! That frees the loop to nap: when many requests are in flight, it
+//! sleeps before polling and handles the responses that came meanwhile in
+//! one batch (see `nap` for how long). A generator blocked in `epoll_wait`
 //! must be woken by the server's `write` for every response; in a virtual
 //! machine that wake-up is an inter-processor interrupt that costs the
-//! server's CPU, the very thing being measured. The nap is bounded by a
-//! small fraction of the observed latency, so it cannot make a closed
-//! loop noticeably slower than the server.
+//! server's CPU, the very thing being measured, and the generator's own.
+//! Timeouts are deadlines kept per connection and swept a few times per
+//! timeout, not a timer per request; waits are precise to the microsecond
+//! (`ready`), so an open loop sends each request at its due time.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use std::io::{self, Write};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
-use mio::{Events, Interest, Poll, Token};
+use mio::{Interest, Poll, Token};
 
 use super::arrival;
+use super::nap::NapControl;
+use super::ready::Ready;
 use super::response::ResponseParser;
 use super::tally::Tally;
 use super::url::Target;
@@ -44,25 +47,15 @@ const POLL_INTERVAL: Duration = Duration::from_millis(50);
 /// Pause before reconnecting after a failed connect, so that a dead
 /// server does not turn the generator into a busy loop.
 const CONNECT_BACKOFF: Duration = Duration::from_millis(10);
-/// The closed loop naps only with at least this many requests in flight:
-/// fewer hardly ever arrive together, and a nap would only delay them.
-const NAP_MIN_IN_FLIGHT: u64 = 8;
-/// Longest nap; longer ones did not save more server CPU on loopback.
-const NAP_MAX: Duration = Duration::from_micros(20);
-/// A nap is at most this fraction (1/N) of the recent mean latency, so it
-/// delays a connection's next request by at most about 3%.
-const NAP_LATENCY_DIVISOR: u64 = 32;
-/// Naps shorter than this are not worth the system call.
-const NAP_MIN: Duration = Duration::from_micros(2);
-
 /// How requests are paced.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Pacing {
     /// Each connection sends its next request when the previous response
     /// arrived, after a uniformly random think time up to `think`.
     Closed { think: Duration },
-    /// Each connection's requests are due every `interval`; latency counts
-    /// from when a request was due.
+    /// Requests are due at the rate of one per `interval` per connection,
+    /// and any free connection sends the next one due; latency counts from
+    /// when a request was due.
     Open { interval: Duration },
 }
 
@@ -73,8 +66,11 @@ pub(crate) struct WorkerPlan<'a> {
     pub connections: usize,
     /// Index of this thread's first connection among all connections.
     pub first_connection: usize,
-    /// Connections of all threads, for spreading open-loop start times.
-    pub total_connections: usize,
+    /// This thread's index among `threads`, for spreading the threads'
+    /// open-loop schedules over each other.
+    pub thread: usize,
+    /// Generator threads of the run.
+    pub threads: usize,
     pub keep_alive: bool,
     pub pacing: Pacing,
     pub timeout: Option<Duration>,
@@ -88,7 +84,8 @@ pub(crate) struct WorkerPlan<'a> {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
-    /// Waiting for a timer: think time, an open-loop due time, a back-off.
+    /// Waiting for a timer (think time, a back-off) or, in an open loop,
+    /// free for the next request due.
     Waiting,
     Connecting,
     Writing,
@@ -120,7 +117,12 @@ struct Conn {
     /// receive timestamps.
     sent_realtime_ns: i64,
     due_at: Instant,
-    next_due: Instant,
+    /// When the request in flight times out (`None`: none in flight, or
+    /// no timeout). Kept here and swept now and then instead of a timer
+    /// per request: a heap entry per request cost more instructions than
+    /// the rest of the request's handling, and two seconds of stale
+    /// entries at 70,000 requests/s no longer fit the cache.
+    deadline: Option<Instant>,
     /// Bumped whenever a timer is armed for this connection; a timer whose
     /// number no longer matches is stale.
     seq: u64,
@@ -138,11 +140,49 @@ struct Worker<'a> {
     rng: u64,
     /// Moving mean of response latency (ns), which bounds the nap.
     latency_ewma_ns: u64,
+    /// How long the thread naps before polling.
+    nap: NapControl,
+    /// When the connections' deadlines are next looked at.
+    next_sweep: Instant,
+    /// Open loop: the thread's schedule.
+    schedule: Option<Schedule>,
+    /// Open loop: the connections free for the next request due, the
+    /// longest free first (so that every connection is used in turn).
+    idle: VecDeque<usize>,
+    /// Open loop: requests are being handed to free connections (a
+    /// connection freed meanwhile only joins `idle`).
+    dispatching: bool,
+}
+
+/// The token of the open loop's schedule timer among the connections'.
+const SCHEDULE: usize = usize::MAX;
+
+/// The open loop of one thread: its share of the requests is due one
+/// after another, each taken by whichever connection is free.
+///
+/// A schedule per connection (wrk2's) holds a request back while its own
+/// connection waits for a slow response, though other connections are
+/// free: near the server's capacity the generator, not the server, then
+/// sets when requests go out, and latency from the due time grows with it.
+/// With one schedule per thread a request waits only when every
+/// connection of the thread has a request in flight.
+struct Schedule {
+    /// When the next request not yet sent (nor dropped) is due.
+    next_due: Instant,
+    /// Between two of this thread's requests.
+    interval: Duration,
+    /// Between two requests of one connection: a request sent later than
+    /// this after its due time is counted late.
+    per_connection: Duration,
+    /// When the timer for `next_due` is armed, if it is.
+    armed: Option<Instant>,
 }
 
 /// Runs one generator thread until its limits are reached; returns its
 /// tally and when it stopped.
 pub(crate) fn run_worker(plan: &WorkerPlan<'_>) -> io::Result<(Tally, Instant)> {
+    let cpu_at_start = thread_cpu_ns();
+    let wall_at_start = Instant::now();
     let mut w = Worker {
         plan,
         poll: Poll::new()?,
@@ -154,22 +194,28 @@ pub(crate) fn run_worker(plan: &WorkerPlan<'_>) -> io::Result<(Tally, Instant)> 
         next_target: plan.first_connection,
         rng: plan.seed | 1,
         latency_ewma_ns: 0,
+        nap: NapControl::default(),
+        next_sweep: plan.start,
+        schedule: match plan.pacing {
+            Pacing::Open { interval } => Some(Schedule::new(plan, interval)),
+            Pacing::Closed { .. } => None,
+        },
+        idle: VecDeque::with_capacity(plan.connections),
+        dispatching: false,
     };
-    let may_nap = matches!(plan.pacing, Pacing::Closed { think } if think.is_zero());
+    // An open loop naps too: the nap never runs past the next request's
+    // due time (it is cut at the next timer), so it delays no request.
+    let may_nap = match plan.pacing {
+        Pacing::Closed { think } => think.is_zero(),
+        Pacing::Open { .. } => true,
+    };
     if may_nap {
-        // Naps of a few microseconds need a timer that fires on time, not
-        // after the default 50 µs of slack.
+        // Naps of a few microseconds and due times 20 µs apart need a
+        // timer that fires on time, not after the default 50 µs of slack.
         // SAFETY: prctl with integer arguments changes only this thread.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
     }
-    for i in 0..plan.connections {
-        let next_due = match plan.pacing {
-            Pacing::Open { interval } => {
-                let global = (plan.first_connection + i) as u32;
-                plan.start + interval * global / plan.total_connections.max(1) as u32
-            }
-            Pacing::Closed { .. } => plan.start,
-        };
+    for _ in 0..plan.connections {
         w.conns.push(Conn {
             stream: None,
             phase: Phase::Waiting,
@@ -180,7 +226,7 @@ pub(crate) fn run_worker(plan: &WorkerPlan<'_>) -> io::Result<(Tally, Instant)> 
             sent_at: plan.start,
             sent_realtime_ns: 0,
             due_at: plan.start,
-            next_due,
+            deadline: None,
             seq: 0,
         });
     }
@@ -188,7 +234,8 @@ pub(crate) fn run_worker(plan: &WorkerPlan<'_>) -> io::Result<(Tally, Instant)> 
     for idx in 0..w.conns.len() {
         w.next(idx, now, false);
     }
-    let mut events = Events::with_capacity(1024);
+    let mut events = Ready::with_capacity(1024);
+    let epoll_fd = w.poll.as_raw_fd();
     let mut last_poll_had_events = false;
     loop {
         let now = Instant::now();
@@ -205,8 +252,16 @@ pub(crate) fn run_worker(plan: &WorkerPlan<'_>) -> io::Result<(Tally, Instant)> 
         if let Some(Reverse((at, _, _))) = w.timers.peek() {
             wait = wait.min(at.saturating_duration_since(now));
         }
-        let nap = if may_nap && last_poll_had_events {
-            nap_for(w.in_flight(), w.latency_ewma_ns)
+        if let Some(every) = sweep_interval(plan.timeout) {
+            if now >= w.next_sweep {
+                w.sweep_deadlines(now);
+                w.next_sweep = now + every;
+            }
+            wait = wait.min(w.next_sweep.saturating_duration_since(now));
+        }
+        let in_flight = w.in_flight();
+        let nap = if may_nap && last_poll_had_events && !w.requests_waiting(now) {
+            w.nap.nap(in_flight, w.latency_ewma_ns)
         } else {
             None
         };
@@ -214,27 +269,64 @@ pub(crate) fn run_worker(plan: &WorkerPlan<'_>) -> io::Result<(Tally, Instant)> 
             std::thread::sleep(nap);
             wait = Duration::ZERO;
         }
-        match w.poll.poll(&mut events, Some(wait)) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        }
+        events.wait(epoll_fd, wait)?;
         last_poll_had_events = !events.is_empty();
         let now = Instant::now();
+        let answered_before = w.tally.responses;
         for event in events.iter() {
-            w.on_event(event.token().0, event.is_read_closed(), now);
+            w.on_event(event.token, event.read_closed, now);
+        }
+        if may_nap && last_poll_had_events {
+            w.nap
+                .after_wake_up(in_flight, w.tally.responses - answered_before);
         }
         while let Some(&Reverse((at, seq, idx))) = w.timers.peek() {
             if at > now {
                 break;
             }
             w.timers.pop();
-            if w.conns[idx].seq == seq {
+            if idx == SCHEDULE {
+                w.on_schedule(at, now);
+            } else if w.conns[idx].seq == seq {
                 w.on_timer(idx, now);
             }
         }
     }
-    Ok((w.tally, Instant::now()))
+    let stopped = Instant::now();
+    w.tally.busy_ns = thread_cpu_ns().saturating_sub(cpu_at_start);
+    w.tally.wall_ns = stopped.saturating_duration_since(wall_at_start).as_nanos() as u64;
+    Ok((w.tally, stopped))
+}
+
+impl Schedule {
+    /// The schedule of `plan`'s thread, each of its connections at one
+    /// request per `per_connection`. The threads' schedules interleave:
+    /// thread `t` of `T` starts `t / T` of its interval after the run.
+    fn new(plan: &WorkerPlan<'_>, per_connection: Duration) -> Schedule {
+        let interval = per_connection / plan.connections.max(1) as u32;
+        let offset = interval * plan.thread as u32 / plan.threads.max(1) as u32;
+        Schedule {
+            next_due: plan.start + offset,
+            interval,
+            per_connection,
+            armed: None,
+        }
+    }
+}
+
+/// CPU time this thread has used, ns (`CLOCK_THREAD_CPUTIME_ID`); 0 where
+/// it cannot be read.
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec into the live `ts`.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 impl Worker<'_> {
@@ -270,42 +362,86 @@ impl Worker<'_> {
                     self.begin(idx, now, now);
                 }
             }
-            Pacing::Open { interval } => {
-                let mut due = self.conns[idx].next_due;
-                if due > now {
-                    self.wait(idx, due);
-                    return;
-                }
-                if let Some(timeout) = self.plan.timeout {
-                    let behind = now - due;
-                    if behind > timeout {
-                        // Requests already older than the timeout would only
-                        // time out: drop them, and count them.
-                        let mut skip =
-                            ((behind - timeout).as_nanos() / interval.as_nanos().max(1)) as u64 + 1;
-                        if let Some(q) = self.plan.quota {
-                            skip = skip.min(q - self.tally.sent - self.tally.dropped);
-                        }
-                        self.tally.dropped += skip;
-                        due +=
-                            Duration::from_nanos((interval.as_nanos() as u64).saturating_mul(skip));
-                        self.conns[idx].next_due = due;
-                        if !self.may_send(now) {
-                            return self.next(idx, now, false);
-                        }
-                        if due > now {
-                            self.wait(idx, due);
-                            return;
-                        }
-                    }
-                }
-                if now - due > interval {
-                    self.tally.late += 1;
-                }
-                self.conns[idx].next_due = due + interval;
-                self.begin(idx, now, due);
+            Pacing::Open { .. } => {
+                self.conns[idx].phase = Phase::Waiting;
+                self.idle.push_back(idx);
+                self.dispatch(now);
             }
         }
+    }
+
+    /// Open loop: whether requests are due that no connection is free to
+    /// send (then the thread must not nap: a free connection is what they
+    /// wait for).
+    fn requests_waiting(&self, now: Instant) -> bool {
+        self.schedule
+            .as_ref()
+            .is_some_and(|s| s.next_due <= now && self.idle.is_empty())
+    }
+
+    /// Open loop: the schedule's timer fired.
+    fn on_schedule(&mut self, at: Instant, now: Instant) {
+        if let Some(schedule) = &mut self.schedule {
+            if schedule.armed == Some(at) {
+                schedule.armed = None;
+            }
+        }
+        self.dispatch(now);
+    }
+
+    /// Open loop: hands the requests due by `now` to free connections, and
+    /// arms the timer for the next one when connections are left free.
+    fn dispatch(&mut self, now: Instant) {
+        if self.dispatching {
+            return;
+        }
+        self.dispatching = true;
+        while !self.idle.is_empty() {
+            if !self.may_send(now) {
+                while let Some(idx) = self.idle.pop_front() {
+                    let conn = &mut self.conns[idx];
+                    conn.stream = None;
+                    conn.phase = Phase::Done;
+                    self.done += 1;
+                }
+                break;
+            }
+            let Some(schedule) = self.schedule.as_mut() else {
+                break;
+            };
+            let mut due = schedule.next_due;
+            if due > now {
+                if schedule.armed != Some(due) {
+                    schedule.armed = Some(due);
+                    self.timers.push(Reverse((due, 0, SCHEDULE)));
+                }
+                break;
+            }
+            if let Some(timeout) = self.plan.timeout {
+                let behind = now - due;
+                if behind > timeout {
+                    // Requests already older than the timeout would only
+                    // time out: drop them, and count them.
+                    let interval = schedule.interval;
+                    let mut skip =
+                        ((behind - timeout).as_nanos() / interval.as_nanos().max(1)) as u64 + 1;
+                    if let Some(q) = self.plan.quota {
+                        skip = skip.min(q - self.tally.sent - self.tally.dropped);
+                    }
+                    self.tally.dropped += skip;
+                    due += Duration::from_nanos((interval.as_nanos() as u64).saturating_mul(skip));
+                    schedule.next_due = due;
+                    continue;
+                }
+            }
+            if now - due > schedule.per_connection {
+                self.tally.late += 1;
+            }
+            schedule.next_due = due + schedule.interval;
+            let idx = self.idle.pop_front().expect("checked above");
+            self.begin(idx, now, due);
+        }
+        self.dispatching = false;
     }
 
     fn wait(&mut self, idx: usize, at: Instant) {
@@ -325,10 +461,7 @@ impl Worker<'_> {
         conn.due_at = due;
         conn.written = 0;
         conn.parser.reset();
-        if let Some(timeout) = self.plan.timeout {
-            conn.seq += 1;
-            self.timers.push(Reverse((now + timeout, conn.seq, idx)));
-        }
+        conn.deadline = self.plan.timeout.map(|timeout| now + timeout);
         if conn.stream.is_some() {
             self.write_request(idx);
             return;
@@ -373,13 +506,24 @@ impl Worker<'_> {
         }
     }
 
+    /// A wait is over (timers are armed only for waits).
     fn on_timer(&mut self, idx: usize, now: Instant) {
-        match self.conns[idx].phase {
-            Phase::Waiting => self.next(idx, now, false),
-            Phase::Connecting | Phase::Writing | Phase::Reading => {
-                self.fail(idx, Failure::Timeout, now)
+        if self.conns[idx].phase == Phase::Waiting {
+            self.next(idx, now, false);
+        }
+    }
+
+    /// Fails the requests whose deadline has passed.
+    fn sweep_deadlines(&mut self, now: Instant) {
+        for idx in 0..self.conns.len() {
+            let conn = &self.conns[idx];
+            let in_flight = matches!(
+                conn.phase,
+                Phase::Connecting | Phase::Writing | Phase::Reading
+            );
+            if in_flight && conn.deadline.is_some_and(|deadline| deadline <= now) {
+                self.fail(idx, Failure::Timeout, now);
             }
-            Phase::Done => {}
         }
     }
 
@@ -509,6 +653,7 @@ impl Worker<'_> {
             None => now.saturating_duration_since(conn.sent_at).as_nanos() as u64,
         };
         self.latency_ewma_ns = ewma(self.latency_ewma_ns, from_sent);
+        self.nap.saw_response(arrived.is_some());
         match self.plan.pacing {
             Pacing::Open { .. } => {
                 let waited = conn
@@ -560,14 +705,12 @@ impl Worker<'_> {
     }
 }
 
-/// How long the closed loop naps before its next poll, if at all, with
-/// `in_flight` requests unanswered and a recent mean latency in ns.
-fn nap_for(in_flight: u64, latency_ewma_ns: u64) -> Option<Duration> {
-    if in_flight < NAP_MIN_IN_FLIGHT {
-        return None;
-    }
-    let nap = Duration::from_nanos(latency_ewma_ns / NAP_LATENCY_DIVISOR).min(NAP_MAX);
-    (nap >= NAP_MIN).then_some(nap)
+/// How often the deadlines of requests in flight are looked at, with a
+/// request timeout: a request times out at most this long after its
+/// deadline (1/16 of the timeout, at least 1 ms, at most the idle poll
+/// interval).
+fn sweep_interval(timeout: Option<Duration>) -> Option<Duration> {
+    timeout.map(|timeout| (timeout / 16).clamp(Duration::from_millis(1), POLL_INTERVAL))
 }
 
 /// A moving mean that weighs the newest sample 1/16.
@@ -595,20 +738,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_nap_is_a_small_bounded_share_of_the_latency() {
-        let us = Duration::from_micros;
-        // 400 µs responses: a 12.5 µs nap, 1/32 of them.
-        assert_eq!(nap_for(50, 400_000), Some(Duration::from_nanos(12_500)));
-        // Slow responses: never more than the cap.
-        assert_eq!(nap_for(50, 50_000_000), Some(NAP_MAX));
-        assert_eq!(NAP_MAX, us(20));
-        // Fast responses: a nap under 2 µs is not worth a system call.
-        assert_eq!(nap_for(50, 60_000), None);
-        // Few requests in flight: their responses are awaited, not napped on.
-        assert_eq!(nap_for(NAP_MIN_IN_FLIGHT - 1, 400_000), None);
-        assert!(nap_for(NAP_MIN_IN_FLIGHT, 400_000).is_some());
-        // No latency seen yet: no nap.
-        assert_eq!(nap_for(50, 0), None);
+    fn timeouts_are_looked_at_often_enough_to_be_late_by_a_sixteenth_at_most() {
+        let ms = Duration::from_millis;
+        assert_eq!(sweep_interval(None), None);
+        // wrk's default of 2 s: looked at every 50 ms (the idle poll).
+        assert_eq!(sweep_interval(Some(ms(2000))), Some(POLL_INTERVAL));
+        assert_eq!(sweep_interval(Some(ms(320))), Some(ms(20)));
+        // Very short timeouts are still swept at most every millisecond.
+        assert_eq!(sweep_interval(Some(ms(5))), Some(ms(1)));
     }
 
     #[test]

@@ -193,6 +193,13 @@ pub struct AgentResult {
     pub latency_sent: String,
     /// Connect time histogram, ns: HdrHistogram V2, base64.
     pub connect: String,
+    /// CPU time of the agent's generator threads, ns (absent from older
+    /// agents).
+    #[serde(default)]
+    pub busy_ns: u64,
+    /// Wall time of the agent's generator threads, ns.
+    #[serde(default)]
+    pub wall_ns: u64,
 }
 
 impl AgentResult {
@@ -218,6 +225,8 @@ impl AgentResult {
             latency: encode_histogram(&tally.latency)?,
             latency_sent: encode_histogram(&tally.latency_sent)?,
             connect: encode_histogram(&tally.connect)?,
+            busy_ns: tally.busy_ns,
+            wall_ns: tally.wall_ns,
         })
     }
 
@@ -235,6 +244,8 @@ impl AgentResult {
             latency_sent: decode_histogram(&self.latency_sent)
                 .context("the latency-from-send histogram")?,
             connect: decode_histogram(&self.connect).context("the connect-time histogram")?,
+            busy_ns: self.busy_ns,
+            wall_ns: self.wall_ns,
         })
     }
 }
