@@ -381,10 +381,10 @@ impl Worker<'_> {
 
     /// Open loop: the schedule's timer fired.
     fn on_schedule(&mut self, at: Instant, now: Instant) {
-        if let Some(schedule) = &mut self.schedule {
-            if schedule.armed == Some(at) {
-                schedule.armed = None;
-            }
+        if let Some(schedule) = &mut self.schedule
+            && schedule.armed == Some(at)
+        {
+            schedule.armed = None;
         }
         self.dispatch(now);
     }
