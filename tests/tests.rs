@@ -19,6 +19,7 @@ mod layers;
 mod netns_hosts;
 mod notes;
 mod pg_store;
+mod plan;
 mod portable;
 mod report;
 mod rounds;

@@ -15,6 +15,7 @@ mod list;
 mod man;
 mod output;
 mod output_file;
+mod plan;
 mod probe;
 mod progress_bar;
 mod report;
@@ -63,6 +64,15 @@ pub enum Command {
     /// (`quick`, `standard`, `seeds`), workload ids (`cpu.primes`) or
     /// families (`cpu`). `--param threads=1,2,4` sweeps a parameter.
     Run(run::RunArgs),
+    /// Say what a run would do before it runs: per case the rounds, the
+    /// time and the precision expected, and the total wall time.
+    ///
+    /// Takes `run`'s targets and options (`sledge plan seeds`, `sledge
+    /// plan cpu -p threads=1,all --ci-target 0.01`) and reads this host's
+    /// history of each case in the store where there is one (else the
+    /// workloads' trial lengths). With `--detect 5%`, also how many rounds
+    /// a comparison needs to see a 5% change. Nothing is run or stored.
+    Plan(plan::PlanArgs),
     /// List every workload with its parameters, defaults and allowed values.
     Workloads,
     /// List the built-in profiles and their cases.
@@ -140,6 +150,7 @@ pub fn execute(cli: Cli) -> anyhow::Result<ExitStatus> {
     let store = || store_arg(cli.store.clone(), std::env::var_os(STORE_ENV));
     match cli.command {
         Command::Run(args) => run::execute(args, store()?),
+        Command::Plan(args) => plan::execute(args, store()?),
         Command::Workloads => workloads::execute(),
         Command::Profiles => workloads::execute_profiles(),
         Command::Probe(args) => probe::execute(args),

@@ -315,6 +315,27 @@ pub(super) fn check_plan(args: &RunArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The plan, methodology and CPU count of the run `args` describe on this
+/// host, checked as [`prepare`] checks them but without pinning this
+/// process: what `sledge plan` shows.
+pub(super) fn plan_only(args: &RunArgs) -> anyhow::Result<(suite::Plan, Methodology, usize)> {
+    let allowed = crate::sys::affinity::allowed_cpus()?.len();
+    let cpus = match args.cpus {
+        None => allowed,
+        Some(n) if (1..=allowed).contains(&n) => n,
+        Some(n) => {
+            return Err(UsageError(format!(
+                "--cpus {n} is not possible: this process may use {allowed} CPU(s); allowed is 1 to {allowed}"
+            ))
+            .into());
+        }
+    };
+    let plan =
+        suite::plan(&args.targets, &args.params, cpus).map_err(|e| UsageError(e.to_string()))?;
+    let methodology = args.methodology(plan.methodology.clone())?;
+    Ok((plan, methodology, cpus))
+}
+
 /// One run of `plan`, every round in a fresh process, progress bars on a
 /// terminal; the run as stored.
 pub(super) fn run_once(

@@ -7,6 +7,7 @@
 //! watching the run sees it.
 
 use crate::engine::Progress;
+use crate::engine::estimate::PlanEstimate;
 use crate::results::CaseRecord;
 
 use super::progress_bar::ProgressBars;
@@ -42,6 +43,10 @@ pub fn case_error_line(record: &CaseRecord) -> Option<String> {
 }
 
 impl Progress for RunProgress {
+    fn planned(&self, estimate: &PlanEstimate) {
+        self.say(&crate::report::plan_table::estimate_line(estimate));
+    }
+
     fn round_started(&self, round: u32, cases: usize) {
         if let Some(bars) = &self.bars {
             bars.round_started(round, cases);

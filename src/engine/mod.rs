@@ -8,11 +8,13 @@
 mod clock_drop;
 pub mod context;
 mod energy_metric;
+pub mod estimate;
 pub mod executor;
 pub mod host_lacks;
 pub mod methodology;
 pub mod params;
 pub mod planner;
+pub mod precision;
 pub mod progress;
 mod record;
 pub mod runner;

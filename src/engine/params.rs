@@ -322,6 +322,15 @@ impl ParamSet {
         }
     }
 
+    /// A duration parameter in seconds, `None` when the set has no such
+    /// parameter or it is not a duration.
+    pub fn seconds(&self, name: &str) -> Option<f64> {
+        match self.values.get(name)? {
+            ParamValue::Seconds(v) => Some(*v),
+            _ => None,
+        }
+    }
+
     /// A choice or text parameter.
     pub fn str(&self, name: &str) -> &str {
         match self.get(name) {

@@ -30,6 +30,21 @@ pub struct VarianceHint {
     /// Mean wall time of a round beyond its counted trials (process start,
     /// prepare, warm-up, cleanup), seconds.
     pub round_overhead_seconds: f64,
+    /// How much runs differ beyond their rounds' own scatter (relative
+    /// standard deviation of a run's mean): what no number of rounds in
+    /// one run averages away; `None` without enough earlier runs.
+    pub run_sd: Option<f64>,
+    /// The earlier runs the hint rests on.
+    pub runs: usize,
+}
+
+impl VarianceHint {
+    /// Relative standard deviation of a round's mean with `trials` counted
+    /// trials per round: `√(sigma_b² + sigma_e² / K)`.
+    pub fn round_sd(&self, trials: u32) -> f64 {
+        let k = f64::from(trials.max(1));
+        (self.between_round_sd.powi(2) + self.within_round_sd.powi(2) / k).sqrt()
+    }
 }
 
 /// Where the engine looks up earlier runs of a case (the store, through
@@ -117,6 +132,8 @@ mod tests {
             within_round_sd: within,
             trial_seconds: trial,
             round_overhead_seconds: overhead,
+            run_sd: None,
+            runs: 1,
         }
     }
 

@@ -1,10 +1,13 @@
 //! Progress events from the engine. The CLI draws them as bars on a
 //! terminal; tests and `--json` runs ignore them.
 
+use super::estimate::PlanEstimate;
 use crate::results::CaseRecord;
 
 /// Receives progress events; every method has an empty default.
 pub trait Progress {
+    /// The run is about to start with this plan of its time.
+    fn planned(&self, _estimate: &PlanEstimate) {}
     /// A round over `cases` cases is about to start (`round` from 0).
     fn round_started(&self, _round: u32, _cases: usize) {}
     /// A case's round is about to start (`index` from 0 of `total` in this

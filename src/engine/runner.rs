@@ -15,14 +15,21 @@
 //!
 //! **Spending the time.** Every case gets `min_rounds` rounds. After that,
 //! a case gets another round while its CI is wider than the target and its
-//! budget allows; when the run has a budget, the extra rounds go first to
-//! the cases with the widest intervals. Trials per round come from the
-//! variance components earlier runs measured (`planner.rs`).
+//! budget allows. When the run has a budget, the time goes where it buys a
+//! decision (`within_run_budget`): first to the cases still wider than
+//! ±10% that more rounds can bring under it, then to the cases that can
+//! reach the target, and what is left to the widest of the rest; a case
+//! that the rounds its budget allows cannot bring to the target stops
+//! taking time from those that can. A case left wider than the target
+//! says so, and why, in a warning ([`PRECISION_WARNING_PREFIX`]). Trials
+//! per round come from the variance components earlier runs measured
+//! (`planner.rs`).
 
 use super::context::TrialContext;
 use super::executor::{InProcess, RoundExecutor, RoundOutcome, RoundRequest, TrialResult};
 use super::methodology::Methodology;
 use super::planner::{History, NoHistory, Shuffler, trials_per_round};
+use super::precision::rounds_to_reach;
 use super::progress::Progress;
 use super::record;
 use super::trial_monitor::ProcMonitor;
@@ -107,6 +114,33 @@ impl CaseState {
 
     fn mean_round_seconds(&self) -> f64 {
         self.seconds / self.rounds_done.max(1) as f64
+    }
+
+    /// Relative standard deviation of the primary metric's round means
+    /// (`None` before two rounds).
+    fn round_sd(&self) -> Option<f64> {
+        let metric = self.record.metrics.first()?;
+        let means = &metric.levels.as_ref()?.round_means;
+        relative_sd(means)
+    }
+
+    /// The most rounds this case can still get: its maximum, and the
+    /// rounds its time budget allows at its mean round time.
+    fn reachable_rounds(&self, method: &Methodology) -> u32 {
+        let left = method.case_budget.as_secs_f64() - self.seconds;
+        let affordable = (left / self.mean_round_seconds().max(1e-9))
+            .floor()
+            .max(0.0);
+        method
+            .max_rounds
+            .min(self.rounds_done.saturating_add(affordable.min(1e6) as u32))
+    }
+
+    /// Whether rounds within reach can bring the interval within
+    /// `target`, judging by the scatter of the round means so far.
+    fn can_reach(&self, target: f64, method: &Methodology) -> bool {
+        self.round_sd()
+            .is_some_and(|sd| rounds_to_reach(sd, target, self.reachable_rounds(method)).is_some())
     }
 
     /// Whether the case wants another round (budgets aside from the run's).
@@ -222,6 +256,11 @@ pub fn run_plan(
         }
     }
 
+    if !cancelled {
+        for state in &mut states {
+            state.note_missed_target(method);
+        }
+    }
     let failed = states.iter().any(|s| s.failed);
     let records = states
         .into_iter()
@@ -238,9 +277,15 @@ pub fn run_plan(
     Ok(PlanOutcome { status, records })
 }
 
-/// The cases that get an extra round when the run has a budget: widest
-/// relative CI first, as many as the time left allows at each case's mean
-/// round time.
+/// The width past which a number decides nothing: a case wider than
+/// this gets extra rounds before any case is tightened further.
+pub const WIDE: f64 = 0.10;
+
+/// The cases that get an extra round when the run has a budget, as many
+/// as the time left allows at each case's mean round time, in this order:
+/// the cases wider than [`WIDE`] that the rounds within their reach can
+/// bring under it, then the cases that can reach the target, then the
+/// rest; widest first within each.
 fn within_run_budget(
     mut active: Vec<usize>,
     states: &[CaseState],
@@ -251,7 +296,21 @@ fn within_run_budget(
         return active;
     };
     let mut left = budget.as_secs_f64() - elapsed;
-    active.sort_by(|&a, &b| states[b].relative_ci().total_cmp(&states[a].relative_ci()));
+    let tier = |i: usize| {
+        let state = &states[i];
+        if state.relative_ci() > WIDE && state.can_reach(WIDE, method) {
+            0
+        } else if state.can_reach(method.ci_target, method) {
+            1
+        } else {
+            2
+        }
+    };
+    active.sort_by(|&a, &b| {
+        tier(a)
+            .cmp(&tier(b))
+            .then(states[b].relative_ci().total_cmp(&states[a].relative_ci()))
+    });
     active.retain(|&i| {
         let cost = states[i].mean_round_seconds();
         if cost <= left {
@@ -262,6 +321,102 @@ fn within_run_budget(
         }
     });
     active
+}
+
+/// Relative standard deviation of `values` (`None` below two values or
+/// with a mean of 0).
+fn relative_sd(values: &[f64]) -> Option<f64> {
+    if values.len() < 2 {
+        return None;
+    }
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    if mean == 0.0 || !mean.is_finite() {
+        return None;
+    }
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    Some(var.sqrt() / mean.abs())
+}
+
+/// How a warning that a case missed the precision target begins.
+pub const PRECISION_WARNING_PREFIX: &str = "wider than the target: ";
+
+/// The most rounds the warning's estimate of what would reach the target
+/// considers.
+const ROUNDS_CONSIDERED: u32 = 1000;
+
+impl CaseState {
+    /// Adds the warning that the case ended wider than the target: how
+    /// wide, what stopped it, which level of variance is too large, and
+    /// how many rounds would have reached the target.
+    fn note_missed_target(&mut self, method: &Methodology) {
+        let ci = self.relative_ci();
+        if self.failed || self.rounds_done < 2 || !ci.is_finite() || ci <= method.ci_target {
+            return;
+        }
+        let Some(round_sd) = self.round_sd() else {
+            return;
+        };
+        let stopped = if method.single_round() {
+            String::new()
+        } else if self.rounds_done >= method.max_rounds {
+            format!(" (the most rounds, {})", method.max_rounds)
+        } else if self.seconds + self.mean_round_seconds() > method.case_budget.as_secs_f64() {
+            format!(
+                " (its time budget, {:.0} s)",
+                method.case_budget.as_secs_f64()
+            )
+        } else {
+            " (the run's time budget)".to_string()
+        };
+        let levels = self
+            .record
+            .metrics
+            .first()
+            .and_then(|m| Some((m.levels.as_ref()?, m.summary.mean.abs())));
+        let cause = match levels {
+            Some((levels, mean)) if mean > 0.0 => {
+                let between = levels.between_round_sd.unwrap_or(0.0) / mean;
+                let within = levels.within_round_sd.map(|sd| sd / mean);
+                let per_round = f64::from(self.trials_per_round.max(1)).sqrt();
+                match within {
+                    Some(within) if within / per_round > between => format!(
+                        "the trials within a round scatter by {} (between rounds {}): longer or more trials per round would help",
+                        percent(within),
+                        percent(between)
+                    ),
+                    Some(within) => format!(
+                        "the rounds differ by {} beyond their trials' scatter of {} (each round is a fresh process at its own moment of the host)",
+                        percent(between),
+                        percent(within)
+                    ),
+                    None => format!("the rounds differ by {}", percent(round_sd)),
+                }
+            }
+            _ => format!("the rounds differ by {}", percent(round_sd)),
+        };
+        let needed = match rounds_to_reach(round_sd, method.ci_target, ROUNDS_CONSIDERED) {
+            Some(n) => format!("about {n} rounds would reach it"),
+            None => format!("more than {ROUNDS_CONSIDERED} rounds would be needed"),
+        };
+        let warning = format!(
+            "{PRECISION_WARNING_PREFIX}±{} after {} rounds{stopped}, target ±{}: {cause}; {needed}",
+            percent(ci),
+            self.rounds_done,
+            percent(method.ci_target),
+        );
+        self.record.warnings.push(warning);
+    }
+}
+
+/// A share as a percentage for messages: `3.1%`, `12%`.
+fn percent(share: f64) -> String {
+    let pct = share * 100.0;
+    if pct < 10.0 {
+        format!("{pct:.1}%")
+    } else {
+        format!("{pct:.0}%")
+    }
 }
 
 /// How a single case ended (see [`run_case`]).
@@ -561,8 +716,11 @@ mod tests {
         assert_eq!(levels.round_means, vec![100.0, 104.0, 96.0]);
         // Every metric gets the same treatment.
         assert_eq!(record.metrics[1].summary.mean, 200.0);
-        // Each round's warning is kept once.
-        assert_eq!(record.warnings, vec!["3 calls this round".to_string()]);
+        // Each round's warning is kept once; the case ended wider than
+        // the 2% target (±9.9% from 3 rounds), and says so last.
+        assert_eq!(record.warnings[0], "3 calls this round");
+        assert_eq!(record.warnings.len(), 2);
+        assert!(record.warnings[1].starts_with(PRECISION_WARNING_PREFIX));
     }
 
     #[test]
@@ -720,13 +878,14 @@ mod tests {
     fn the_run_budget_gives_extra_rounds_to_the_widest_interval_first() {
         // Two cases that both want more rounds, 1 s per round: 6 s of
         // mandatory rounds, and a 7.5 s run budget leaves room for one
-        // extra round, which goes to the noisier case.
+        // extra round, which goes to the noisier case (neither can reach
+        // ±10% in the rounds allowed, so width alone decides).
         let (wide, _) = leak("test.wide", Script::Rounds(vec![vec![0.0]]));
         let (narrow, _) = leak("test.narrow", Script::Rounds(vec![vec![0.0]]));
         let executor = TimedRounds {
             values: [
                 ("test.wide", vec![60.0, 140.0, 100.0]),
-                ("test.narrow", vec![95.0, 105.0, 100.0]),
+                ("test.narrow", vec![80.0, 120.0, 100.0]),
             ]
             .into(),
             seconds: 1.0,
@@ -777,6 +936,113 @@ mod tests {
         .unwrap();
         assert_eq!(outcome.records[0].rounds.len(), 5);
         assert_eq!(outcome.records[1].rounds.len(), 5);
+    }
+
+    #[test]
+    fn the_run_budget_goes_first_to_wide_cases_that_can_be_brought_under_ten_percent() {
+        // Three cases, 1 s a round, 9 s of mandatory rounds and an 11 s
+        // run budget: two extra rounds. `hopeless` (round means 50% apart:
+        // no 10 rounds bring it under ±10%) is the widest, but the rounds
+        // go to `wide` (±25%, under ±10% within 7 rounds) and `close`
+        // (±5%, at ±3% within 5 rounds).
+        let (hopeless, _) = leak("test.hopeless", Script::Rounds(vec![vec![0.0]]));
+        let (wide, _) = leak("test.wide10", Script::Rounds(vec![vec![0.0]]));
+        let (close, _) = leak("test.close", Script::Rounds(vec![vec![0.0]]));
+        let executor = TimedRounds {
+            values: [
+                ("test.hopeless", vec![50.0, 150.0, 100.0]),
+                ("test.wide10", vec![90.0, 110.0, 100.0]),
+                ("test.close", vec![98.0, 102.0, 100.0]),
+            ]
+            .into(),
+            seconds: 1.0,
+            rounds: Mutex::new(Default::default()),
+        };
+        let method = Methodology {
+            min_rounds: 3,
+            max_rounds: 10,
+            ci_target: 0.03,
+            case_budget: Duration::from_secs(100),
+            run_budget: Some(Duration::from_secs(11)),
+            ..default_method()
+        };
+        let ctx = TrialContext::new(vec![0], CancelToken::new());
+        let setup = RunSetup {
+            env: &env(),
+            method: &method,
+            ctx: &ctx,
+            executor: &executor,
+            history: &NoHistory,
+            progress: &Silent,
+            seed: 1,
+        };
+        let outcome = run_plan(
+            &[planned(hopeless), planned(wide), planned(close)],
+            &setup,
+            &mut |_, _| Ok(()),
+        )
+        .unwrap();
+        let rounds: Vec<usize> = outcome.records.iter().map(|r| r.rounds.len()).collect();
+        assert_eq!(rounds, vec![3, 4, 4]);
+        // The case left wide says how wide, what stopped it, which level
+        // of variance is too large and what would reach the target.
+        let warning = outcome.records[0]
+            .warnings
+            .iter()
+            .find(|w| w.starts_with(PRECISION_WARNING_PREFIX))
+            .expect("a precision warning");
+        assert_eq!(
+            warning,
+            "wider than the target: ±124% after 3 rounds (the run's time budget), target ±3.0%: the rounds differ by 50%; more than 1000 rounds would be needed"
+        );
+    }
+
+    #[test]
+    fn a_case_at_its_most_rounds_says_so_and_one_within_target_says_nothing() {
+        // Round means alternate 95 and 105 (sd 5.3%): after 4 rounds the
+        // CI is ±8.4%, the most rounds allowed; ±3% would take 15.
+        let (noisy, _) = leak("test.alternating", Script::Rounds(vec![vec![0.0]]));
+        let (steady, _) = leak("test.steady4", Script::Rounds(vec![vec![0.0]]));
+        let executor = TimedRounds {
+            values: [
+                ("test.alternating", vec![95.0, 105.0]),
+                ("test.steady4", vec![100.0]),
+            ]
+            .into(),
+            seconds: 0.1,
+            rounds: Mutex::new(Default::default()),
+        };
+        let method = Methodology {
+            min_rounds: 4,
+            max_rounds: 4,
+            ci_target: 0.03,
+            ..default_method()
+        };
+        let ctx = TrialContext::new(vec![0], CancelToken::new());
+        let setup = RunSetup {
+            env: &env(),
+            method: &method,
+            ctx: &ctx,
+            executor: &executor,
+            history: &NoHistory,
+            progress: &Silent,
+            seed: 1,
+        };
+        let outcome = run_plan(&[planned(noisy), planned(steady)], &setup, &mut |_, _| {
+            Ok(())
+        })
+        .unwrap();
+        let warnings = &outcome.records[0].warnings;
+        assert_eq!(
+            warnings.last().unwrap(),
+            "wider than the target: ±9.2% after 4 rounds (the most rounds, 4), target ±3.0%: the rounds differ by 5.8%; about 17 rounds would reach it"
+        );
+        assert!(
+            !outcome.records[1]
+                .warnings
+                .iter()
+                .any(|w| w.starts_with(PRECISION_WARNING_PREFIX))
+        );
     }
 
     #[test]

@@ -35,6 +35,14 @@ pub trait Workload: Sync {
     /// must not start, create or allocate anything that `cleanup` would
     /// have to undo (that is `prepare`'s work).
     fn build(&self, params: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>>;
+    /// About how long one trial of a case with these parameters runs, in
+    /// seconds, for the plan made before a run (`sledge plan`) where this
+    /// host has no history of the case; `None` when the workload cannot
+    /// say (a fixed amount of work). The default reads a `time` parameter,
+    /// the length of a trial for the workloads that have one.
+    fn trial_seconds(&self, params: &ParamSet) -> Option<f64> {
+        params.seconds("time").filter(|s| *s > 0.0)
+    }
 }
 
 /// A case waiting to run: the workload and its validated parameters.

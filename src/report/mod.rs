@@ -13,6 +13,7 @@ mod import_check;
 pub mod listing;
 pub mod magnitude;
 pub mod noise;
+pub mod plan_table;
 pub mod portable;
 mod portable_stream;
 pub mod price;

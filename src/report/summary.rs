@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::run_table::header;
 use super::sweeps::{self, Sweep, headline};
+use crate::engine::runner::PRECISION_WARNING_PREFIX;
 use crate::monitor::{OTHER_CPU_THRESHOLD_PCT, STEAL_THRESHOLD_PCT};
 use crate::results::{CaseRecord, RunRecord};
 use crate::stats::{Direction, SpeedUp};
@@ -371,7 +372,18 @@ pub fn flags(case: &CaseRecord) -> String {
     if case.error.is_some() {
         flags.push("failed".to_string());
     }
+    if missed_target(case) {
+        flags.push("wide".to_string());
+    }
     flags.join(", ")
+}
+
+/// Whether the case ended wider than its run's precision target (the
+/// engine's warning, shown under the table, says why).
+pub fn missed_target(case: &CaseRecord) -> bool {
+    case.warnings
+        .iter()
+        .any(|w| w.starts_with(PRECISION_WARNING_PREFIX))
 }
 
 /// The engine's warning about disturbed trials, which the flags column
@@ -394,7 +406,8 @@ fn legend(run: &RunRecord) -> Option<String> {
         .iter()
         .any(|c| headline(c).is_some_and(|m| m.outliers.iter().any(|&o| o)));
     let replaced = run.cases.iter().any(|c| c.replaced_trials() > 0);
-    if kinds.is_empty() && !outliers && !replaced {
+    let wide = run.cases.iter().any(missed_target);
+    if kinds.is_empty() && !outliers && !replaced && !wide {
         return None;
     }
     let mut parts = Vec::new();
@@ -416,6 +429,12 @@ fn legend(run: &RunRecord) -> Option<String> {
     if replaced {
         parts.push(
             "k replaced: k disturbed trials were each replaced by another trial of their round (kept in the record, left out of the numbers)"
+                .into(),
+        );
+    }
+    if wide {
+        parts.push(
+            "wide: the interval is wider than the run's precision target (the warning below says why and what would reach it)"
                 .into(),
         );
     }

@@ -114,6 +114,12 @@ pub fn execute(
         cases: Vec::new(),
     };
     let history = StoreHistory::load(store, &run.host_key(), &cases);
+    progress.planned(&engine::estimate::estimate(
+        &cases,
+        &options.methodology,
+        &history,
+        None,
+    ));
     let run_id = store.begin_run(&run)?;
 
     let setup = RunSetup {

@@ -94,7 +94,50 @@ fn hint_from(entries: &[CaseHistoryEntry]) -> Option<VarianceHint> {
         within_round_sd: (within / n_within as f64).sqrt(),
         trial_seconds: trial_seconds / n_cost as f64,
         round_overhead_seconds: overhead / n_cost as f64,
+        run_sd: run_level_sd(recent),
+        runs: recent.len(),
     })
+}
+
+/// How much the runs' means differ beyond what their own rounds explain:
+/// the run-to-run noise of the primary metric (`stats::run_noise`, on the
+/// log scale, in the order the runs were made) less the mean squared
+/// standard error of a run's mean from its rounds. `None` with too few
+/// runs.
+fn run_level_sd(entries: &[&CaseHistoryEntry]) -> Option<f64> {
+    let mut means = Vec::new();
+    let mut squared_errors = Vec::new();
+    for entry in entries {
+        let Some(primary) = entry.metrics.first() else {
+            continue;
+        };
+        means.push(primary.mean.abs());
+        let rounds = primary.levels.as_ref().map(|l| l.round_means.as_slice());
+        if let Some(se) = rounds.and_then(relative_standard_error) {
+            squared_errors.push(se * se);
+        }
+    }
+    let noise = crate::stats::run_noise(&means)?;
+    let within_run = if squared_errors.is_empty() {
+        0.0
+    } else {
+        squared_errors.iter().sum::<f64>() / squared_errors.len() as f64
+    };
+    Some((noise.sd_log.powi(2) - within_run).max(0.0).sqrt())
+}
+
+/// The relative standard error of the mean of `round_means`.
+fn relative_standard_error(round_means: &[f64]) -> Option<f64> {
+    let n = round_means.len();
+    if n < 2 {
+        return None;
+    }
+    let mean = round_means.iter().sum::<f64>() / n as f64;
+    if mean == 0.0 || !mean.is_finite() {
+        return None;
+    }
+    let var = round_means.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    Some((var / n as f64).sqrt() / mean.abs())
 }
 
 #[cfg(test)]

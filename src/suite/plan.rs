@@ -157,12 +157,13 @@ mod tests {
     fn no_target_means_the_quick_profile() {
         let plan = plan(&[], &[], 2).unwrap();
         assert_eq!(plan.profile, "quick");
-        // Every quick entry runs at 1 thread and at 2 (all) threads.
-        assert!(plan.cases.len() >= 8);
-        assert_eq!(
-            (plan.methodology.min_rounds, plan.methodology.max_trials),
-            (3, 2)
-        );
+        // One headline case per family, three of them at 1 and at 2
+        // (all) CPUs, to a ±3% target.
+        assert_eq!(plan.cases.len(), 15);
+        let m = &plan.methodology;
+        assert_eq!((m.min_rounds, m.max_rounds, m.max_trials), (5, 30, 2));
+        assert_eq!(m.ci_target, 0.03);
+        assert!(m.run_budget.is_some_and(|b| b.as_secs() <= 180));
     }
 
     #[test]

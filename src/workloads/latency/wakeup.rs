@@ -102,6 +102,10 @@ impl Workload for Wakeup {
         specs.extend(loads::params());
         specs
     }
+    /// `loops` wake-ups `interval` µs apart.
+    fn trial_seconds(&self, p: &ParamSet) -> Option<f64> {
+        Some(p.u64("loops") as f64 * p.u64("interval") as f64 / 1e6)
+    }
     fn build(&self, p: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
         let priority = p.u64("priority") as i32;
         let policy = match (p.str("policy"), priority) {

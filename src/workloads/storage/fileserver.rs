@@ -92,6 +92,10 @@ impl Workload for FileServer {
             workdir::dir_param(),
         ]
     }
+    /// Each trial's warm-up, then its measured `time`.
+    fn trial_seconds(&self, p: &ParamSet) -> Option<f64> {
+        Some(p.f64("warmup") + p.f64("time"))
+    }
     fn build(&self, p: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
         let limits = load_limits(p);
         let bytes = limits.clients as u64 * MAX_CLIENT_BYTES;

@@ -1,0 +1,94 @@
+//! `sledge plan`: what a run would do, cost and buy, without running it.
+//!
+//! A subcommand rather than `run --dry-run`: a plan reads the store (this
+//! host's history of each case) but writes nothing, pins no CPU and starts
+//! no process, and it has an option of its own (`--detect`) that means
+//! nothing to a run. It takes the same selection and repetition options
+//! as `run`, so `sledge plan X -p ...` tells what `sledge run X -p ...`
+//! will do.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::output::{ExitStatus, UsageError, print};
+use super::run::RunArgs;
+use crate::engine::estimate;
+use crate::suite::history::StoreHistory;
+use crate::{probe, report};
+
+/// Options of `sledge plan`.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// Also say, per case, how many rounds a comparison of two runs needs
+    /// to find a change of this size at 95% confidence and 90% power, and
+    /// how long both runs take, from this host's history of the case (its
+    /// rounds' scatter and how much its runs differ): a percentage above 0
+    /// and below 100, such as 5% or 5.
+    #[arg(long, value_name = "PERCENT", value_parser = percent)]
+    detect: Option<f64>,
+}
+
+/// A change for `--detect`: `5%` or `5`, above 0 and below 100.
+fn percent(text: &str) -> Result<f64, String> {
+    text.trim()
+        .trim_end_matches('%')
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| *v > 0.0 && *v < 100.0)
+        .map(|v| v / 100.0)
+        .ok_or_else(|| "expected a percentage above 0 and below 100, such as 5% or 5".to_string())
+}
+
+/// Prints the plan of the run `args` describe.
+pub fn execute(args: PlanArgs, store_path: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+    let (plan, methodology, cpus) = super::run::plan_only(&args.run)?;
+    // No store yet is no history, not an error: a plan must not create
+    // one.
+    let history = match super::output::open_existing_store(store_path) {
+        Ok(store) => {
+            let cwd = std::env::current_dir()?;
+            let host = probe::probe(&cwd);
+            let key = crate::results::host_key(&host, cpus);
+            Some(StoreHistory::load(&store, &key, &plan.cases))
+        }
+        Err(err) => match err.downcast_ref::<crate::store::StoreError>() {
+            Some(crate::store::StoreError::NoStore { .. }) => None,
+            _ => return Err(UsageError(format!("{err:#}")).into()),
+        },
+    };
+    let history: &dyn crate::engine::History = match &history {
+        Some(h) => h,
+        None => &crate::engine::NoHistory,
+    };
+    let estimate = estimate::estimate(&plan.cases, &methodology, history, args.detect);
+    if args.run.json() {
+        print(&report::plan_table::json(
+            &estimate,
+            &methodology,
+            args.detect,
+        )?)?;
+    } else {
+        print(&report::plan_table::render(
+            &estimate,
+            &methodology,
+            args.detect,
+        ))?;
+    }
+    Ok(ExitStatus::Success)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detect_takes_a_percentage() {
+        assert_eq!(percent("5%"), Ok(0.05));
+        assert_eq!(percent(" 2.5 "), Ok(0.025));
+        assert!(percent("0").is_err() && percent("100%").is_err() && percent("x").is_err());
+    }
+}
