@@ -329,6 +329,48 @@ fn runs_compare_with_the_verdict_their_values_give() {
     let (same, ratio) = judged(1);
     assert_eq!(same, "no_difference");
     assert!((ratio - 1.0).abs() < 1e-9, "{ratio}");
+    // The same runs rule out about ±2%: that sees a 5% change, not a 1% one.
+    let same = &cmp["candidates"][1];
+    let within = same["cases"][0]["metrics"][0]["no_difference_within"]
+        .as_f64()
+        .unwrap();
+    assert!(within > 0.01 && within < 0.05, "{within}");
+    assert_eq!(same["summary"]["detect"], 0.05);
+    assert_eq!(same["summary"]["could_not_detect"], 0);
+    let detect = |pct: &str| {
+        sandbox
+            .sledge()
+            .args(["compare", "1", "3", "--no-history", "--json"])
+            .arg(format!("--detect={pct}"))
+            .output()
+            .unwrap()
+    };
+    let out = detect("1%");
+    let one: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let summary = &one["candidates"][0]["summary"];
+    assert_eq!(summary["detect"], 0.01);
+    assert_eq!(summary["could_not_detect"], 1);
+    for bad in ["0", "-5", "abc", "101"] {
+        let out = detect(bad);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("is not a change to detect: give a percentage above 0 and at most 100"),
+            "{stderr}"
+        );
+    }
+    let text = sandbox
+        .sledge()
+        .args(["compare", "1", "3", "--no-history", "--detect", "1"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    // The summary line is wrapped to the report's width.
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains("1 no difference (1 could not have seen a 1% change)"),
+        "{text}"
+    );
 }
 
 #[test]

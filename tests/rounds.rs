@@ -138,7 +138,18 @@ fn the_hosts_run_to_run_noise_keeps_a_difference_inside_it_from_being_a_change()
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
-    assert!(text.contains("no difference (history ×3)"), "{text}");
+    // It says which change it rules out: the larger side of its CI.
+    let within = m["no_difference_within"].as_f64().unwrap();
+    let high = m["comparison"]["ratio_ci_high"].as_f64().unwrap();
+    let low = m["comparison"]["ratio_ci_low"].as_f64().unwrap();
+    assert_eq!(within, (high - 1.0).abs().max((1.0 - low).abs()), "{m}");
+    let words = text
+        .replace(['│', '┆'], " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let shown = format!("no difference, within ±{:.1}% (history ×3)", within * 100.0);
+    assert!(words.contains(&shown), "{shown} in {text}");
 }
 
 /// The pids of the live children of `parent`.

@@ -21,7 +21,13 @@ the rule it rests on. The CI comes from the rounds of both runs, widened to \
 the host's run-to-run noise when earlier runs of the case on the same host \
 measured it (`sledge calibrate` builds that history on purpose; imported runs \
 are never part of it, and a history scattering by more than 25% is used at \
-25% and called suspect).
+25% and called suspect). A `no difference` verdict says which change it \
+rules out (the larger side of its CI: `no difference, within ±3.1%`), and the \
+summary counts those that could not have seen a change of --detect (5%). \
+Flagged trials (busy, steal, swap, throttled) are left out: a case is judged \
+on its unflagged trials when each side that had flagged ones kept 3 rounds \
+with unflagged trials (3 unflagged trials for a run of one round), and not \
+judged otherwise.
 
 Exit status: 0, or 3 with --fail-if-slower when a headline metric is judged \
 slower by more than the given percentage (1 on errors, 2 on bad usage).
@@ -29,7 +35,8 @@ slower by more than the given percentage (1 on errors, 2 on bad usage).
 Examples:
   sledge compare last~1 last
   sledge compare 12 13 14 --metrics all
-  sledge compare base.id last --fail-if-slower 5      (a CI gate)")]
+  sledge compare base.id last --fail-if-slower 5      (a CI gate)
+  sledge compare 12 13 --detect 2                     (could each case have seen 2%?)")]
 pub struct CompareArgs {
     /// The baseline run (id, `last`, `last~N`).
     baseline: String,
@@ -39,10 +46,14 @@ pub struct CompareArgs {
     /// Which metrics to show: each case's headline metric, or all.
     #[arg(long, value_enum, default_value_t = Metrics::Headline)]
     metrics: Metrics,
-    /// Judge cases whose trials were flagged (busy, steal, swap, throttled) instead of
-    /// withholding their verdict.
+    /// Judge cases on all their trials, flagged ones (busy, steal, swap, throttled) included,
+    /// instead of on their unflagged trials, or not at all when too few are left.
     #[arg(long)]
     trust_flagged: bool,
+    /// The change a `no difference` verdict is asked about: the summary counts those whose
+    /// CI leaves a change of PCT percent open, so could not have seen it.
+    #[arg(long, value_name = "PCT", value_parser = change_to_detect, default_value = "5")]
+    detect: f64,
     /// Ignore earlier runs: judge on the two runs' own rounds only.
     #[arg(long)]
     no_history: bool,
@@ -62,6 +73,17 @@ pub struct CompareArgs {
 enum Metrics {
     Headline,
     All,
+}
+
+/// A change for --detect: a percentage above 0 and at most 100, as a
+/// share (`5` or `5%` gives 0.05).
+fn change_to_detect(text: &str) -> Result<f64, String> {
+    match text.trim_end_matches('%').parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 100.0 => Ok(v / 100.0),
+        _ => Err(format!(
+            "`{text}` is not a change to detect: give a percentage above 0 and at most 100, for example 5 or 5%"
+        )),
+    }
 }
 
 /// A percentage for --fail-if-slower: a number from 0 to 100.
@@ -96,6 +118,7 @@ pub fn execute(args: CompareArgs, store: Option<PathBuf>) -> anyhow::Result<Exit
     };
     let options = CompareOptions {
         trust_flagged: args.trust_flagged,
+        detect: args.detect,
     };
     let comparison = report::compare::compare_many(&baseline, &candidates, noise, options);
     let metrics = match args.metrics {

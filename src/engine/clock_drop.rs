@@ -8,8 +8,9 @@
 //! over every trial so far: a later, faster round can flag an earlier
 //! trial, and the flags are recomputed from the monitor's own each time.
 //! The trial is not replaced (its round is over) but reported, like any
-//! flagged trial the monitor could not replace, and `compare` withholds
-//! its verdict.
+//! flagged trial the monitor could not replace, and `compare` leaves it
+//! out (judging the case on its other trials when enough are left, else
+//! withholding the verdict).
 //!
 //! Only trials that kept a CPU at least [`CLOCK_JUDGED_BUSY_PCT`] busy are
 //! judged by their clock, and only they set the best: on a mostly idle CPU

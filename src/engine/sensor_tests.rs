@@ -3,7 +3,8 @@
 //! a throttle counter that rises flags (and replaces) a trial, a clock
 //! that sags more than 5% below the case's best flags a trial once the
 //! case's trials are put together, and the energy gives a per-joule metric
-//! next to the headline. `compare` then withholds the case's verdict.
+//! next to the headline. `compare` then judges the case on its unflagged
+//! trials, or withholds the verdict when too few are left.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -219,7 +220,9 @@ fn throttled_trials_are_flagged_and_energy_gives_a_per_joule_metric() {
     assert_eq!(per_joule.summary.n, 6);
     assert_eq!(record.metrics[2].name, "events");
 
-    // compare treats `throttled` as any flag: the verdict is withheld.
+    // compare treats `throttled` as any flag: the flagged trial is left
+    // out, and since every round keeps an unflagged trial, the case is
+    // judged on those.
     let run = |id: i64, cases| RunRecord {
         id,
         uuid: String::new(),
@@ -240,13 +243,35 @@ fn throttled_trials_are_flagged_and_energy_gives_a_per_joule_metric() {
         trial.health.flags.clear();
     }
     let cmp = crate::report::compare::compare_runs(
-        &run(1, vec![clean]),
+        &run(1, vec![clean.clone()]),
         &run(2, vec![record.clone()]),
         &crate::report::compare::NoNoiseHistory,
         Default::default(),
     );
     let case = &cmp.cases[0];
     assert_eq!(case.candidate_disturbed, ["throttled 1/6"]);
+    let unflagged = crate::report::compare::JudgedOn::Unflagged;
+    assert!(
+        case.metrics
+            .iter()
+            .all(|m| m.judged && m.judged_on == unflagged)
+    );
+    assert_eq!(
+        (cmp.summary.not_judged, cmp.summary.judged_on_unflagged),
+        (0, 1)
+    );
+    // With round 2's other trial throttled too, two rounds are left: the
+    // verdict is withheld.
+    let mut worse = record.clone();
+    worse.trials[6].health.flags = vec![Disturbance::Throttled];
+    let cmp = crate::report::compare::compare_runs(
+        &run(1, vec![clean]),
+        &run(2, vec![worse]),
+        &crate::report::compare::NoNoiseHistory,
+        Default::default(),
+    );
+    let case = &cmp.cases[0];
+    assert_eq!(case.candidate_disturbed, ["throttled 2/6"]);
     assert!(case.metrics.iter().all(|m| !m.judged));
     assert_eq!(cmp.summary.not_judged, 1);
 }

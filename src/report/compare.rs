@@ -7,17 +7,28 @@
 //! both sides (the hierarchical CI), widened to the host's run-to-run noise
 //! where earlier runs of the case measured it, and never narrower than a
 //! 2% change. A side with a single round has only trials to offer, and its
-//! verdicts are marked as weaker. **Disturbed data is not judged**: when a
+//! verdicts are marked as weaker. **Disturbed data is left out**: when a
 //! trial the statistics use was flagged (steal, swap, busy, throttled) on
-//! either side, the verdict is withheld unless the user trusts flagged
-//! trials. **Price**: when both runs carry a `price=` note in one currency,
-//! each ratio and the summary also come per unit of price (`price.rs`).
+//! a side, that side is judged on its unflagged trials alone, if enough
+//! of them are left ([`MIN_UNFLAGGED_ROUNDS`], or [`MIN_UNFLAGGED_TRIALS`]
+//! for a one-round side), and the verdict says so (`judged_on`); with
+//! fewer, the verdict is withheld, with the reason, unless the user trusts
+//! flagged trials, which then count like any other. On a shared host (a
+//! CI runner) some trial of nearly every case may be flagged: withholding
+//! every such case would leave nothing judged. **What a no-difference
+//! verdict rules out**: the larger side of its CI (`no difference, within
+//! ±3.1%`), and the summary counts the no-difference cases whose CI
+//! leaves a change of [`CompareOptions::detect`] (5% unless the user says)
+//! open: they could not have seen it. **Price**: when both runs carry a
+//! `price=` note in one currency, each ratio and the summary also come per
+//! unit of price (`price.rs`).
 
 use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
 use super::price::{PriceComparison, apply_prices, compare_prices};
+use crate::engine::methodology::SINGLE_ROUND_MIN_TRIALS;
 use crate::results::{CaseRecord, MetricRecord, RunRecord};
 use crate::stats::{self, CiBasis, Comparison, Direction, RunNoise, Side, Verdict, VerdictBasis};
 use crate::store::later_params;
@@ -41,11 +52,46 @@ impl NoiseHistory for NoNoiseHistory {
 }
 
 /// Choices about a comparison.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct CompareOptions {
-    /// Judge cases even when trials they rest on were flagged.
+    /// Judge cases on all their trials, flagged ones included, instead of
+    /// on their unflagged trials (or not at all when too few are left).
     pub trust_flagged: bool,
+    /// The change, as a share (0.05 for 5%), that the summary asks of
+    /// every no-difference verdict whether it could have seen it: a
+    /// verdict whose CI leaves a larger change open could not
+    /// ([`ComparisonSummary::could_not_detect`]).
+    pub detect: f64,
 }
+
+impl Default for CompareOptions {
+    fn default() -> Self {
+        CompareOptions {
+            trust_flagged: false,
+            detect: DEFAULT_DETECT,
+        }
+    }
+}
+
+/// The change a no-difference verdict is asked about when the user names
+/// none (`sledge compare --detect`): 5%, the smallest change a comparison
+/// without history may call a change at all
+/// ([`NO_HISTORY_THRESHOLD`](crate::stats::NO_HISTORY_THRESHOLD)).
+pub const DEFAULT_DETECT: f64 = 0.05;
+
+/// The fewest rounds with unflagged trials that a side with flagged
+/// trials must keep to be judged on those trials alone. It is the number
+/// of rounds a run gives every case (`Methodology::min_rounds`, 3 by
+/// default), the fewest a run's own interval is meant to rest on: with
+/// two round means a side's spread is a single difference (one degree of
+/// freedom, where t(0.975) is 12.7), and one round that happened to land
+/// high or low would decide the verdict.
+pub const MIN_UNFLAGGED_ROUNDS: usize = 3;
+
+/// The same for a side measured in a single round, whose units are its
+/// trials: as many unflagged trials as such a run takes at least
+/// ([`SINGLE_ROUND_MIN_TRIALS`]).
+pub const MIN_UNFLAGGED_TRIALS: usize = SINGLE_ROUND_MIN_TRIALS as usize;
 
 /// A baseline against one or more candidates.
 #[derive(Debug, Clone, Serialize)]
@@ -120,9 +166,11 @@ pub struct MetricComparison {
     pub unit: String,
     /// Which way is better.
     pub direction: Direction,
-    /// Baseline value (mean of its round means).
+    /// Baseline value: the mean of its round means (of the unflagged
+    /// trials' round means when `judged_on` is `unflagged`, so that the
+    /// two means give the ratio).
     pub baseline_mean: f64,
-    /// Candidate value.
+    /// Candidate value, the same way.
     pub candidate_mean: f64,
     /// Ratio candidate / baseline with its CI, p-value, verdict and the
     /// rule that decided; absent when a side has no usable samples or a
@@ -133,10 +181,28 @@ pub struct MetricComparison {
     /// error count, is measured, just not a ratio).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_compared: Option<String>,
+    /// For a `no_difference` verdict, the change it rules out, as a share:
+    /// the larger distance of the ratio's CI ends from 1
+    /// ([`Comparison::widest_change`]); 0.031 reads "no difference, within
+    /// ±3.1%". Absent for faster and slower, and where the CI is no
+    /// interval (a single value on each side: nothing was tested).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_difference_within: Option<f64>,
     /// Whether the verdict stands: false when trials it rests on were
-    /// flagged and flagged trials are not trusted. The comparison is still
-    /// given, for information.
+    /// flagged, too few unflagged ones were left to judge on (see
+    /// `not_judged`) and flagged trials are not trusted. The comparison is
+    /// still given, on all the trials, for information.
     pub judged: bool,
+    /// Which trials the comparison rests on: `all` the trials the
+    /// statistics use (no side flagged, flagged trials trusted, or not
+    /// judged), or only the `unflagged` ones (a side had flagged trials,
+    /// and each such side kept enough rounds without them).
+    pub judged_on: JudgedOn,
+    /// Why the verdict is withheld, when it is: which side kept too few
+    /// rounds (or, for a one-round side, trials) without flagged trials,
+    /// as `only 2 rounds of the candidate with unflagged trials, 3 needed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_judged: Option<String>,
     /// Earlier runs the baseline side's noise history rests on (0: none).
     pub baseline_history_runs: usize,
     /// The same for the candidate side.
@@ -146,6 +212,18 @@ pub struct MetricComparison {
     /// runs have a price.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ratio_per_price: Option<f64>,
+}
+
+/// Which trials a comparison rests on. Serialized as `"all"` or
+/// `"unflagged"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JudgedOn {
+    /// Every trial the statistics use.
+    #[default]
+    All,
+    /// The unflagged trials only: the flagged ones were left out.
+    Unflagged,
 }
 
 impl MetricComparison {
@@ -174,8 +252,18 @@ pub struct ComparisonSummary {
     pub slower: usize,
     /// Cases judged with no significant difference.
     pub no_difference: usize,
-    /// Cases not judged (flagged trials, or nothing to compare).
+    /// The change, as a share, the no-difference cases are asked about
+    /// ([`CompareOptions::detect`]; 0.05 unless `--detect` says).
+    pub detect: f64,
+    /// No-difference cases that could not have seen a change of `detect`:
+    /// their CI leaves a larger change open (`no_difference_within` above
+    /// `detect`), or they have no interval at all.
+    pub could_not_detect: usize,
+    /// Cases not judged (flagged trials with too few unflagged ones left,
+    /// or nothing to compare).
     pub not_judged: usize,
+    /// Judged cases whose verdict rests on their unflagged trials alone.
+    pub judged_on_unflagged: usize,
     /// Verdicts that rest only on within-run trials (weaker).
     pub weak: usize,
     /// The geometric mean per unit of price (above 1 = the candidate gives
@@ -266,7 +354,11 @@ impl EscapeText for MetricComparison {
             baseline_mean: _,
             candidate_mean: _,
             comparison: _,
+            no_difference_within: _,
             judged: _,
+            judged_on: _,
+            // sledge's own words and numbers.
+            not_judged: _,
             baseline_history_runs: _,
             candidate_history_runs: _,
             ratio_per_price: _,
@@ -444,7 +536,7 @@ pub fn compare_runs(
             unmatched.push(format!("{}: only in run {}", b.label(), candidate.id));
         }
     }
-    let summary = summarize(&cases);
+    let summary = summarize(&cases, options.detect);
     let mut comparison = RunComparison {
         baseline: baseline.id,
         candidate: candidate.id,
@@ -477,8 +569,30 @@ fn compare_case(
         .iter()
         .filter_map(|ma| {
             let mb = b.metrics.iter().find(|m| m.name == ma.name)?;
-            let (base_units, base_basis) = units(ma, a);
-            let (cand_units, cand_basis) = units(mb, b);
+            let footing = if clean || options.trust_flagged {
+                Footing::All
+            } else {
+                let base = unflagged_units(ma, a, !baseline_disturbed.is_empty(), "baseline");
+                let cand = unflagged_units(mb, b, !candidate_disturbed.is_empty(), "candidate");
+                match (base, cand) {
+                    (Ok(base), Ok(cand)) => Footing::Unflagged(base, cand),
+                    (base, cand) => Footing::Withheld(
+                        [base.err(), cand.err()]
+                            .into_iter()
+                            .flatten()
+                            .collect::<Vec<_>>()
+                            .join("; "),
+                    ),
+                }
+            };
+            let (judged_on, not_judged, (base_units, base_basis), (cand_units, cand_basis)) =
+                match footing {
+                    Footing::All => (JudgedOn::All, None, units(ma, a), units(mb, b)),
+                    Footing::Unflagged(base, cand) => (JudgedOn::Unflagged, None, base, cand),
+                    Footing::Withheld(why) => {
+                        (JudgedOn::All, Some(why), units(ma, a), units(mb, b))
+                    }
+                };
             let base_history = base_noise.get(&ma.name);
             let cand_history = cand_noise.get(&ma.name);
             let comparison = stats::compare_sides(
@@ -497,15 +611,29 @@ fn compare_case(
             let not_compared = comparison
                 .is_none()
                 .then(|| why_not_compared(&base_units, &cand_units));
+            // Both sides a single value: the "interval" is the ratio
+            // itself, and says nothing about what was ruled out.
+            let tested = base_units.len() >= 2 || cand_units.len() >= 2;
+            let no_difference_within = comparison
+                .as_ref()
+                .filter(|c| c.verdict == Verdict::NoDifference && tested)
+                .map(Comparison::widest_change);
+            let (baseline_mean, candidate_mean) = match judged_on {
+                JudgedOn::All => (ma.summary.mean, mb.summary.mean),
+                JudgedOn::Unflagged => (mean(&base_units), mean(&cand_units)),
+            };
             Some(MetricComparison {
                 name: ma.name.clone(),
                 unit: ma.unit.clone(),
                 direction: ma.direction,
-                baseline_mean: ma.summary.mean,
-                candidate_mean: mb.summary.mean,
+                baseline_mean,
+                candidate_mean,
                 comparison,
                 not_compared,
-                judged: clean || options.trust_flagged,
+                no_difference_within,
+                judged: not_judged.is_none(),
+                judged_on,
+                not_judged,
                 baseline_history_runs: base_history.map_or(0, |h| h.runs),
                 candidate_history_runs: cand_history.map_or(0, |h| h.runs),
                 ratio_per_price: None,
@@ -525,27 +653,100 @@ fn compare_case(
     }
 }
 
+/// What a metric's comparison rests on.
+enum Footing {
+    /// Every trial the statistics use, on both sides.
+    All,
+    /// Each side's unflagged trials (all of them on a side without flags).
+    Unflagged((Vec<f64>, CiBasis), (Vec<f64>, CiBasis)),
+    /// Too few unflagged trials on a side: why.
+    Withheld(String),
+}
+
+/// A side's independent units from its unflagged trials, when it has
+/// flagged ones (`flagged`) and enough rounds are left without them: at
+/// least [`MIN_UNFLAGGED_ROUNDS`] rounds with an unflagged trial, or for a
+/// side of a single round, [`MIN_UNFLAGGED_TRIALS`] unflagged trials. A
+/// round keeps its unflagged trials: its mean is that of those. A side
+/// without flagged trials loses nothing and needs nothing more than it
+/// would on its own. Otherwise why not, naming the side as `side`.
+fn unflagged_units(
+    metric: &MetricRecord,
+    case: &CaseRecord,
+    flagged: bool,
+    side: &str,
+) -> Result<(Vec<f64>, CiBasis), String> {
+    if !flagged {
+        return Ok(units(metric, case));
+    }
+    let used_rounds = rounds_of(metric, case, false).len();
+    let kept = rounds_of(metric, case, true);
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    if used_rounds >= 2 {
+        let n = kept.len();
+        if n < MIN_UNFLAGGED_ROUNDS {
+            return Err(format!(
+                "only {n} round{} of the {side} with unflagged trials, {MIN_UNFLAGGED_ROUNDS} needed",
+                plural(n)
+            ));
+        }
+    } else {
+        let n: usize = kept.iter().map(Vec::len).sum();
+        if n < MIN_UNFLAGGED_TRIALS {
+            return Err(format!(
+                "only {n} unflagged trial{} of the {side}, {MIN_UNFLAGGED_TRIALS} needed",
+                plural(n)
+            ));
+        }
+    }
+    Ok(units_of(kept))
+}
+
 /// A side's independent units: its round means when it has two rounds or
 /// more, else its trials (runs from before rounds, or `--rounds 1`).
 fn units(metric: &MetricRecord, case: &CaseRecord) -> (Vec<f64>, CiBasis) {
-    let rounds = metric.rounds(&case.trials);
-    let rounds: Vec<Vec<f64>> = rounds.into_iter().filter(|r| !r.is_empty()).collect();
+    units_of(rounds_of(metric, case, false))
+}
+
+/// The values of the trials the statistics use (not replaced), and only
+/// the unflagged ones if `unflagged_only`, grouped by round; rounds left
+/// without a value are dropped.
+fn rounds_of(metric: &MetricRecord, case: &CaseRecord, unflagged_only: bool) -> Vec<Vec<f64>> {
+    let mut rounds: Vec<Vec<f64>> = Vec::new();
+    for (trial, value) in case.trials.iter().zip(&metric.samples) {
+        if trial.replaced || (unflagged_only && !trial.health.flags.is_empty()) {
+            continue;
+        }
+        let round = trial.round as usize;
+        if rounds.len() <= round {
+            rounds.resize(round + 1, Vec::new());
+        }
+        rounds[round].push(*value);
+    }
+    rounds.retain(|r| !r.is_empty());
+    rounds
+}
+
+/// Round means when there are two rounds or more, else the one round's
+/// values.
+fn units_of(rounds: Vec<Vec<f64>>) -> (Vec<f64>, CiBasis) {
     if rounds.len() >= 2 {
-        let means = rounds
-            .iter()
-            .map(|r| r.iter().sum::<f64>() / r.len() as f64)
-            .collect();
+        let means = rounds.iter().map(|r| mean(r)).collect();
         (means, CiBasis::Rounds)
     } else {
         (rounds.into_iter().flatten().collect(), CiBasis::Trials)
     }
 }
 
+/// The plain mean of `values` (NaN for none).
+fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
 /// Why two sides' units gave no comparison (`stats::compare` returns none
 /// for an empty side, a value that is not finite, a mean of 0, or an
 /// overflow). A mean of 0 is data, not its absence: it says which side.
 fn why_not_compared(base: &[f64], cand: &[f64]) -> String {
-    let mean = |units: &[f64]| units.iter().sum::<f64>() / units.len() as f64;
     if base.is_empty() || cand.is_empty() {
         "no samples".to_string()
     } else if base.iter().chain(cand).any(|v| !v.is_finite()) {
@@ -582,8 +783,15 @@ fn disturbed(case: &CaseRecord) -> Vec<String> {
 /// [0.863, 0.919]: a machine "11% slower" than itself. Where a case's
 /// interval rests on the host's run-to-run history, its half-width
 /// already holds that drift, and so does the mean of them.
-fn summarize(cases: &[CaseComparison]) -> ComparisonSummary {
-    let mut summary = ComparisonSummary::default();
+///
+/// A no-difference case whose CI leaves open a change larger than
+/// `detect` (a share) could not have seen such a change, and is counted
+/// as such.
+fn summarize(cases: &[CaseComparison], detect: f64) -> ComparisonSummary {
+    let mut summary = ComparisonSummary {
+        detect,
+        ..ComparisonSummary::default()
+    };
     let (mut log_sum, mut half_sum, mut n) = (0.0, 0.0, 0usize);
     for case in cases {
         let Some(headline) = case.headline() else {
@@ -597,7 +805,15 @@ fn summarize(cases: &[CaseComparison]) -> ComparisonSummary {
             }
             Some(Verdict::Faster) => summary.faster += 1,
             Some(Verdict::Slower) => summary.slower += 1,
-            Some(Verdict::NoDifference) => summary.no_difference += 1,
+            Some(Verdict::NoDifference) => {
+                summary.no_difference += 1;
+                if headline.no_difference_within.is_none_or(|w| w > detect) {
+                    summary.could_not_detect += 1;
+                }
+            }
+        }
+        if headline.judged_on == JudgedOn::Unflagged {
+            summary.judged_on_unflagged += 1;
         }
         let c = headline
             .comparison
@@ -1015,6 +1231,11 @@ mod tests {
         assert!(compared.baseline_disturbed.is_empty());
         assert!(!compared.metrics[0].judged);
         assert_eq!(compared.metrics[0].verdict(), None);
+        // Two rounds are left without the flagged trial: too few.
+        assert_eq!(
+            compared.metrics[0].not_judged.as_deref(),
+            Some("only 2 rounds of the candidate with unflagged trials, 3 needed")
+        );
         // The comparison itself is still there, for information.
         assert_eq!(
             compared.metrics[0].comparison.as_ref().unwrap().verdict,
@@ -1028,6 +1249,7 @@ mod tests {
             &NoNoiseHistory,
             CompareOptions {
                 trust_flagged: true,
+                ..CompareOptions::default()
             },
         );
         assert_eq!(trusted.cases[0].metrics[0].verdict(), Some(Verdict::Faster));
@@ -1037,6 +1259,270 @@ mod tests {
         assert_eq!(disturbed(&replaced), vec!["steal 1/4".to_string()]);
         replaced.trials[0].replaced = true;
         assert!(disturbed(&replaced).is_empty());
+    }
+
+    /// Flags the trials at `indexes` of `case` busy.
+    fn busy(mut case: CaseRecord, indexes: &[usize]) -> CaseRecord {
+        for &i in indexes {
+            case.trials[i].health.flags = vec![Disturbance::BusyHost];
+        }
+        case
+    }
+
+    /// Round means 100, 101, 99, 100 and 100: mean 100, sd 0.707.
+    const FIVE_ROUNDS: &[&[f64]] = &[&[100.0], &[101.0], &[99.0], &[100.0], &[100.0]];
+
+    #[test]
+    fn a_no_difference_verdict_carries_the_larger_side_of_its_ci() {
+        // Round means 100, 101, 99 against 100.5, 101.5, 99.5: each side
+        // sd 1 over 3 rounds (squared standard error 1/3), Welch df 4.
+        let a = run(1, 1, vec![case("1", &[&[100.0], &[101.0], &[99.0]])]);
+        let b = run(2, 1, vec![case("1", &[&[100.5], &[101.5], &[99.5]])]);
+        let cmp = plain(&a, &b);
+        let m = &cmp.cases[0].metrics[0];
+        let c = m.comparison.as_ref().unwrap();
+        assert_eq!(m.verdict(), Some(Verdict::NoDifference));
+        // ln-ratio half-width t(0.975, 4) · √(1/3 / 100² + 1/3 / 100.5²);
+        // the interval is symmetric on the log scale around 1.005, so its
+        // upper side is the larger: 1.005 · e^half − 1 ≈ 2.8%.
+        let half =
+            2.776_445 * ((1.0 / 3.0) / 100f64.powi(2) + (1.0 / 3.0) / 100.5f64.powi(2)).sqrt();
+        let within = m.no_difference_within.unwrap();
+        assert!(
+            (within - (1.005 * half.exp() - 1.0)).abs() < 1e-5,
+            "{within}"
+        );
+        assert!((within - (c.ratio_ci_high - 1.0)).abs() < 1e-12, "{c:?}");
+        assert!(within > 1.0 - c.ratio_ci_low);
+        let json = serde_json::to_value(m).unwrap();
+        assert_eq!(json["no_difference_within"].as_f64(), Some(within));
+        assert_eq!(json["judged_on"], "all");
+        // Faster or slower: nothing to say.
+        let faster = run(3, 1, vec![case("1", &[&[120.0], &[121.0], &[119.0]])]);
+        let cmp = plain(&a, &faster);
+        let m = &cmp.cases[0].metrics[0];
+        assert_eq!(m.verdict(), Some(Verdict::Faster));
+        assert_eq!(m.no_difference_within, None);
+        assert!(
+            serde_json::to_value(m)
+                .unwrap()
+                .get("no_difference_within")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn the_summary_counts_the_no_difference_cases_blind_to_the_change_asked_about() {
+        // threads=1: tight rounds, no difference within ±2.8%. threads=2:
+        // rounds 10% apart, no difference but within about ±27%. threads=3:
+        // 20% faster.
+        let a = run(
+            1,
+            1,
+            vec![
+                case("1", &[&[100.0], &[101.0], &[99.0]]),
+                case("2", &[&[90.0], &[110.0], &[100.0]]),
+                case("3", &[&[100.0], &[101.0], &[99.0]]),
+            ],
+        );
+        let b = run(
+            2,
+            1,
+            vec![
+                case("1", &[&[100.5], &[101.5], &[99.5]]),
+                case("2", &[&[92.0], &[112.0], &[102.0]]),
+                case("3", &[&[120.0], &[121.0], &[119.0]]),
+            ],
+        );
+        let detecting = |detect: f64| {
+            compare_runs(
+                &a,
+                &b,
+                &NoNoiseHistory,
+                CompareOptions {
+                    detect,
+                    ..CompareOptions::default()
+                },
+            )
+        };
+        let cmp = plain(&a, &b);
+        let within: Vec<Option<f64>> = cmp
+            .cases
+            .iter()
+            .map(|c| c.metrics[0].no_difference_within)
+            .collect();
+        assert!(
+            within[0].unwrap() < 0.05 && within[1].unwrap() > 0.2,
+            "{within:?}"
+        );
+        assert_eq!(within[2], None);
+        let s = &cmp.summary;
+        assert_eq!((s.faster, s.no_difference, s.detect), (1, 2, 0.05));
+        assert_eq!(s.could_not_detect, 1);
+        let json = serde_json::to_value(s).unwrap();
+        assert_eq!(
+            (json["could_not_detect"].as_u64(), json["detect"].as_f64()),
+            (Some(1), Some(0.05))
+        );
+        // Asked about 1%, neither could have seen it; about 50%, both.
+        assert_eq!(detecting(0.01).summary.could_not_detect, 2);
+        assert_eq!(detecting(0.5).summary.could_not_detect, 0);
+        assert_eq!(detecting(0.5).summary.detect, 0.5);
+    }
+
+    #[test]
+    fn flagged_trials_in_one_of_five_rounds_leave_the_case_judged_on_the_other_four() {
+        let a = run(1, 1, vec![case("1", FIVE_ROUNDS)]);
+        // The flagged round went to 500; the four others average 120.
+        let cand = busy(
+            case("1", &[&[120.0], &[121.0], &[500.0], &[119.0], &[120.0]]),
+            &[2],
+        );
+        let b = run(2, 1, vec![cand]);
+        let cmp = plain(&a, &b);
+        let compared = &cmp.cases[0];
+        assert_eq!(compared.candidate_disturbed, ["busy 1/5"]);
+        let m = &compared.metrics[0];
+        assert!(m.judged);
+        assert_eq!(m.judged_on, JudgedOn::Unflagged);
+        assert_eq!(m.not_judged, None);
+        let c = m.comparison.as_ref().unwrap();
+        assert!((c.ratio - 1.2).abs() < 1e-12, "{c:?}");
+        assert_eq!(
+            (c.verdict, c.basis),
+            (Verdict::Faster, VerdictBasis::Rounds)
+        );
+        // The means shown are the ones the ratio comes from.
+        assert_eq!((m.baseline_mean, m.candidate_mean), (100.0, 120.0));
+        assert_eq!(serde_json::to_value(m).unwrap()["judged_on"], "unflagged");
+        let s = &cmp.summary;
+        assert_eq!((s.faster, s.not_judged, s.judged_on_unflagged), (1, 0, 1));
+        assert!((s.geometric_mean.unwrap() - 1.2).abs() < 1e-12);
+
+        // A round keeps its unflagged trials: the flagged 500 is left out
+        // and its round mean is the 120 beside it.
+        let two = busy(
+            case(
+                "1",
+                &[&[120.0], &[121.0], &[500.0, 120.0], &[119.0], &[120.0]],
+            ),
+            &[2],
+        );
+        let cmp = plain(&a, &run(2, 1, vec![two]));
+        let c = cmp.cases[0].metrics[0].comparison.as_ref().unwrap();
+        assert!((c.ratio - 1.2).abs() < 1e-12, "{c:?}");
+
+        // The host's run-to-run noise still widens the band: 5% better on
+        // the unflagged rounds is inside a 4% history's.
+        let b5 = busy(
+            case("1", &[&[105.0], &[105.5], &[300.0], &[104.5], &[105.0]]),
+            &[2],
+        );
+        let noise = FixedNoise(RunNoise {
+            runs: 10,
+            sd_log: 0.04,
+            df: 6.2,
+            shifts: 0,
+        });
+        let cmp = compare_runs(&a, &run(2, 1, vec![b5]), &noise, CompareOptions::default());
+        let m = &cmp.cases[0].metrics[0];
+        let c = m.comparison.as_ref().unwrap();
+        assert!((c.ratio - 1.05).abs() < 1e-12, "{c:?}");
+        assert_eq!(
+            (m.judged_on, m.verdict()),
+            (JudgedOn::Unflagged, Some(Verdict::NoDifference))
+        );
+        assert_eq!(
+            (c.basis, m.candidate_history_runs),
+            (VerdictBasis::History, 10)
+        );
+
+        // One round of several trials: three unflagged trials are enough.
+        let a1 = run(1, 1, vec![case("1", &[&[100.0, 101.0, 99.0]])]);
+        let b1 = busy(case("1", &[&[120.0, 500.0, 121.0, 119.0]]), &[1]);
+        let cmp = plain(&a1, &run(2, 1, vec![b1]));
+        let m = &cmp.cases[0].metrics[0];
+        let c = m.comparison.as_ref().unwrap();
+        assert_eq!(
+            (m.judged_on, c.basis),
+            (JudgedOn::Unflagged, VerdictBasis::Trials)
+        );
+        assert!((c.ratio - 1.2).abs() < 1e-12, "{c:?}");
+    }
+
+    #[test]
+    fn flags_in_three_of_four_rounds_withhold_the_verdict_and_say_why() {
+        // The fewest rounds left is the rounds a run gives every case, and
+        // a one-round side's the trials such a run takes.
+        let method = crate::engine::Methodology::default();
+        assert_eq!(MIN_UNFLAGGED_ROUNDS, method.min_rounds as usize);
+        assert_eq!(MIN_UNFLAGGED_TRIALS, 3);
+        let a = run(
+            1,
+            1,
+            vec![case("1", &[&[100.0], &[101.0], &[99.0], &[100.0]])],
+        );
+        let cand = busy(
+            case("1", &[&[120.0], &[121.0], &[119.0], &[120.0]]),
+            &[0, 1, 3],
+        );
+        let cmp = plain(&a, &run(2, 1, vec![cand]));
+        let m = &cmp.cases[0].metrics[0];
+        assert!(!m.judged);
+        assert_eq!(m.verdict(), None);
+        assert_eq!(m.judged_on, JudgedOn::All);
+        assert_eq!(
+            m.not_judged.as_deref(),
+            Some("only 1 round of the candidate with unflagged trials, 3 needed")
+        );
+        // For information, the comparison on all the trials.
+        assert!((m.comparison.as_ref().unwrap().ratio - 1.2).abs() < 1e-12);
+        assert_eq!(
+            (cmp.summary.not_judged, cmp.summary.judged_on_unflagged),
+            (1, 0)
+        );
+        let json = serde_json::to_value(m).unwrap();
+        assert_eq!(
+            json["not_judged"],
+            "only 1 round of the candidate with unflagged trials, 3 needed"
+        );
+        // Both sides short, and a one-round side counted in trials.
+        let a1 = busy(case("1", &[&[100.0, 101.0, 99.0]]), &[0, 1]);
+        let b1 = busy(case("1", &[&[120.0], &[121.0], &[119.0]]), &[1]);
+        let cmp = plain(&run(1, 1, vec![a1]), &run(2, 1, vec![b1]));
+        assert_eq!(
+            cmp.cases[0].metrics[0].not_judged.as_deref(),
+            Some(
+                "only 1 unflagged trial of the baseline, 3 needed; \
+                 only 2 rounds of the candidate with unflagged trials, 3 needed"
+            )
+        );
+    }
+
+    #[test]
+    fn trusted_flagged_trials_are_judged_on_all_the_trials() {
+        let a = run(1, 1, vec![case("1", FIVE_ROUNDS)]);
+        let cand = busy(
+            case("1", &[&[120.0], &[121.0], &[500.0], &[119.0], &[120.0]]),
+            &[2],
+        );
+        let b = run(2, 1, vec![cand]);
+        let trusted = compare_runs(
+            &a,
+            &b,
+            &NoNoiseHistory,
+            CompareOptions {
+                trust_flagged: true,
+                ..CompareOptions::default()
+            },
+        );
+        let m = &trusted.cases[0].metrics[0];
+        assert!(m.judged);
+        assert_eq!(m.judged_on, JudgedOn::All);
+        // The flagged 500 counts: (120 + 121 + 500 + 119 + 120) / 5 = 196.
+        let c = m.comparison.as_ref().unwrap();
+        assert!((c.ratio - 1.96).abs() < 1e-12, "{c:?}");
+        assert_eq!(trusted.summary.judged_on_unflagged, 0);
     }
 
     #[test]
@@ -1156,5 +1642,20 @@ mod tests {
         assert!((found[0].2 - 0.9).abs() < 1e-9);
         // A 10% loss does not fail a 15% gate.
         assert!(regressions(&cmp, 15.0).is_empty());
+        // A loss judged on the unflagged rounds fails it like any other.
+        let base = run(1, 1, vec![case("1", FIVE_ROUNDS)]);
+        let flagged = busy(
+            case("1", &[&[80.0], &[81.0], &[300.0], &[79.0], &[80.0]]),
+            &[2],
+        );
+        let cmp = compare_many(
+            &base,
+            &[run(3, 1, vec![flagged])],
+            &NoNoiseHistory,
+            CompareOptions::default(),
+        );
+        let found = regressions(&cmp, 5.0);
+        assert_eq!(found.len(), 1, "{cmp:?}");
+        assert!((found[0].2 - 0.8).abs() < 1e-12);
     }
 }

@@ -6,7 +6,10 @@ use std::collections::BTreeMap;
 
 use comfy_table::{Cell, CellAlignment, Color};
 
-use super::compare::{CaseComparison, MetricComparison, MultiComparison, RunComparison};
+use super::compare::{
+    CaseComparison, JudgedOn, MIN_UNFLAGGED_ROUNDS, MIN_UNFLAGGED_TRIALS, MetricComparison,
+    MultiComparison, RunComparison,
+};
 use super::format;
 use super::listing::new_table;
 use crate::results::energy_companion;
@@ -86,7 +89,12 @@ pub fn markdown(c: &Escaped<MultiComparison>, metrics: MetricSelection) -> Strin
         out.push_str(&format!("| {} |\n", columns.join(" | ")));
         out.push_str(&format!("|{}\n", "---|".repeat(columns.len())));
         for row in rows(run, metrics) {
-            let cells: Vec<String> = row.cells.iter().map(|c| format::markdown_cell(c)).collect();
+            // A cell's second line (the verdict's note) follows after `; `.
+            let cells: Vec<String> = row
+                .cells
+                .iter()
+                .map(|c| format::markdown_cell(&c.replace('\n', "; ")))
+                .collect();
             out.push_str(&format!("| {} |\n", cells.join(" | ")));
         }
         out.push('\n');
@@ -182,7 +190,14 @@ fn rows(run: &RunComparison, metrics: MetricSelection) -> Vec<Row> {
                 format::value(m.candidate_mean),
                 ratio_text(m),
                 if m.judged && m.comparison.is_some() {
-                    format!("{} ({})", verdict_text(case, m), basis_text(m))
+                    let verdict = format!("{} ({})", verdict_text(case, m), basis_text(m));
+                    match m.judged_on {
+                        JudgedOn::All => verdict,
+                        JudgedOn::Unflagged => format!(
+                            "{verdict}\njudged on unflagged trials ({} left out)",
+                            disturbed_sides(case).join("; ")
+                        ),
+                    }
                 } else {
                     verdict_text(case, m)
                 },
@@ -259,27 +274,40 @@ fn verdict_text(case: &CaseComparison, m: &MetricComparison) -> String {
             .to_string();
     };
     if !m.judged {
-        let mut sides = Vec::new();
-        if !case.baseline_disturbed.is_empty() {
-            sides.push(format!("base {}", case.baseline_disturbed.join(", ")));
-        }
-        if !case.candidate_disturbed.is_empty() {
-            sides.push(format!("cand {}", case.candidate_disturbed.join(", ")));
-        }
+        let mut sides = disturbed_sides(case);
+        sides.extend(m.not_judged.clone());
         return format!("not judged: {}", sides.join("; "));
     }
     // Flagged data the user chose to trust is judged, and says so.
-    let flagged = if case.baseline_disturbed.is_empty() && case.candidate_disturbed.is_empty() {
-        ""
-    } else {
+    let disturbed = !(case.baseline_disturbed.is_empty() && case.candidate_disturbed.is_empty());
+    let flagged = if disturbed && m.judged_on == JudgedOn::All {
         " (flagged)"
+    } else {
+        ""
     };
     let word = match c.verdict {
         Verdict::Faster => "faster",
         Verdict::Slower => "slower",
         Verdict::NoDifference => "no difference",
     };
-    format!("{word}{flagged}")
+    let within = match (c.verdict, m.no_difference_within) {
+        (Verdict::NoDifference, Some(w)) => format!(", within {}", format::within(w)),
+        _ => String::new(),
+    };
+    format!("{word}{within}{flagged}")
+}
+
+/// The flagged trials of each side that has some, as `base busy 1/6` and
+/// `cand steal 2/9, busy 1/9`.
+fn disturbed_sides(case: &CaseComparison) -> Vec<String> {
+    let mut sides = Vec::new();
+    if !case.baseline_disturbed.is_empty() {
+        sides.push(format!("base {}", case.baseline_disturbed.join(", ")));
+    }
+    if !case.candidate_disturbed.is_empty() {
+        sides.push(format!("cand {}", case.candidate_disturbed.join(", ")));
+    }
+    sides
 }
 
 fn basis_text(m: &MetricComparison) -> String {
@@ -319,13 +347,30 @@ fn footer(run: &RunComparison) -> String {
         ),
         _ => "no judged case for a geometric mean".to_string(),
     };
+    let blind = if s.no_difference > 0 {
+        format!(
+            " ({} could not have seen a {} change)",
+            s.could_not_detect,
+            format::percent_given(s.detect)
+        )
+    } else {
+        String::new()
+    };
     out.push_str(&format!(
-        "summary, run {}: {geo}; {} faster, {} slower, {} no difference, {} not judged{}\n",
+        "summary, run {}: {geo}; {} faster, {} slower, {} no difference{blind}, {} not judged{}{}\n",
         run.candidate,
         s.faster,
         s.slower,
         s.no_difference,
         s.not_judged,
+        if s.judged_on_unflagged > 0 {
+            format!(
+                "; {} judged on unflagged trials only",
+                s.judged_on_unflagged
+            )
+        } else {
+            String::new()
+        },
         if s.weak > 0 {
             format!("; {} verdicts on within-run trials only (weak)", s.weak)
         } else {
@@ -369,13 +414,18 @@ fn legend() -> String {
          = the host's run-to-run noise over N earlier runs of the case was wider than the rounds' \
          CI, so it decided; `history suspect` = those runs scatter by more than {}, which no \
          honest history of one case on one host does, so they were taken at {}; `trials, weak` \
-         = a run of one round, whose CI misses the variance between processes. `not judged`: \
-         trials the statistics use were flagged (busy, steal, swap, throttled); --trust-flagged \
-         judges them anyway.\n",
+         = a run of one round, whose CI misses the variance between processes. `no difference, \
+         within ±x%`: the larger side of the ratio's CI, the change the verdict rules out; the \
+         summary counts the ones that could not have seen the change --detect names. Flagged \
+         trials (busy, steal, swap, throttled) are left out: `judged on unflagged trials` when \
+         each side that had them kept {} rounds with unflagged trials ({} unflagged trials for a \
+         run of one round), `not judged` when not; --trust-flagged judges on all trials.\n",
         format::percent(NOISE_THRESHOLD),
         format::percent(NO_HISTORY_THRESHOLD),
         format::percent(MAX_RUN_NOISE_SD_LOG.exp() - 1.0),
         format::percent(MAX_RUN_NOISE_SD_LOG.exp() - 1.0),
+        MIN_UNFLAGGED_ROUNDS,
+        MIN_UNFLAGGED_TRIALS,
     )
 }
 
@@ -402,7 +452,10 @@ mod tests {
                 history_suspect: false,
             }),
             not_compared: None,
+            no_difference_within: None,
             judged,
+            judged_on: JudgedOn::All,
+            not_judged: None,
             baseline_history_runs: if basis == VerdictBasis::History { 8 } else { 0 },
             candidate_history_runs: 0,
             ratio_per_price: None,
@@ -534,6 +587,106 @@ mod tests {
         assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
         let md = markdown(&Escaped::new(c.clone()), MetricSelection::Headline);
         assert!(md.contains("| verdict (basis) | per price |"), "{md}");
+    }
+
+    /// `text` with the table's borders and line breaks read as spaces, so
+    /// that a cell's text reads whole wherever the table wrapped it.
+    fn words(text: &str) -> String {
+        text.replace(['│', '┆'], " ")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn a_no_difference_verdict_says_what_it_rules_out() {
+        let mut c = comparison();
+        let run = &mut c.candidates[0];
+        let same = &mut run.cases[0].metrics[0];
+        let cmp = same.comparison.as_mut().unwrap();
+        (cmp.ratio, cmp.ratio_ci_low, cmp.ratio_ci_high) = (0.998, 0.969, 1.024);
+        cmp.verdict = Verdict::NoDifference;
+        cmp.basis = VerdictBasis::Rounds;
+        same.baseline_history_runs = 0;
+        same.no_difference_within = Some(0.031);
+        run.summary = ComparisonSummary {
+            no_difference: 1,
+            detect: 0.05,
+            could_not_detect: 0,
+            not_judged: 1,
+            ..ComparisonSummary::default()
+        };
+        let text = render(&Escaped::new(c.clone()), MetricSelection::Headline);
+        let read = words(&text);
+        assert!(
+            read.contains("no difference, within ±3.1% (rounds, no history)"),
+            "{text}"
+        );
+        assert!(
+            read.contains("1 no difference (0 could not have seen a 5% change), 1 not judged"),
+            "{text}"
+        );
+        assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+        let md = markdown(&Escaped::new(c.clone()), MetricSelection::Headline);
+        assert!(
+            md.contains("| no difference, within ±3.1% (rounds, no history) |"),
+            "{md}"
+        );
+        // A wider interval, asked about 2%: it could not have seen that.
+        let run = &mut c.candidates[0];
+        run.cases[0].metrics[0].no_difference_within = Some(0.123);
+        run.summary.detect = 0.02;
+        run.summary.could_not_detect = 1;
+        let md = markdown(&Escaped::new(c), MetricSelection::Headline);
+        assert!(md.contains("no difference, within ±12.3% ("), "{md}");
+        assert!(
+            md.contains("1 no difference (1 could not have seen a 2% change)"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn a_case_judged_on_its_unflagged_trials_says_so_and_why_not_when_not() {
+        let mut c = comparison();
+        let run = &mut c.candidates[0];
+        // The disturbed case, judged on the trials left.
+        let case = &mut run.cases[1];
+        case.candidate_disturbed = vec!["busy 2/12".into()];
+        case.metrics[0].judged = true;
+        case.metrics[0].judged_on = JudgedOn::Unflagged;
+        run.summary.judged_on_unflagged = 1;
+        let text = render(&Escaped::new(c.clone()), MetricSelection::Headline);
+        let read = words(&text);
+        assert!(
+            read.contains("judged on unflagged trials (cand busy 2/12 left out)"),
+            "{text}"
+        );
+        assert!(!read.contains("(flagged)"), "{text}");
+        assert!(
+            read.contains("; 1 judged on unflagged trials only"),
+            "{text}"
+        );
+        assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+        let md = markdown(&Escaped::new(c.clone()), MetricSelection::Headline);
+        assert!(
+            md.contains(
+                "| slower (rounds, no history); judged on unflagged trials (cand busy 2/12 left out) |"
+            ),
+            "{md}"
+        );
+        // Too few rounds left: not judged, with the reason.
+        let m = &mut c.candidates[0].cases[1].metrics[0];
+        m.judged = false;
+        m.judged_on = JudgedOn::All;
+        m.not_judged =
+            Some("only 2 rounds of the candidate with unflagged trials, 3 needed".into());
+        let md = markdown(&Escaped::new(c), MetricSelection::Headline);
+        assert!(
+            md.contains(
+                "| not judged: cand busy 2/12; only 2 rounds of the candidate with unflagged trials, 3 needed |"
+            ),
+            "{md}"
+        );
     }
 
     #[test]

@@ -84,6 +84,23 @@ pub fn percent(share: f64) -> String {
     format!("{:.1}%", share * 100.0)
 }
 
+/// A share as a percentage without trailing zeros, for a figure the user
+/// gave: `0.05` -> `5%`, `0.025` -> `2.5%`.
+pub fn percent_given(share: f64) -> String {
+    format!("{}%", value(share * 100.0))
+}
+
+/// What a no-difference verdict rules out, from the largest change its
+/// interval leaves open (a share): `±3.1%`; past ±1000% (an interval
+/// wide enough to say nothing) `more than ±1000%`.
+pub fn within(share: f64) -> String {
+    if share <= 10.0 {
+        format!("±{}", percent(share))
+    } else {
+        "more than ±1000%".to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,6 +114,10 @@ mod tests {
         assert_eq!(value(3.0), "3");
         assert_eq!(value(0.0), "0");
         assert_eq!(percent(0.0123), "1.2%");
+        assert_eq!(percent_given(0.05), "5%");
+        assert_eq!(percent_given(0.025), "2.5%");
+        assert_eq!(within(0.031), "±3.1%");
+        assert_eq!(within(f64::MAX), "more than ±1000%");
         assert_eq!(with_uncertainty(4259.8, 421.3), "4260 ± 420");
         assert_eq!(with_uncertainty(807.3149, 3.1), "807.3 ± 3.1");
         assert_eq!(

@@ -49,9 +49,9 @@ pub fn case_noise(
         .unwrap_or_default();
     let mut noise = HashMap::new();
     for metric in &case.metrics {
-        // A result whose trials were flagged is never judged, and it is
-        // no evidence of how far undisturbed runs move: one busy run in a
-        // short history would widen every later band several times over.
+        // A result whose trials were flagged is no evidence of how far
+        // undisturbed runs move: one busy run in a short history would
+        // widen every later band several times over.
         let means: Vec<f64> = entries
             .iter()
             .filter(|e| !e.disturbed)

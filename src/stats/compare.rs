@@ -144,6 +144,20 @@ pub struct Comparison {
     pub history_suspect: bool,
 }
 
+impl Comparison {
+    /// The largest change the ratio's interval leaves open, as a share of
+    /// the baseline: the larger of `|ratio_ci_low - 1|` and
+    /// `|ratio_ci_high - 1|`. For a no-difference verdict it is the size of
+    /// change the verdict rules out: with a CI of [0.969, 1.024] a change
+    /// beyond 3.1% either way would have shown ("no difference, within
+    /// ±3.1%"), a smaller one might not have.
+    pub fn widest_change(&self) -> f64 {
+        (self.ratio_ci_low - 1.0)
+            .abs()
+            .max((self.ratio_ci_high - 1.0).abs())
+    }
+}
+
 /// Compares two runs' measurements of one case, each side given as its
 /// independent units (round means, or trials for a one-round run) and,
 /// where known, its host's run-to-run noise.
@@ -532,6 +546,23 @@ mod tests {
             "{}",
             c.ratio_ci_high
         );
+    }
+
+    #[test]
+    fn the_widest_change_is_the_larger_side_of_the_interval() {
+        let c = |low: f64, high: f64| Comparison {
+            ratio: 1.0,
+            ratio_ci_low: low,
+            ratio_ci_high: high,
+            p_value: 0.5,
+            verdict: Verdict::NoDifference,
+            basis: VerdictBasis::Rounds,
+            history_suspect: false,
+        };
+        assert!(close(c(0.969, 1.024).widest_change(), 0.031, 1e-12));
+        assert!(close(c(0.99, 1.05).widest_change(), 0.05, 1e-12));
+        // An interval that excludes 1 reaches as far as its far end.
+        assert!(close(c(0.955, 0.965).widest_change(), 0.045, 1e-12));
     }
 
     #[test]

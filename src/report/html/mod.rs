@@ -27,7 +27,10 @@ use std::fmt::Write as _;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::Deserializer;
 
-use super::compare::{CaseComparison, CompareOptions, NoiseHistory, RunComparison, compare_runs};
+use super::compare::{
+    CaseComparison, CompareOptions, JudgedOn, MetricComparison, NoiseHistory, RunComparison,
+    compare_runs,
+};
 use super::summary::{self, Defaults};
 use super::sweeps::{self, Sweep};
 use super::{format, run_table};
@@ -253,10 +256,16 @@ fn comparison(c: &RunComparison) -> String {
                 let (verdict, class) = match m.verdict() {
                     Some(Verdict::Faster) => ("faster".to_string(), "faster"),
                     Some(Verdict::Slower) => ("slower".to_string(), "slower"),
-                    Some(Verdict::NoDifference) => {
-                        ("no significant difference".to_string(), "same")
-                    }
-                    None => (not_judged(case), "same"),
+                    Some(Verdict::NoDifference) => (
+                        match m.no_difference_within {
+                            Some(w) => {
+                                format!("no significant difference, within {}", format::within(w))
+                            }
+                            None => "no significant difference".to_string(),
+                        },
+                        "same",
+                    ),
+                    None => (not_judged(case, m), "same"),
                 };
                 let basis = match cmp.basis {
                     VerdictBasis::History => format!(
@@ -270,6 +279,14 @@ fn comparison(c: &RunComparison) -> String {
                     format!(
                         "{basis}; history suspect (runs scatter by more than {})",
                         super::format::percent(crate::stats::MAX_RUN_NOISE_SD_LOG.exp() - 1.0)
+                    )
+                } else {
+                    basis
+                };
+                let basis = if m.judged && m.judged_on == JudgedOn::Unflagged {
+                    format!(
+                        "{basis}; judged on unflagged trials ({} left out)",
+                        disturbed_sides(case).join("; ")
                     )
                 } else {
                     basis
@@ -318,9 +335,26 @@ fn comparison(c: &RunComparison) -> String {
         }
         _ => String::new(),
     };
+    let blind = if s.no_difference > 0 {
+        format!(
+            " ({} could not have seen a {} change)",
+            s.could_not_detect,
+            format::percent_given(s.detect)
+        )
+    } else {
+        String::new()
+    };
+    let unflagged = if s.judged_on_unflagged > 0 {
+        format!(
+            "; {} judged on unflagged trials only",
+            s.judged_on_unflagged
+        )
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "<p class=\"note\">{geo}{} faster, {} slower, {} no difference, {} not judged</p>",
+        "<p class=\"note\">{geo}{} faster, {} slower, {} no difference{blind}, {} not judged{unflagged}</p>",
         s.faster, s.slower, s.no_difference, s.not_judged
     );
     for line in &c.unmatched {
@@ -329,8 +363,16 @@ fn comparison(c: &RunComparison) -> String {
     out
 }
 
-/// Why a case was not judged: which side's trials were disturbed.
-fn not_judged(case: &CaseComparison) -> String {
+/// Why a metric was not judged: which side's trials were disturbed, and
+/// which kept too few without them.
+fn not_judged(case: &CaseComparison, m: &MetricComparison) -> String {
+    let mut sides = disturbed_sides(case);
+    sides.extend(m.not_judged.clone());
+    format!("not judged: {}", sides.join("; "))
+}
+
+/// The flagged trials of each side that has some, as `baseline busy 1/6`.
+fn disturbed_sides(case: &CaseComparison) -> Vec<String> {
     let mut sides = Vec::new();
     if !case.baseline_disturbed.is_empty() {
         sides.push(format!("baseline {}", case.baseline_disturbed.join(", ")));
@@ -338,7 +380,7 @@ fn not_judged(case: &CaseComparison) -> String {
     if !case.candidate_disturbed.is_empty() {
         sides.push(format!("candidate {}", case.candidate_disturbed.join(", ")));
     }
-    format!("not judged: {}", sides.join("; "))
+    sides
 }
 
 /// The key cases are matched on across runs: workload, version and

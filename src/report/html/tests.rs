@@ -81,6 +81,56 @@ fn comparison_tables_come_from_compare_runs() {
 }
 
 #[test]
+fn verdicts_say_what_they_rule_out_and_which_trials_they_rest_on() {
+    // The same speed, but the candidate's cpu.primes threads=1 has a
+    // fourth trial and its first one was flagged: judged on the three left.
+    let mut b = demo_run(2, "beta", 1.0);
+    let case = &mut b.cases[0];
+    case.trials.push(crate::results::TrialRecord {
+        index: 3,
+        round: 0,
+        replaced: false,
+        seconds: 0.5,
+        health: crate::monitor::TrialHealth::default(),
+    });
+    case.metrics[0].samples.push(801.0);
+    case.trials[0].health.flags = vec![crate::monitor::Disturbance::BusyHost];
+    let page = report(&[demo_run(1, "alpha", 1.0), b]);
+    let row = |params: &str| {
+        page.lines()
+            .find(|l| l.contains(&format!("<td>{params}</td>")))
+            .unwrap_or_else(|| panic!("no row {params}: {page}"))
+            .to_string()
+    };
+    let unflagged = row("max_prime=10000 threads=1 time=0.5");
+    assert!(
+        unflagged.contains("no significant difference, within ±"),
+        "{unflagged}"
+    );
+    assert!(
+        unflagged.contains("judged on unflagged trials (candidate busy 1/4 left out)"),
+        "{unflagged}"
+    );
+    // Two of three trials flagged on both sides: one left, 3 needed.
+    let withheld = row("max_prime=10000 threads=4 time=0.5");
+    assert!(
+        withheld.contains(
+            "not judged: baseline busy 2/3; candidate busy 2/3; only 1 unflagged trial of the \
+             baseline, 3 needed; only 1 unflagged trial of the candidate, 3 needed"
+        ),
+        "{withheld}"
+    );
+    assert!(
+        page.contains("no difference (") && page.contains("could not have seen a 5% change)"),
+        "{page}"
+    );
+    assert!(
+        page.contains("; 1 judged on unflagged trials only</p>"),
+        "{page}"
+    );
+}
+
+#[test]
 fn charts_cover_cases_sweeps_and_latency() {
     let page = report(&[demo_run(1, "alpha", 1.0), demo_run(2, "beta", 1.3)]);
     let charts = &page[page.find("id=\"charts\"").unwrap()..page.find("id=\"summary\"").unwrap()];
