@@ -44,6 +44,9 @@ pub struct CaseEstimate {
     /// Earlier runs of the case on this host the figures rest on (0: the
     /// workload's defaults).
     pub history_runs: usize,
+    /// Neither history nor the workload knows how long a trial runs:
+    /// [`DEFAULT_TRIAL_SECONDS`] stands in, and the time may be far off.
+    pub guessed: bool,
     /// Counted trials per round.
     pub trials_per_round: u32,
     /// One round's wall time, seconds.
@@ -94,6 +97,11 @@ impl PlanEstimate {
     /// The cases whose figures rest on this host's history.
     pub fn with_history(&self) -> usize {
         self.cases.iter().filter(|c| c.history_runs > 0).count()
+    }
+
+    /// The cases whose trial length is a guess.
+    pub fn guessed(&self) -> usize {
+        self.cases.iter().filter(|c| c.guessed).count()
     }
 }
 
@@ -156,13 +164,11 @@ fn case_estimate(
     } else {
         trials_per_round(hint, method.min_trials, method.max_trials)
     };
+    let said = planned.workload.trial_seconds(&planned.params);
     let round_seconds = match hint {
         Some(h) => h.round_overhead_seconds + f64::from(trials) * h.trial_seconds,
         None => {
-            let trial = planned
-                .workload
-                .trial_seconds(&planned.params)
-                .unwrap_or(DEFAULT_TRIAL_SECONDS);
+            let trial = said.unwrap_or(DEFAULT_TRIAL_SECONDS);
             DEFAULT_ROUND_START_SECONDS + f64::from(method.warmup_trials + trials) * trial
         }
     };
@@ -184,6 +190,7 @@ fn case_estimate(
     CaseEstimate {
         label: short_label(planned),
         history_runs: hint.map_or(0, |h| h.runs),
+        guessed: hint.is_none() && said.is_none(),
         trials_per_round: trials,
         round_seconds,
         rounds,

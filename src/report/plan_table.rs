@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::listing::new_table;
 use crate::engine::Methodology;
-use crate::engine::estimate::{CaseEstimate, PlanEstimate};
+use crate::engine::estimate::{CaseEstimate, DEFAULT_TRIAL_SECONDS, PlanEstimate};
 use crate::engine::precision::{DETECT_POWER, Detectable};
 
 /// `2 min 50 s`, `45 s`, `1 h 12 min`.
@@ -49,13 +49,20 @@ pub fn estimate_line(estimate: &PlanEstimate) -> String {
 
 fn history_words(estimate: &PlanEstimate) -> String {
     let known = estimate.with_history();
-    match (known, estimate.cases.len()) {
+    let mut words = match (known, estimate.cases.len()) {
         (0, _) => {
             "no history of these cases on this host: costs from the workloads' defaults".to_string()
         }
         (k, n) if k == n => "every case from this host's history".to_string(),
         (k, n) => format!("{k} of {n} cases from this host's history"),
+    };
+    let guessed = estimate.guessed();
+    if guessed > 0 {
+        words.push_str(&format!(
+            "; {guessed} of unknown length counted at {DEFAULT_TRIAL_SECONDS:.0} s a trial, so it may take much longer"
+        ));
     }
+    words
 }
 
 /// The plan as a table: one row per case, then the total.
@@ -84,7 +91,12 @@ pub fn render(estimate: &PlanEstimate, method: &Methodology, detect: Option<f64>
             Cell::new(format!("{}×{}", case.rounds, case.trials_per_round))
                 .set_alignment(CellAlignment::Right),
             Cell::new(format!("{:.2} s", case.round_seconds)).set_alignment(CellAlignment::Right),
-            Cell::new(duration(case.seconds)).set_alignment(CellAlignment::Right),
+            Cell::new(if case.guessed {
+                format!("{}?", duration(case.seconds))
+            } else {
+                duration(case.seconds)
+            })
+            .set_alignment(CellAlignment::Right),
             Cell::new(expected_text(case, method.ci_target)),
         ];
         if detect.is_some() {
@@ -127,7 +139,7 @@ pub fn render(estimate: &PlanEstimate, method: &Methodology, detect: Option<f64>
         );
     }
     if estimate.with_history() < estimate.cases.len() {
-        out.push_str("cases without history here: time from the workload's trial length (or 1 s), precision unknown until a first run\n");
+        out.push_str("cases without history here: time from the workload's trial length, precision unknown until a first run; `?`: the workload cannot say how long a trial runs (a fixed amount of work), 1 s assumed\n");
     }
     if detect.is_some()
         && estimate
@@ -182,6 +194,8 @@ pub struct CaseJson<'a> {
     pub case: &'a str,
     /// Earlier runs on this host the figures rest on.
     pub history_runs: usize,
+    /// The trial length is a guess (1 s): the time may be far off.
+    pub guessed: bool,
     /// Rounds planned.
     pub rounds: u32,
     /// Counted trials per round.
@@ -219,6 +233,7 @@ pub fn json(
             .map(|c| CaseJson {
                 case: &c.label,
                 history_runs: c.history_runs,
+                guessed: c.guessed,
                 rounds: c.rounds,
                 trials_per_round: c.trials_per_round,
                 round_seconds: c.round_seconds,
@@ -253,6 +268,7 @@ mod tests {
         CaseEstimate {
             label: label.to_string(),
             history_runs: usize::from(history) * 3,
+            guessed: label == "disk",
             trials_per_round: 1,
             round_seconds: 0.5,
             rounds: 8,
@@ -313,9 +329,14 @@ mod tests {
             text.contains("1 of 3 cases are not expected to reach ±3.0%"),
             "{text}"
         );
+        assert!(text.contains("4 s?"), "{text}");
+        assert!(
+            text.contains("1 of unknown length counted at 1 s a trial"),
+            "{text}"
+        );
         assert_eq!(
             estimate_line(&estimate),
-            "plan: 3 cases, about 14 s (2 of 3 cases from this host's history; `sledge plan` shows each case)"
+            "plan: 3 cases, about 14 s (2 of 3 cases from this host's history; 1 of unknown length counted at 1 s a trial, so it may take much longer; `sledge plan` shows each case)"
         );
         let json: serde_json::Value =
             serde_json::from_str(&json(&estimate, &method, Some(0.05)).unwrap()).unwrap();
