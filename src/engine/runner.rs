@@ -257,8 +257,12 @@ pub fn run_plan(
     }
 
     if !cancelled {
-        for state in &mut states {
-            state.note_missed_target(method);
+        // The warning comes after the case's last round was handed over:
+        // hand the case over again so that it is stored with it.
+        for (i, state) in states.iter_mut().enumerate() {
+            if state.note_missed_target(method) {
+                on_case(i, &state.record)?;
+            }
         }
     }
     let failed = states.iter().any(|s| s.failed);
@@ -348,14 +352,14 @@ const ROUNDS_CONSIDERED: u32 = 1000;
 impl CaseState {
     /// Adds the warning that the case ended wider than the target: how
     /// wide, what stopped it, which level of variance is too large, and
-    /// how many rounds would have reached the target.
-    fn note_missed_target(&mut self, method: &Methodology) {
+    /// how many rounds would have reached the target. Whether it did.
+    fn note_missed_target(&mut self, method: &Methodology) -> bool {
         let ci = self.relative_ci();
         if self.failed || self.rounds_done < 2 || !ci.is_finite() || ci <= method.ci_target {
-            return;
+            return false;
         }
         let Some(round_sd) = self.round_sd() else {
-            return;
+            return false;
         };
         let stopped = if method.single_round() {
             String::new()
@@ -406,6 +410,7 @@ impl CaseState {
             percent(method.ci_target),
         );
         self.record.warnings.push(warning);
+        true
     }
 }
 
@@ -976,10 +981,15 @@ mod tests {
             progress: &Silent,
             seed: 1,
         };
+        // What was handed over for storage last, per case.
+        let mut stored: Vec<Option<CaseRecord>> = vec![None; 3];
         let outcome = run_plan(
             &[planned(hopeless), planned(wide), planned(close)],
             &setup,
-            &mut |_, _| Ok(()),
+            &mut |i, record| {
+                stored[i] = Some(record.clone());
+                Ok(())
+            },
         )
         .unwrap();
         let rounds: Vec<usize> = outcome.records.iter().map(|r| r.rounds.len()).collect();
@@ -994,6 +1004,11 @@ mod tests {
         assert_eq!(
             warning,
             "wider than the target: ±124% after 3 rounds (the run's time budget), target ±3.0%: the rounds differ by 50%; more than 1000 rounds would be needed"
+        );
+        // ... and the store gets it too: the case is handed over again.
+        assert_eq!(
+            stored[0].as_ref().unwrap().warnings,
+            outcome.records[0].warnings
         );
     }
 

@@ -51,7 +51,7 @@ impl History for StoreHistory {
 
 /// Pools the latest runs' variance components of the primary metric
 /// (relative to each run's mean, so runs at different levels pool) and
-/// their costs. `None` until some run measured the within-round variance.
+/// their costs. `None` until some run measured the between-round variance.
 fn hint_from(entries: &[CaseHistoryEntry]) -> Option<VarianceHint> {
     // Flagged results measured the host while something else ran on it.
     let clean: Vec<&CaseHistoryEntry> = entries.iter().filter(|e| !e.disturbed).collect();
@@ -86,12 +86,18 @@ fn hint_from(entries: &[CaseHistoryEntry]) -> Option<VarianceHint> {
             n_cost += 1;
         }
     }
-    if n_between == 0 || n_within == 0 || n_cost == 0 {
+    if n_between == 0 || n_cost == 0 {
         return None;
     }
     Some(VarianceHint {
         between_round_sd: (between / n_between as f64).sqrt(),
-        within_round_sd: (within / n_within as f64).sqrt(),
+        // Runs of one trial a round (the quick profile's) cannot measure
+        // the trials' scatter; their round means hold all of it.
+        within_round_sd: if n_within == 0 {
+            0.0
+        } else {
+            (within / n_within as f64).sqrt()
+        },
         trial_seconds: trial_seconds / n_cost as f64,
         round_overhead_seconds: overhead / n_cost as f64,
         run_sd: run_level_sd(recent),
@@ -201,8 +207,11 @@ mod tests {
     }
 
     #[test]
-    fn no_hint_without_a_within_round_estimate() {
-        assert!(hint_from(&[entry(100.0, Some(2.0), None)]).is_none());
+    fn runs_of_one_trial_a_round_hint_with_their_rounds_alone() {
+        let hint = hint_from(&[entry(100.0, Some(2.0), None)]).unwrap();
+        assert!((hint.between_round_sd - 0.02).abs() < 1e-12);
+        assert_eq!(hint.within_round_sd, 0.0);
+        assert!(hint_from(&[entry(100.0, None, Some(1.0))]).is_none());
         assert!(hint_from(&[]).is_none());
     }
 }

@@ -161,7 +161,7 @@ mod tests {
         // (all) CPUs, to a ±3% target.
         assert_eq!(plan.cases.len(), 15);
         let m = &plan.methodology;
-        assert_eq!((m.min_rounds, m.max_rounds, m.max_trials), (5, 30, 2));
+        assert_eq!((m.min_rounds, m.max_rounds, m.max_trials), (5, 30, 1));
         assert_eq!(m.ci_target, 0.03);
         assert!(m.run_budget.is_some_and(|b| b.as_secs() <= 180));
     }

@@ -42,9 +42,10 @@ const fn entry(workload: &'static str, params: &'static [&'static str]) -> Entry
 /// old quick profile (71 cases, 3 rounds each) printed a median interval
 /// of ±5% to ±24% depending on the neighbours. Fifteen cases leave time
 /// for at least 5 rounds each (t = 2.78), and the run's time budget then
-/// goes to the cases that are still wide (`engine::runner`). Trials are
-/// half a second where the workload has a length, so that a burst of a
-/// neighbour is averaged within a trial instead of deciding a round.
+/// goes to the cases that are still wide (`engine::runner`). A round is
+/// a warm-up and one counted trial of half a second where the workload
+/// has a length, so that a burst of a neighbour is averaged within a
+/// trial instead of deciding a round.
 fn quick() -> Profile {
     Profile {
         name: "quick",
@@ -102,7 +103,10 @@ fn quick() -> Profile {
         methodology: Methodology {
             min_rounds: 5,
             max_rounds: 30,
-            max_trials: 2,
+            // One counted trial a round: here round means scatter several
+            // times more than trials do, so a second trial buys less than
+            // another round would (Cochran's rule, `engine::planner`).
+            max_trials: 1,
             ci_target: 0.03,
             case_budget: Duration::from_secs(30),
             run_budget: Some(Duration::from_secs(165)),
