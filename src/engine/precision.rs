@@ -74,6 +74,17 @@ pub fn rounds_to_detect(round_sd: f64, run_sd: f64, effect: f64, max: u32) -> De
         .map_or(Detectable::MoreThan(max), Detectable::Rounds)
 }
 
+/// A share as a percentage for messages: one decimal below 10%
+/// (`3.1%`), none above (`12%`).
+pub fn percent(share: f64) -> String {
+    let pct = share * 100.0;
+    if pct < 10.0 {
+        format!("{pct:.1}%")
+    } else {
+        format!("{pct:.0}%")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,7 +29,7 @@ use super::context::TrialContext;
 use super::executor::{InProcess, RoundExecutor, RoundOutcome, RoundRequest, TrialResult};
 use super::methodology::Methodology;
 use super::planner::{History, NoHistory, Shuffler, trials_per_round};
-use super::precision::rounds_to_reach;
+use super::precision::{percent, rounds_to_reach};
 use super::progress::Progress;
 use super::record;
 use super::trial_monitor::ProcMonitor;
@@ -411,16 +411,6 @@ impl CaseState {
         );
         self.record.warnings.push(warning);
         true
-    }
-}
-
-/// A share as a percentage for messages: `3.1%`, `12%`.
-fn percent(share: f64) -> String {
-    let pct = share * 100.0;
-    if pct < 10.0 {
-        format!("{pct:.1}%")
-    } else {
-        format!("{pct:.0}%")
     }
 }
 

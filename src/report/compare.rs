@@ -151,6 +151,22 @@ pub struct CaseComparison {
 }
 
 impl CaseComparison {
+    /// The flagged trials of each side that has some, each side named as
+    /// given: `base busy 1/6`, `cand steal 2/9, busy 1/9`.
+    pub fn disturbed_sides(&self, baseline: &str, candidate: &str) -> Vec<String> {
+        let mut sides = Vec::new();
+        if !self.baseline_disturbed.is_empty() {
+            sides.push(format!("{baseline} {}", self.baseline_disturbed.join(", ")));
+        }
+        if !self.candidate_disturbed.is_empty() {
+            sides.push(format!(
+                "{candidate} {}",
+                self.candidate_disturbed.join(", ")
+            ));
+        }
+        sides
+    }
+
     /// The headline metric's comparison (the case's first metric).
     pub fn headline(&self) -> Option<&MetricComparison> {
         self.metrics.first()

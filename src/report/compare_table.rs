@@ -195,7 +195,7 @@ fn rows(run: &RunComparison, metrics: MetricSelection) -> Vec<Row> {
                         JudgedOn::All => verdict,
                         JudgedOn::Unflagged => format!(
                             "{verdict}\njudged on unflagged trials ({} left out)",
-                            disturbed_sides(case).join("; ")
+                            case.disturbed_sides("base", "cand").join("; ")
                         ),
                     }
                 } else {
@@ -274,7 +274,7 @@ fn verdict_text(case: &CaseComparison, m: &MetricComparison) -> String {
             .to_string();
     };
     if !m.judged {
-        let mut sides = disturbed_sides(case);
+        let mut sides = case.disturbed_sides("base", "cand");
         sides.extend(m.not_judged.clone());
         return format!("not judged: {}", sides.join("; "));
     }
@@ -295,19 +295,6 @@ fn verdict_text(case: &CaseComparison, m: &MetricComparison) -> String {
         _ => String::new(),
     };
     format!("{word}{within}{flagged}")
-}
-
-/// The flagged trials of each side that has some, as `base busy 1/6` and
-/// `cand steal 2/9, busy 1/9`.
-fn disturbed_sides(case: &CaseComparison) -> Vec<String> {
-    let mut sides = Vec::new();
-    if !case.baseline_disturbed.is_empty() {
-        sides.push(format!("base {}", case.baseline_disturbed.join(", ")));
-    }
-    if !case.candidate_disturbed.is_empty() {
-        sides.push(format!("cand {}", case.candidate_disturbed.join(", ")));
-    }
-    sides
 }
 
 fn basis_text(m: &MetricComparison) -> String {

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::listing::new_table;
 use crate::engine::Methodology;
 use crate::engine::estimate::{CaseEstimate, DEFAULT_TRIAL_SECONDS, PlanEstimate};
-use crate::engine::precision::{DETECT_POWER, Detectable};
+use crate::engine::precision::{DETECT_POWER, Detectable, percent};
 
 /// `2 min 50 s`, `45 s`, `1 h 12 min`.
 pub fn duration(seconds: f64) -> String {
@@ -18,16 +18,6 @@ pub fn duration(seconds: f64) -> String {
         0..60 => format!("{s} s"),
         60..3600 => format!("{} min {} s", s / 60, s % 60),
         _ => format!("{} h {} min", s / 3600, (s % 3600 + 30) / 60),
-    }
-}
-
-/// A share as a percentage: `2.9%`, `12%`.
-fn percent(share: f64) -> String {
-    let pct = share * 100.0;
-    if pct < 10.0 {
-        format!("{pct:.1}%")
-    } else {
-        format!("{pct:.0}%")
     }
 }
 

@@ -286,7 +286,7 @@ fn comparison(c: &RunComparison) -> String {
                 let basis = if m.judged && m.judged_on == JudgedOn::Unflagged {
                     format!(
                         "{basis}; judged on unflagged trials ({} left out)",
-                        disturbed_sides(case).join("; ")
+                        case.disturbed_sides("baseline", "candidate").join("; ")
                     )
                 } else {
                     basis
@@ -366,21 +366,9 @@ fn comparison(c: &RunComparison) -> String {
 /// Why a metric was not judged: which side's trials were disturbed, and
 /// which kept too few without them.
 fn not_judged(case: &CaseComparison, m: &MetricComparison) -> String {
-    let mut sides = disturbed_sides(case);
+    let mut sides = case.disturbed_sides("baseline", "candidate");
     sides.extend(m.not_judged.clone());
     format!("not judged: {}", sides.join("; "))
-}
-
-/// The flagged trials of each side that has some, as `baseline busy 1/6`.
-fn disturbed_sides(case: &CaseComparison) -> Vec<String> {
-    let mut sides = Vec::new();
-    if !case.baseline_disturbed.is_empty() {
-        sides.push(format!("baseline {}", case.baseline_disturbed.join(", ")));
-    }
-    if !case.candidate_disturbed.is_empty() {
-        sides.push(format!("candidate {}", case.candidate_disturbed.join(", ")));
-    }
-    sides
 }
 
 /// The key cases are matched on across runs: workload, version and
