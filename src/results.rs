@@ -127,6 +127,33 @@ pub fn fleet_host(notes: &[String]) -> Option<&str> {
     })
 }
 
+/// The note each of the two runs `sledge ab` stores carries:
+/// `ab=PAIR/SIDE`, PAIR an identifier both runs share and SIDE `A` or `B`.
+/// `compare` judges two runs with the same PAIR and different sides on
+/// their per-round paired ratios, since they ran in the same rounds.
+pub const AB_NOTE: &str = "ab";
+
+/// The note that says what a side's setting was (`ab_setting=knob
+/// vm.swappiness=10`), for people reading the run.
+pub const AB_SETTING_NOTE: &str = "ab_setting";
+
+/// The `sledge ab` pair and side `notes` name (see [`AB_NOTE`]).
+pub fn ab_side(notes: &[String]) -> Option<(&str, &str)> {
+    notes.iter().find_map(|note| {
+        let value = note.strip_prefix(AB_NOTE)?.strip_prefix('=')?;
+        let (pair, side) = value.rsplit_once('/')?;
+        (!pair.is_empty() && matches!(side, "A" | "B")).then_some((pair, side))
+    })
+}
+
+/// Whether `a` and `b` are the two sides of one `sledge ab` pair.
+pub fn ab_pair(a: &RunRecord, b: &RunRecord) -> bool {
+    match (ab_side(&a.notes), ab_side(&b.notes)) {
+        (Some((pair_a, side_a)), Some((pair_b, side_b))) => pair_a == pair_b && side_a != side_b,
+        _ => false,
+    }
+}
+
 /// See [`RunRecord::host_key`].
 pub fn host_key(host: &HostInfo, cpus_used: usize) -> String {
     format!(

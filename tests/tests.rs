@@ -3,6 +3,7 @@
 
 mod common;
 
+mod ab;
 mod build;
 mod cli_errors;
 mod cli_run;

@@ -1,6 +1,7 @@
 //! The command line: clap definitions and the wiring from each subcommand
 //! to the library. No logic beyond wiring lives here.
 
+mod ab;
 mod calibrate;
 mod compare;
 mod completions;
@@ -73,6 +74,15 @@ pub enum Command {
     /// workloads' trial lengths). With `--detect 5%`, also how many rounds
     /// a comparison needs to see a 5% change. Nothing is run or stored.
     Plan(plan::PlanArgs),
+    /// Compare two settings of this host (a knob, a sysctl, CPUs, a
+    /// cgroup, an environment, a wrapper, two builds) in interleaved
+    /// rounds, so that a noisy host still gives a clear answer.
+    ///
+    /// Takes `run`'s targets and options; A and B run the same cases, each
+    /// round of a case running both sides back to back in a random order
+    /// (or at once with --duet), and each case is judged on its per-round
+    /// ratios B/A. Both sides are stored as two runs linked as a pair.
+    Ab(ab::AbArgs),
     /// List every workload with its parameters, defaults and allowed values.
     Workloads,
     /// List the built-in profiles and their cases.
@@ -151,6 +161,7 @@ pub fn execute(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
         Command::Run(args) => run::execute(args, store()?),
         Command::Plan(args) => plan::execute(args, store()?),
+        Command::Ab(args) => ab::execute(args, store()?),
         Command::Workloads => workloads::execute(),
         Command::Profiles => workloads::execute_profiles(),
         Command::Probe(args) => probe::execute(args),

@@ -110,6 +110,22 @@ impl RunArgs {
         self.json
     }
 
+    /// Which metrics the table shows (`--metrics`).
+    pub(super) fn metrics(&self) -> MetricsShown {
+        self.metrics
+    }
+
+    /// Whether to check for other busy processes first (no
+    /// `--no-idle-check`).
+    pub(super) fn idle_check(&self) -> bool {
+        !self.no_idle_check
+    }
+
+    /// The notes, checked (see [`RunArgs::checked_notes`]).
+    pub(super) fn notes(&self) -> Result<Vec<String>, UsageError> {
+        self.checked_notes()
+    }
+
     /// The notes, trimmed, each checked: plain text on one line (no
     /// control character or bidi control, the first one found named with
     /// its place), at most [`MAX_NOTE_CHARS`] long, and a `price=` note
@@ -402,6 +418,9 @@ fn install_interrupt_handler(cancel: &engine::CancelToken, store: crate::store::
                     "\nsecond interrupt: exiting without cleanup; the run could not be marked partial: {err}"
                 ),
             }
+            // An exit skips destructors: the knobs of `sledge ab` go back
+            // here.
+            crate::suite::ab::knob::restore_now();
             std::process::exit(130);
         }
         eprintln!("\ninterrupted: cleaning up; press Ctrl-C again to exit at once");
@@ -432,6 +451,9 @@ pub(super) fn open_for_runs(
     store.check_integrity()?;
     mark_abandoned(&mut store)?;
     remove_leftovers(plan);
+    for left in crate::suite::ab::knob::left_changed(&crate::suite::ab::knob::journal_dir()) {
+        eprintln!("warning: {left}");
+    }
     let cancel = engine::CancelToken::new();
     install_interrupt_handler(&cancel, store.location().clone());
     Ok((store, cancel))

@@ -3,8 +3,10 @@
 //! trials and a cleanup, until the confidence interval of the round means
 //! is tight or the budget is spent. It owns repetition, timing, trial
 //! health and cancellation; workloads only know how to exercise the
-//! system.
+//! system. `ab_runner.rs` runs the same plan under two settings in
+//! interleaved rounds (`sledge ab`).
 
+pub mod ab_runner;
 mod clock_drop;
 pub mod context;
 mod energy_metric;
@@ -23,6 +25,7 @@ mod sensor_tests;
 pub mod trial_monitor;
 pub mod workload;
 
+pub use ab_runner::{AbOutcome, AbSetup, AbSide, run_ab_plan};
 pub use context::{CancelToken, Cancelled, Deadline, TrialContext};
 pub use executor::{InProcess, RoundExecutor, RoundOutcome, RoundRequest, TrialResult};
 pub use host_lacks::{HostLacks, is_host_lacks};

@@ -64,23 +64,33 @@ pub struct PlanOutcome {
     pub records: Vec<CaseRecord>,
 }
 
-/// A case's measurements so far.
-struct CaseState {
-    record: CaseRecord,
-    trials: Vec<(u32, TrialResult)>,
+/// A case's measurements so far (also one side's of a case in
+/// `ab_runner.rs`).
+pub(super) struct CaseState {
+    pub(super) record: CaseRecord,
+    pub(super) trials: Vec<(u32, TrialResult)>,
     trials_per_round: u32,
-    rounds_done: u32,
-    seconds: f64,
-    failed: bool,
+    pub(super) rounds_done: u32,
+    pub(super) seconds: f64,
+    pub(super) failed: bool,
 }
 
 impl CaseState {
     fn new(planned: &PlannedCase, setup: &RunSetup) -> Self {
-        let method = setup.method;
+        Self::planned(planned, setup.method, setup.history)
+    }
+
+    /// A case with nothing measured yet, its trials per round planned from
+    /// `history`.
+    pub(super) fn planned(
+        planned: &PlannedCase,
+        method: &Methodology,
+        history: &dyn History,
+    ) -> Self {
         let trials_per_round = if method.single_round() {
             method.min_trials
         } else {
-            let hint = setup.history.hint(planned);
+            let hint = history.hint(planned);
             trials_per_round(hint.as_ref(), method.min_trials, method.max_trials)
         };
         CaseState {
@@ -112,7 +122,7 @@ impl CaseState {
             .map_or(f64::INFINITY, |m| m.summary.relative_ci_half_width())
     }
 
-    fn mean_round_seconds(&self) -> f64 {
+    pub(super) fn mean_round_seconds(&self) -> f64 {
         self.seconds / self.rounds_done.max(1) as f64
     }
 
@@ -155,7 +165,7 @@ impl CaseState {
             && self.seconds + self.mean_round_seconds() <= method.case_budget.as_secs_f64()
     }
 
-    fn request(&self, method: &Methodology) -> RoundRequest {
+    pub(super) fn request(&self, method: &Methodology) -> RoundRequest {
         let (min_trials, max_trials) = if method.single_round() {
             (method.min_trials, method.max_trials)
         } else {
@@ -173,7 +183,7 @@ impl CaseState {
     }
 
     /// Takes a finished (or failed) round in.
-    fn absorb(&mut self, order: u32, outcome: RoundOutcome) {
+    pub(super) fn absorb(&mut self, order: u32, outcome: RoundOutcome) {
         let round = self.rounds_done;
         self.rounds_done += 1;
         self.seconds += outcome.seconds;

@@ -43,6 +43,22 @@ pub trait Workload: Sync {
     fn trial_seconds(&self, params: &ParamSet) -> Option<f64> {
         params.seconds("time").filter(|s| *s > 0.0)
     }
+    /// How many CPUs a case with these parameters keeps busy at once, for
+    /// `sledge ab --duet`, which runs two cases at the same time on
+    /// disjoint halves of the CPUs; `None` when it uses more than its
+    /// parameters say (a server and its load generator, load hogs, a
+    /// process per task). The default: the largest of its per-CPU counts
+    /// (`threads`, `copies`, `jobs`, `clients`; `all` is the CPU count),
+    /// 1 without one.
+    fn cpus_used(&self, params: &ParamSet) -> Option<usize> {
+        let counts = params.to_raw_strings();
+        let used = ["threads", "copies", "jobs", "clients"]
+            .iter()
+            .filter_map(|name| counts.get(*name)?.parse::<usize>().ok())
+            .max()
+            .unwrap_or(1);
+        Some(used)
+    }
 }
 
 /// A case waiting to run: the workload and its validated parameters.

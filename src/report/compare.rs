@@ -121,6 +121,10 @@ pub struct RunComparison {
     /// Both runs' prices, when both have a `price=` note in one currency.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub price: Option<PriceComparison>,
+    /// The two runs are the sides of one `sledge ab` (A the baseline, B
+    /// the candidate), judged on their per-round paired ratios.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub paired: bool,
 }
 
 /// One fact about the hosts that differs.
@@ -228,6 +232,14 @@ pub struct MetricComparison {
     /// runs have a price.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ratio_per_price: Option<f64>,
+    /// For the two sides of one `sledge ab` pair, the rounds whose ratio
+    /// the comparison rests on (basis `paired`); 0 otherwise.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub paired_rounds: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Which trials a comparison rests on. Serialized as `"all"` or
@@ -316,6 +328,7 @@ impl EscapeText for RunComparison {
             unmatched,
             summary: _,
             price,
+            paired: _,
         } = self;
         host_differences.escape_text();
         cases.escape_text();
@@ -378,6 +391,7 @@ impl EscapeText for MetricComparison {
             baseline_history_runs: _,
             candidate_history_runs: _,
             ratio_per_price: _,
+            paired_rounds: _,
             not_compared,
         } = self;
         name.escape_text();
@@ -502,6 +516,9 @@ pub fn compare_runs(
         .map(|c| match_key(c, baseline))
         .collect();
     let same_cpus = baseline.cpus.len() == candidate.cpus.len();
+    // The two sides of one `sledge ab` pair ran in the same rounds: each
+    // case is judged on its per-round ratios.
+    let paired = crate::results::ab_pair(baseline, candidate);
     // Each key's first case in the candidate, and the keys the baseline
     // has: a lookup per case, not a scan of the other run. A key matches
     // by its shown form, or by its stored form between runs with as many
@@ -541,6 +558,7 @@ pub fn compare_runs(
                 &key.shown,
                 noise,
                 options,
+                paired,
             )),
             None => unmatched.push(format!("{}: only in run {}", a.label(), baseline.id)),
         }
@@ -561,6 +579,7 @@ pub fn compare_runs(
         unmatched,
         summary,
         price: None,
+        paired,
     };
     if let Some(prices) = compare_prices(baseline, candidate) {
         apply_prices(&mut comparison, prices);
@@ -574,6 +593,7 @@ fn compare_case(
     key: &BTreeMap<String, String>,
     noise: &dyn NoiseHistory,
     options: CompareOptions,
+    paired: bool,
 ) -> CaseComparison {
     let base_noise = noise.noise(base_run, a);
     let cand_noise = noise.noise(cand_run, b);
@@ -585,6 +605,9 @@ fn compare_case(
         .iter()
         .filter_map(|ma| {
             let mb = b.metrics.iter().find(|m| m.name == ma.name)?;
+            if paired {
+                return Some(paired_metric(ma, a, mb, b, clean || options.trust_flagged));
+            }
             let footing = if clean || options.trust_flagged {
                 Footing::All
             } else {
@@ -653,6 +676,7 @@ fn compare_case(
                 baseline_history_runs: base_history.map_or(0, |h| h.runs),
                 candidate_history_runs: cand_history.map_or(0, |h| h.runs),
                 ratio_per_price: None,
+                paired_rounds: 0,
             })
         })
         .collect();
@@ -757,6 +781,90 @@ fn units_of(rounds: Vec<Vec<f64>>) -> (Vec<f64>, CiBasis) {
 /// The plain mean of `values` (NaN for none).
 fn mean(values: &[f64]) -> f64 {
     values.iter().sum::<f64>() / values.len() as f64
+}
+
+/// A metric of a case measured by both sides of a `sledge ab` pair,
+/// judged on its per-round paired ratios ([`stats::compare_paired`]): the
+/// rounds both sides have, each side's round mean over its unflagged
+/// trials unless `all_trials` (no side flagged, or flagged trials
+/// trusted). With flagged trials left out, at least
+/// [`MIN_UNFLAGGED_ROUNDS`] pairs must remain for a verdict.
+fn paired_metric(
+    ma: &MetricRecord,
+    a: &CaseRecord,
+    mb: &MetricRecord,
+    b: &CaseRecord,
+    all_trials: bool,
+) -> MetricComparison {
+    let pairs = |unflagged_only: bool| {
+        let base = rounds_by_index(ma, a, unflagged_only);
+        let cand = rounds_by_index(mb, b, unflagged_only);
+        base.iter()
+            .filter_map(|(round, x)| Some((*x, *cand.get(round)?)))
+            .unzip::<f64, f64, Vec<f64>, Vec<f64>>()
+    };
+    let (mut base_units, mut cand_units) = pairs(!all_trials);
+    let (mut judged_on, mut not_judged) = if all_trials {
+        (JudgedOn::All, None)
+    } else {
+        (JudgedOn::Unflagged, None)
+    };
+    if !all_trials && base_units.len() < MIN_UNFLAGGED_ROUNDS {
+        not_judged = Some(format!(
+            "only {} round{} with unflagged trials on both sides, {MIN_UNFLAGGED_ROUNDS} needed",
+            base_units.len(),
+            if base_units.len() == 1 { "" } else { "s" }
+        ));
+        judged_on = JudgedOn::All;
+        (base_units, cand_units) = pairs(false);
+    }
+    let comparison = stats::compare_paired(&base_units, &cand_units, ma.direction);
+    let not_compared = comparison
+        .is_none()
+        .then(|| why_not_compared(&base_units, &cand_units));
+    let no_difference_within = comparison
+        .as_ref()
+        .filter(|c| c.verdict == Verdict::NoDifference && base_units.len() >= 2)
+        .map(Comparison::widest_change);
+    MetricComparison {
+        name: ma.name.clone(),
+        unit: ma.unit.clone(),
+        direction: ma.direction,
+        baseline_mean: mean(&base_units),
+        candidate_mean: mean(&cand_units),
+        comparison,
+        not_compared,
+        no_difference_within,
+        judged: not_judged.is_none(),
+        judged_on,
+        not_judged,
+        baseline_history_runs: 0,
+        candidate_history_runs: 0,
+        ratio_per_price: None,
+        paired_rounds: base_units.len(),
+    }
+}
+
+/// A case's round means of `metric` by round number, over the trials
+/// the statistics use (only the unflagged ones if `unflagged_only`);
+/// rounds without such a trial are absent.
+fn rounds_by_index(
+    metric: &MetricRecord,
+    case: &CaseRecord,
+    unflagged_only: bool,
+) -> BTreeMap<u32, f64> {
+    let mut sums: BTreeMap<u32, (f64, usize)> = BTreeMap::new();
+    for (trial, value) in case.trials.iter().zip(&metric.samples) {
+        if trial.replaced || (unflagged_only && !trial.health.flags.is_empty()) {
+            continue;
+        }
+        let entry = sums.entry(trial.round).or_default();
+        entry.0 += value;
+        entry.1 += 1;
+    }
+    sums.into_iter()
+        .map(|(round, (sum, n))| (round, sum / n as f64))
+        .collect()
 }
 
 /// Why two sides' units gave no comparison (`stats::compare` returns none

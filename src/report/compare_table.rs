@@ -62,7 +62,7 @@ pub fn render(c: &Escaped<MultiComparison>, metrics: MetricSelection) -> String 
         out.push_str(&format::wrap(&footer(run), format::REPORT_WIDTH));
         out.push('\n');
     }
-    out.push_str(&format::wrap(&legend(), format::REPORT_WIDTH));
+    out.push_str(&format::wrap(&legend(&c.candidates), format::REPORT_WIDTH));
     out
 }
 
@@ -70,10 +70,14 @@ pub fn render(c: &Escaped<MultiComparison>, metrics: MetricSelection) -> String 
 pub fn markdown(c: &Escaped<MultiComparison>, metrics: MetricSelection) -> String {
     let mut out = String::new();
     for run in &c.candidates {
-        out.push_str(&format!(
-            "## Run {} against run {}\n\n",
-            run.candidate, run.baseline
-        ));
+        out.push_str(&if run.paired {
+            format!(
+                "## B (run {}) against A (run {}), paired in the same rounds\n\n",
+                run.candidate, run.baseline
+            )
+        } else {
+            format!("## Run {} against run {}\n\n", run.candidate, run.baseline)
+        });
         for d in &run.host_differences {
             out.push_str(&format!(
                 "- differs: {}: {} → {}\n",
@@ -100,7 +104,7 @@ pub fn markdown(c: &Escaped<MultiComparison>, metrics: MetricSelection) -> Strin
         out.push('\n');
         out.push_str(&footer(run).replace('\n', "\n\n"));
     }
-    out.push_str(&legend());
+    out.push_str(&legend(&c.candidates));
     out
 }
 
@@ -143,10 +147,17 @@ struct Row {
 }
 
 fn header(run: &RunComparison) -> String {
-    let mut out = format!(
-        "baseline: run {} · candidate: run {} · ratio = candidate / baseline\n",
-        run.baseline, run.candidate
-    );
+    let mut out = if run.paired {
+        format!(
+            "A = baseline: run {} · B = candidate: run {} · ratio = B / A, round by round (`sledge ab`: both sides ran in the same rounds)\n",
+            run.baseline, run.candidate
+        )
+    } else {
+        format!(
+            "baseline: run {} · candidate: run {} · ratio = candidate / baseline\n",
+            run.baseline, run.candidate
+        )
+    };
     for d in &run.host_differences {
         out.push_str(&format!(
             "differs: {}: {} → {}\n",
@@ -302,6 +313,7 @@ fn basis_text(m: &MetricComparison) -> String {
         return String::new();
     };
     let basis = match c.basis {
+        VerdictBasis::Paired => format!("paired ×{}", m.paired_rounds),
         VerdictBasis::History => format!(
             "history ×{}",
             m.baseline_history_runs.max(m.candidate_history_runs)
@@ -393,7 +405,12 @@ fn price_line(run: &RunComparison) -> Option<String> {
     ))
 }
 
-fn legend() -> String {
+/// The legend: the paired one when every comparison is of the two sides
+/// of one `sledge ab`, the rule of two runs otherwise.
+fn legend(runs: &[RunComparison]) -> String {
+    if !runs.is_empty() && runs.iter().all(|r| r.paired) {
+        return paired_legend();
+    }
     format!(
         "verdict: faster or slower when the ratio's 95% CI excludes 1 and the change exceeds {} \
          ({} with no history of the case on this host: history measures the drift between runs); \
@@ -413,6 +430,21 @@ fn legend() -> String {
         format::percent(MAX_RUN_NOISE_SD_LOG.exp() - 1.0),
         MIN_UNFLAGGED_ROUNDS,
         MIN_UNFLAGGED_TRIALS,
+    )
+}
+
+fn paired_legend() -> String {
+    format!(
+        "verdict: faster or slower when the ratio's 95% CI excludes 1 and the change exceeds {}; \
+         basis: `paired ×N` = the geometric mean of N per-round ratios B/A with a paired t \
+         interval: A and B ran in the same rounds (one after the other in a random order, or at \
+         once with --duet), so the host's drift cancels in each ratio and no history is needed. \
+         `no difference, within ±x%`: the larger side of the ratio's CI, the change the verdict \
+         rules out. Flagged trials (busy, steal, swap, throttled) are left out: a round counts \
+         when both sides kept an unflagged trial in it, and {} such rounds are needed for a \
+         verdict; --trust-flagged (in `compare`) judges on all trials.\n",
+        format::percent(NOISE_THRESHOLD),
+        MIN_UNFLAGGED_ROUNDS,
     )
 }
 
@@ -446,6 +478,7 @@ mod tests {
             baseline_history_runs: if basis == VerdictBasis::History { 8 } else { 0 },
             candidate_history_runs: 0,
             ratio_per_price: None,
+            paired_rounds: 0,
         }
     }
 
@@ -488,6 +521,7 @@ mod tests {
                     ..ComparisonSummary::default()
                 },
                 price: None,
+                paired: false,
             }],
         }
     }

@@ -91,10 +91,14 @@ pub enum Verdict {
 }
 
 /// What a comparison's interval and verdict rest on, strongest first.
-/// Serialized as `"history"`, `"rounds"`, `"trials"`.
+/// Serialized as `"paired"`, `"history"`, `"rounds"`, `"trials"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum VerdictBasis {
+    /// The per-round ratios of two settings measured in the same rounds
+    /// (`sledge ab`): the host's drift cancels in each pair
+    /// (`paired.rs`).
+    Paired,
     /// The host's run-to-run noise, measured over earlier runs of the same
     /// case, was wider than the rounds' interval and set the band.
     History,

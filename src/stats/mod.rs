@@ -24,6 +24,10 @@
 //!   one host, from earlier runs (successive differences, level shifts
 //!   left out); [`compare_sides`] never calls a difference inside that
 //!   band a change.
+//! * [`compare_paired`] (`paired.rs`): two settings measured in the same
+//!   rounds (`sledge ab`), judged on the **per-round paired ratios** with a
+//!   paired t interval of their logarithms: the drift the rounds share
+//!   cancels.
 //! * [`fit_usl`] (`scaling.rs`): **Gunther's Universal Scalability Law**
 //!   fitted by non-linear least squares to the per-trial values of a sweep
 //!   over threads, copies, clients or connections (contention σ, coherency
@@ -37,6 +41,7 @@ mod compare;
 mod hierarchical;
 mod latency_histogram;
 mod outliers;
+mod paired;
 mod run_noise;
 mod scaling;
 mod student_t;
@@ -49,6 +54,7 @@ pub use compare::{
 pub use hierarchical::{CiBasis, Levels, summarize_rounds};
 pub use latency_histogram::{LATENCY_MAX_NS, LATENCY_SIGFIG, latency_histogram};
 pub use outliers::{TUKEY_FENCE, tukey_outliers};
+pub use paired::{compare_paired, paired_half_width};
 pub use run_noise::{MAX_RUN_NOISE_SD_LOG, MIN_HISTORY_RUNS, RunNoise, SHIFT_FENCE, run_noise};
 pub use scaling::{MIN_USL_STEPS, POOR_FIT_R_SQUARED, Peak, SpeedUp, UslFit, fit_usl, speedup};
 pub use student_t::{CONFIDENCE_LEVEL, TWO_SIDED_QUANTILE_PROBABILITY, t_cdf, t_quantile_95};

@@ -64,38 +64,7 @@ pub fn execute(
         total_cache_bytes: host.total_cache_bytes(),
         memory_bytes: host.memory.total_bytes,
     };
-    // A profile's case that this host lacks a tool for is left out and
-    // said; a workload the user named must run or be refused.
-    let from_profile = plan.profile != CUSTOM_PROFILE;
-    let skipped = super::preflight::check_cases_skipping(&plan.cases, &env, from_profile)?;
-    let mut warnings = Vec::new();
-    for (index, reason) in &skipped {
-        let warning = format!("skipped {}: {reason}", plan.cases[*index].label());
-        eprintln!("warning: {warning}");
-        warnings.push(warning);
-    }
-    let cases: Vec<PlannedCase> = plan
-        .cases
-        .iter()
-        .enumerate()
-        .filter(|(index, _)| !skipped.iter().any(|(s, _)| s == index))
-        .map(|(_, case)| PlannedCase {
-            workload: case.workload,
-            params: case.params.clone(),
-        })
-        .collect();
-
-    if options.idle_check
-        && let Some(warning) = monitor::idle_check(IDLE_CHECK_WINDOW).warning
-    {
-        eprintln!("warning: {warning}");
-        warnings.push(warning);
-    }
-    // Once per run, not per trial: what the hardware monitor cannot see
-    // here (on most VMs: clock, throttling, temperature and energy).
-    if let Some(warning) = engine::host_sensors().not_available_warning() {
-        warnings.push(warning);
-    }
+    let (cases, warnings) = runnable_cases(plan, &env, options.idle_check)?;
 
     let ctx = TrialContext::new(options.cpus.clone(), cancel.clone());
     let run = RunRecord {
@@ -190,6 +159,46 @@ pub fn execute(
     Ok(store.load_run(run_id)?)
 }
 
+/// The cases of `plan` this host can run, and the run's warnings so far:
+/// a profile's case that this host lacks a tool for is left out and said
+/// (a workload the user named must run, or the run is refused with
+/// [`super::CaseCannotRun`]); a busy host (when `idle_check`); the
+/// sensors this host lacks.
+pub(super) fn runnable_cases(
+    plan: &Plan,
+    env: &CaseEnv,
+    idle_check: bool,
+) -> anyhow::Result<(Vec<PlannedCase>, Vec<String>)> {
+    let from_profile = plan.profile != CUSTOM_PROFILE;
+    let skipped = super::preflight::check_cases_skipping(&plan.cases, env, from_profile)?;
+    let mut warnings = Vec::new();
+    for (index, reason) in &skipped {
+        let warning = format!("skipped {}: {reason}", plan.cases[*index].label());
+        eprintln!("warning: {warning}");
+        warnings.push(warning);
+    }
+    let cases: Vec<PlannedCase> = plan
+        .cases
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| !skipped.iter().any(|(s, _)| s == index))
+        .map(|(_, case)| PlannedCase {
+            workload: case.workload,
+            params: case.params.clone(),
+        })
+        .collect();
+    if idle_check && let Some(warning) = monitor::idle_check(IDLE_CHECK_WINDOW).warning {
+        eprintln!("warning: {warning}");
+        warnings.push(warning);
+    }
+    // Once per run, not per trial: what the hardware monitor cannot see
+    // here (on most VMs: clock, throttling, temperature and energy).
+    if let Some(warning) = engine::host_sensors().not_available_warning() {
+        warnings.push(warning);
+    }
+    Ok((cases, warnings))
+}
+
 /// Opens the fallback file of `run` after `store` was lost, saying so at
 /// once (the run goes on for a while).
 fn start_fallback(
@@ -207,7 +216,7 @@ fn start_fallback(
 }
 
 /// A seed for the order shuffles that differs from run to run.
-fn shuffle_seed() -> u64 {
+pub(super) fn shuffle_seed() -> u64 {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
@@ -215,7 +224,7 @@ fn shuffle_seed() -> u64 {
 }
 
 /// The current time, RFC 3339 in UTC with seconds.
-fn now() -> String {
+pub(super) fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 

@@ -1,5 +1,6 @@
 //! Profiles (named lists of cases) and the planning of a run.
 
+pub mod ab;
 pub mod defaults;
 pub mod execute;
 pub mod fallback;

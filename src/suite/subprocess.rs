@@ -17,8 +17,11 @@
 //! child treats like Ctrl-C: stop, clean up, report.
 
 use std::collections::BTreeMap;
+use std::ffi::CString;
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::ffi::OsStringExt;
 use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -93,15 +96,49 @@ struct WireTrial {
     replaced: bool,
 }
 
-/// Runs each round as `SLEDGE __round`, with the running sledge binary.
-pub struct Subprocess;
+/// Runs each round as `SLEDGE __round`, with the running sledge binary
+/// unless [`Launch`] names another.
+pub struct Subprocess {
+    launch: Launch,
+}
+
+/// How a round's process is started, beyond `SLEDGE __round`: what a
+/// side of `sledge ab` changes about it. The default changes nothing.
+#[derive(Debug, Clone, Default)]
+pub struct Launch {
+    /// Another sledge build to run the round with (`--a-sledge`); the
+    /// running one when `None`.
+    pub program: Option<PathBuf>,
+    /// A command the round runs under, as its first words
+    /// (`numactl --membind=1`, `nice -n 10`): it must run the rest of its
+    /// command line.
+    pub wrap: Vec<String>,
+    /// Environment variables set for the round's process.
+    pub env: Vec<(String, String)>,
+    /// A cgroup directory (v1 or v2) the round's process joins before it
+    /// runs, by writing itself to its `cgroup.procs`.
+    pub cgroup: Option<PathBuf>,
+    /// Pin the round's process to the round's CPUs
+    /// ([`TrialContext::cpus`]) before it runs.
+    pub pin: bool,
+}
 
 impl Subprocess {
     /// An executor that re-runs the current executable (found again for
     /// every round: the file may be replaced while a long run goes on).
     pub fn current() -> anyhow::Result<Self> {
         own_executable()?;
-        Ok(Subprocess)
+        Ok(Subprocess {
+            launch: Launch::default(),
+        })
+    }
+
+    /// An executor that starts each round as `launch` says.
+    pub fn with_launch(launch: Launch) -> anyhow::Result<Self> {
+        if launch.program.is_none() {
+            own_executable()?;
+        }
+        Ok(Subprocess { launch })
     }
 }
 
@@ -127,7 +164,12 @@ impl RoundExecutor for Subprocess {
             cpus: ctx.cpus.clone(),
             request: request.clone(),
         };
-        match own_executable().and_then(|program| run_child(&program, &job, &ctx.cancel, progress))
+        let program = match &self.launch.program {
+            Some(program) => Ok(program.clone()),
+            None => own_executable(),
+        };
+        match program
+            .and_then(|program| run_child(&program, &self.launch, &job, &ctx.cancel, progress))
         {
             // The round's time as this process saw it, starting the child
             // and reaping it included: what another round costs.
@@ -146,23 +188,42 @@ impl RoundExecutor for Subprocess {
 }
 
 fn run_child(
-    program: &std::path::Path,
+    program: &Path,
+    launch: &Launch,
     job: &RoundJob,
     cancel: &CancelToken,
     progress: &dyn Progress,
 ) -> anyhow::Result<RoundOutcome> {
-    let mut command = Command::new(program);
+    let mut command = match launch.wrap.split_first() {
+        Some((wrapper, args)) => {
+            let mut command = Command::new(wrapper);
+            command.args(args).arg(program);
+            command
+        }
+        None => Command::new(program),
+    };
     command
         .arg(ROUND_SUBCOMMAND)
+        .envs(launch.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit());
+    // Everything the child does between fork and exec is prepared here:
+    // no allocation may happen there.
+    let cgroup_procs = match &launch.cgroup {
+        Some(dir) => Some(CString::new(
+            dir.join("cgroup.procs").into_os_string().into_vec(),
+        )?),
+        None => None,
+    };
+    let cpu_set = launch.pin.then(|| crate::sys::affinity::cpu_set(&job.cpus));
     // The child asks for SIGTERM when this process dies, before it even
     // runs sledge: asked later, a parent killed in between would leave it
     // running for good. If the parent is already gone, it stops at once.
     let parent = std::process::id();
-    // SAFETY: only async-signal-safe calls (prctl, getppid, _exit) run
-    // between fork and exec.
+    // SAFETY: only async-signal-safe calls (prctl, getppid, open, write,
+    // close, sched_setaffinity, _exit) run between fork and exec, on data
+    // prepared before the fork.
     unsafe {
         command.pre_exec(move || {
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
@@ -171,14 +232,34 @@ fn run_child(
             if libc::getppid() as u32 != parent {
                 libc::_exit(1);
             }
+            if let Some(procs) = &cgroup_procs {
+                // "0" is the writing process itself, in v1 and v2.
+                let fd = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                if fd < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                let written = libc::write(fd, b"0".as_ptr().cast(), 1);
+                let error = std::io::Error::last_os_error();
+                libc::close(fd);
+                if written != 1 {
+                    return Err(error);
+                }
+            }
+            if let Some(set) = &cpu_set
+                && libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
             Ok(())
         });
     }
     let mut child = command.spawn().map_err(|e| {
-        anyhow::anyhow!(
-            "cannot start a round's process ({}): {e}",
-            program.display()
-        )
+        let what = match (launch.wrap.first(), &launch.cgroup) {
+            (Some(wrapper), _) => format!("{wrapper} {}", program.display()),
+            (None, Some(cgroup)) => format!("{} in cgroup {}", program.display(), cgroup.display()),
+            (None, None) => program.display().to_string(),
+        };
+        anyhow::anyhow!("cannot start a round's process ({what}): {e}")
     })?;
     let pid = child.id() as libc::pid_t;
 

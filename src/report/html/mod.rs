@@ -268,6 +268,7 @@ fn comparison(c: &RunComparison) -> String {
                     None => (not_judged(case, m), "same"),
                 };
                 let basis = match cmp.basis {
+                    VerdictBasis::Paired => format!("{} paired rounds", m.paired_rounds),
                     VerdictBasis::History => format!(
                         "history of {} runs",
                         m.baseline_history_runs.max(m.candidate_history_runs)

@@ -45,4 +45,10 @@ impl Workload for DynamicPage {
             "/dynamic".to_string(),
         )?))
     }
+
+    /// A server and its load generator run together, each with threads
+    /// of its own: more than the parameters count.
+    fn cpus_used(&self, _params: &crate::engine::ParamSet) -> Option<usize> {
+        None
+    }
 }

@@ -43,4 +43,10 @@ impl Workload for StaticPage {
             static_path(size),
         )?))
     }
+
+    /// A server and its load generator run together, each with threads
+    /// of its own: more than the parameters count.
+    fn cpus_used(&self, _params: &crate::engine::ParamSet) -> Option<usize> {
+        None
+    }
 }

@@ -58,6 +58,11 @@ impl Workload for Interactive {
             load: None,
         }))
     }
+
+    /// The background load it measures under runs on every CPU.
+    fn cpus_used(&self, _params: &crate::engine::ParamSet) -> Option<usize> {
+        None
+    }
 }
 
 struct InteractiveCase {

@@ -131,6 +131,11 @@ impl Workload for Wakeup {
             warnings: Vec::new(),
         }))
     }
+
+    /// The background load it measures under runs on every CPU.
+    fn cpus_used(&self, _params: &crate::engine::ParamSet) -> Option<usize> {
+        None
+    }
 }
 
 struct WakeupCase {

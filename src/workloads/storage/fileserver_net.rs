@@ -80,6 +80,12 @@ impl Workload for FileServerNet {
             server: None,
         }))
     }
+
+    /// A server and its load generator run together, each with threads
+    /// of its own: more than the parameters count.
+    fn cpus_used(&self, _params: &crate::engine::ParamSet) -> Option<usize> {
+        None
+    }
 }
 
 struct NetCase {

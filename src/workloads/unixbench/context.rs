@@ -52,6 +52,11 @@ impl Workload for ContextWorkload {
             None,
         )?))
     }
+
+    /// Two processes pass a token back and forth.
+    fn cpus_used(&self, _params: &crate::engine::ParamSet) -> Option<usize> {
+        Some(2)
+    }
 }
 
 /// One copy: once released, fork the partner and pass the counter for

@@ -75,6 +75,12 @@ impl Workload for ShellWorkload {
             Some(dir),
         )?))
     }
+
+    /// Shell scripts start processes of their own, as many at once as
+    /// they like.
+    fn cpus_used(&self, _params: &crate::engine::ParamSet) -> Option<usize> {
+        None
+    }
 }
 
 /// Checks that the shell and the commands the scripts run exist, so a

@@ -1,0 +1,332 @@
+//! `sledge ab`: the same cases under two settings of this host, in
+//! interleaved rounds, judged on the per-round paired ratios.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::output::{ExitStatus, MetricsShown, UsageError, print};
+use super::run::RunArgs;
+use super::run_progress::RunProgress;
+use crate::report;
+use crate::report::compare::{CompareOptions, NoNoiseHistory};
+use crate::report::compare_table::MetricSelection;
+use crate::suite::ab::{AbOptions, Knob, KnobSpec, Setting, knob};
+use crate::suite::subprocess::Launch;
+use crate::visible::Escaped;
+
+/// Options of `sledge ab`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Each round of each case runs A then B, or B then A (drawn at random and \
+recorded), each in a fresh process, so both sides share every moment of \
+the host; with --duet they run at the same time on the two halves of the \
+CPUs, swapped every round. The verdict rests on the per-round ratios B/A: \
+their geometric mean with a paired 95% CI, faster or slower when the CI \
+excludes 1 and the change exceeds 2%. A case gets more rounds while that \
+CI is wider than the target (--ci-target) and its budget allows (the \
+budgets count both sides' time); the rule looks at the width only, never at \
+the ratio, so stopping cannot favour a verdict.
+
+A knob is written before each of its side's rounds and put back at the end, \
+also after a failure or Ctrl-C; a killed sledge's next run or ab says which \
+knob it left changed. Before anything runs, every knob is checked (it exists, \
+is writable, takes both values: each is written once and the original put \
+back).
+
+Both sides are stored as runs linked as one pair: `sledge compare A B`, \
+`sledge show` and `sledge report` read them back, paired.
+
+Examples:
+  sledge ab --knob /sys/kernel/mm/transparent_hugepage/enabled=always,never \\
+      memory.latency -p size=64M,1G
+  sledge ab --knob vm.swappiness=10,60 quick
+  sledge ab --b-cgroup /sys/fs/cgroup/slow cpu.primes -p threads=1
+  sledge ab --a-sledge ./sledge-old --b-sledge ./sledge-new crypto
+  sledge ab --duet --b-env MALLOC_ARENA_MAX=1 cpu.primes -p threads=1")]
+pub struct AbArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// A sysfs file or sysctl and its value for A and for B:
+    /// PATH_OR_SYSCTL=A_VALUE,B_VALUE (`vm.swappiness=10,60`); repeatable.
+    #[arg(long = "knob", value_name = "KNOB=A,B", value_parser = KnobSpec::parse)]
+    knobs: Vec<KnobSpec>,
+    /// A shell command run before each of A's rounds.
+    #[arg(long, value_name = "CMD")]
+    a_setup: Option<String>,
+    /// A shell command run before each of B's rounds.
+    #[arg(long, value_name = "CMD")]
+    b_setup: Option<String>,
+    /// A shell command run once at the end, also after a failure or
+    /// Ctrl-C: puts back what the setup commands changed.
+    #[arg(long, value_name = "CMD")]
+    restore: Option<String>,
+    /// An environment variable for A's rounds: NAME=VALUE; repeatable.
+    #[arg(long, value_name = "NAME=VALUE", value_parser = env_var)]
+    a_env: Vec<(String, String)>,
+    /// An environment variable for B's rounds: NAME=VALUE; repeatable.
+    #[arg(long, value_name = "NAME=VALUE", value_parser = env_var)]
+    b_env: Vec<(String, String)>,
+    /// The CPUs A's rounds run on, as a list (`0`, `0-3,6`).
+    #[arg(long, value_name = "LIST", value_parser = crate::sys::affinity::parse_cpu_list)]
+    a_cpus: Option<Vec<usize>>,
+    /// The CPUs B's rounds run on.
+    #[arg(long, value_name = "LIST", value_parser = crate::sys::affinity::parse_cpu_list)]
+    b_cpus: Option<Vec<usize>>,
+    /// A cgroup directory (v1 or v2) A's rounds run in.
+    #[arg(long, value_name = "PATH")]
+    a_cgroup: Option<PathBuf>,
+    /// A cgroup directory (v1 or v2) B's rounds run in.
+    #[arg(long, value_name = "PATH")]
+    b_cgroup: Option<PathBuf>,
+    /// A command A's rounds run under, as a prefix (`nice -n 10`,
+    /// `numactl --membind=1`); it must run the rest of its command line.
+    #[arg(long, value_name = "CMD", value_parser = command_words)]
+    a_wrap: Option<Vec<String>>,
+    /// A command B's rounds run under, as a prefix.
+    #[arg(long, value_name = "CMD", value_parser = command_words)]
+    b_wrap: Option<Vec<String>>,
+    /// Another sledge build to run A's rounds with.
+    #[arg(long, value_name = "PATH")]
+    a_sledge: Option<PathBuf>,
+    /// Another sledge build to run B's rounds with.
+    #[arg(long, value_name = "PATH")]
+    b_sledge: Option<PathBuf>,
+    /// Run A and B at the same time, each on one half of the CPUs (swapped
+    /// every round), for cases whose threads fit in a half; the others run
+    /// in turn, and the output says why.
+    #[arg(long)]
+    duet: bool,
+    /// Print the comparison as Markdown.
+    #[arg(long, conflicts_with = "json")]
+    markdown: bool,
+}
+
+/// `NAME=VALUE` for `--a-env` and `--b-env`.
+fn env_var(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((name, value))
+            if !name.is_empty() && !name.contains(char::is_whitespace) && !name.contains('\0') =>
+        {
+            Ok((name.to_string(), value.to_string()))
+        }
+        _ => Err(format!(
+            "`{text}` is not NAME=VALUE (for example MALLOC_ARENA_MAX=2)"
+        )),
+    }
+}
+
+/// A command's words, split as a shell would (quotes kept together).
+fn command_words(text: &str) -> Result<Vec<String>, String> {
+    match shlex::split(text) {
+        Some(words) if !words.is_empty() => Ok(words),
+        _ => Err(format!(
+            "`{text}` is not a command (empty, or an unclosed quote); for example \"nice -n 10\""
+        )),
+    }
+}
+
+impl AbArgs {
+    /// The two settings, each checked: CPUs within this run's, a cgroup
+    /// that can be joined, a sledge build that exists, and duet mode only
+    /// with settings that can differ at the same moment.
+    fn settings(&self, cpus: &[usize]) -> Result<[Setting; 2], UsageError> {
+        if self.duet && cpus.len() < 2 {
+            return Err(UsageError(format!(
+                "--duet needs at least 2 CPUs, one half for A and one for B; this run has {}",
+                cpus.len()
+            )));
+        }
+        if self.duet {
+            let host_wide = [
+                (!self.knobs.is_empty(), "--knob"),
+                (
+                    self.a_setup.is_some() || self.b_setup.is_some(),
+                    "--a-setup/--b-setup",
+                ),
+                (
+                    self.a_cpus.is_some() || self.b_cpus.is_some(),
+                    "--a-cpus/--b-cpus",
+                ),
+            ];
+            if let Some((_, flag)) = host_wide.iter().find(|(given, _)| *given) {
+                return Err(UsageError(format!(
+                    "--duet runs A and B at the same time, each on half of the CPUs: {flag} cannot \
+                     differ between two things running at once (a knob or setup command changes \
+                     the whole host; duet chooses the CPUs); drop --duet or {flag}"
+                )));
+            }
+        }
+        let side = |name: &str,
+                    env: &[(String, String)],
+                    cpus_given: &Option<Vec<usize>>,
+                    cgroup: &Option<PathBuf>,
+                    wrap: &Option<Vec<String>>,
+                    program: &Option<PathBuf>,
+                    setup: &Option<String>|
+         -> Result<Setting, UsageError> {
+            if let Some(list) = cpus_given
+                && let Some(cpu) = list.iter().find(|c| !cpus.contains(c))
+            {
+                return Err(UsageError(format!(
+                    "--{name}-cpus: CPU {cpu} is not one this run may use ({})",
+                    crate::sys::affinity::format_cpu_list(cpus)
+                )));
+            }
+            if let Some(dir) = cgroup
+                && !dir.join("cgroup.procs").is_file()
+            {
+                return Err(UsageError(format!(
+                    "--{name}-cgroup {}: not a cgroup directory (it has no cgroup.procs); \
+                     create one first, for example mkdir /sys/fs/cgroup/slow",
+                    dir.display()
+                )));
+            }
+            if let Some(path) = program {
+                use std::os::unix::fs::PermissionsExt;
+                let runnable = std::fs::metadata(path)
+                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+                if !runnable {
+                    return Err(UsageError(format!(
+                        "--{name}-sledge {}: not an executable file",
+                        path.display()
+                    )));
+                }
+            }
+            Ok(Setting {
+                launch: Launch {
+                    program: program.clone(),
+                    wrap: wrap.clone().unwrap_or_default(),
+                    env: env.to_vec(),
+                    cgroup: cgroup.clone(),
+                    pin: false,
+                },
+                cpus: cpus_given.clone(),
+                setup: setup.clone(),
+            })
+        };
+        Ok([
+            side(
+                "a",
+                &self.a_env,
+                &self.a_cpus,
+                &self.a_cgroup,
+                &self.a_wrap,
+                &self.a_sledge,
+                &self.a_setup,
+            )?,
+            side(
+                "b",
+                &self.b_env,
+                &self.b_cpus,
+                &self.b_cgroup,
+                &self.b_wrap,
+                &self.b_sledge,
+                &self.b_setup,
+            )?,
+        ])
+    }
+}
+
+/// Runs the comparison, stores both sides and prints the paired verdicts.
+pub fn execute(args: AbArgs, store_path: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+    let (plan, methodology, cpus) = super::run::prepare(&args.run)?;
+    let settings = args.settings(&cpus)?;
+    let notes = args.run.notes()?;
+    // Say what will be written where before the first write (the checks
+    // below write each value once).
+    for spec in &args.knobs {
+        let path = spec.path.display().to_string();
+        let place = if path == spec.name {
+            path
+        } else {
+            format!("{} ({path})", spec.name)
+        };
+        eprintln!(
+            "knob: {place} is set to {} before A's rounds and {} before B's, and put back at the end",
+            spec.values[0], spec.values[1]
+        );
+    }
+    let knobs: Vec<Knob> = args
+        .knobs
+        .iter()
+        .map(|spec| Knob::check(spec).map_err(UsageError))
+        .collect::<Result<_, _>>()?;
+    for (name, setting) in ["A", "B"].iter().zip(&settings) {
+        let side = usize::from(*name == "B");
+        eprintln!("{name}: {}", setting.describe(&knobs, side));
+    }
+    if args.knobs.is_empty() && settings.iter().all(|s| s.describe(&[], 0) == "as is") {
+        eprintln!(
+            "note: A and B are the same setting: an A/A comparison, to see what the host alone moves"
+        );
+    }
+    let (mut store, cancel) = super::run::open_for_runs(store_path, &plan)?;
+    let progress = RunProgress::new(
+        plan.cases.len() * methodology.min_rounds as usize * 2,
+        std::io::stderr().is_terminal(),
+    );
+    let options = AbOptions {
+        cpus,
+        methodology,
+        idle_check: args.run.idle_check(),
+        command_line: crate::secrets::redact_args(&std::env::args().collect::<Vec<_>>()),
+        notes,
+        settings,
+        knobs,
+        journal_dir: knob::journal_dir(),
+        restore: args.restore.clone(),
+        duet: args.duet,
+    };
+    let done = crate::suite::ab::execute_ab(&plan, options, &mut store, &cancel, &progress)
+        .map_err(
+            |err| match err.downcast_ref::<crate::suite::CaseCannotRun>() {
+                Some(cannot) => UsageError(cannot.to_string()).into(),
+                None => err,
+            },
+        )?;
+    for line in &done.duet_refused {
+        eprintln!("note: {line}");
+    }
+    for failure in &done.restore_failures {
+        eprintln!("warning: {failure}");
+    }
+    let [a, b] = &done.runs;
+    let comparison = report::compare::compare_many(
+        a,
+        std::slice::from_ref(b),
+        &NoNoiseHistory,
+        CompareOptions::default(),
+    );
+    let metrics = match args.run.metrics() {
+        MetricsShown::Headline => MetricSelection::Headline,
+        MetricsShown::All => MetricSelection::All,
+    };
+    if args.run.json() {
+        print(&(serde_json::to_string_pretty(&comparison)? + "\n"))?;
+    } else if args.markdown {
+        print(&report::compare_table::markdown(
+            &Escaped::new(comparison),
+            metrics,
+        ))?;
+    } else {
+        print(&report::compare_table::render(
+            &Escaped::new(comparison),
+            metrics,
+        ))?;
+    }
+    eprintln!(
+        "stored as runs {} (A) and {} (B) in {}; `sledge compare {} {}` shows them again",
+        a.id,
+        b.id,
+        store.path().display(),
+        a.id,
+        b.id
+    );
+    let status = super::run::exit_status(a);
+    if !done.restore_failures.is_empty() && status == ExitStatus::Success {
+        return Ok(ExitStatus::Failure);
+    }
+    Ok(status)
+}

@@ -1,0 +1,175 @@
+//! One side of `sledge ab`: what its rounds run with, and the executor
+//! that applies it before each of them.
+//!
+//! Everything that belongs to one process (environment, CPUs, cgroup, a
+//! wrapper command, another sledge build) is applied to the round's own
+//! process as it starts (`subprocess::Launch`), so the other side's rounds
+//! never see it. What belongs to the host (a knob, a setup command) is
+//! applied before each of this side's rounds, since the other side's
+//! rounds come in between.
+
+use std::os::fd::AsFd;
+use std::process::{Command, Stdio};
+
+use super::knob::Knob;
+use crate::engine::{
+    CaseEnv, PlannedCase, Progress, RoundExecutor, RoundOutcome, RoundRequest, TrialContext,
+};
+use crate::suite::subprocess::{Launch, Subprocess};
+
+/// The names of the two sides, in order.
+pub const SIDES: [&str; 2] = ["A", "B"];
+
+/// What one side's rounds run with.
+#[derive(Debug, Clone, Default)]
+pub struct Setting {
+    /// How its rounds' processes start.
+    pub launch: Launch,
+    /// The CPUs its rounds run on (`--a-cpus`); all the run's when `None`.
+    pub cpus: Option<Vec<usize>>,
+    /// A shell command run before each of its rounds (`--a-setup`).
+    pub setup: Option<String>,
+}
+
+impl Setting {
+    /// The setting in words, knobs included (`side` 0 for A, 1 for B), as
+    /// stored with the side's run and shown before the first round:
+    /// `vm.swappiness=10; cpus 0; env MALLOC_ARENA_MAX=2`; `as is` for a
+    /// side that changes nothing.
+    pub fn describe(&self, knobs: &[Knob], side: usize) -> String {
+        let mut parts: Vec<String> = knobs
+            .iter()
+            .map(|k| format!("{}={}", k.name, k.values[side]))
+            .collect();
+        if let Some(cpus) = &self.cpus {
+            parts.push(format!(
+                "cpus {}",
+                crate::sys::affinity::format_cpu_list(cpus)
+            ));
+        }
+        for (k, v) in &self.launch.env {
+            parts.push(format!("env {k}={v}"));
+        }
+        if let Some(cgroup) = &self.launch.cgroup {
+            parts.push(format!("cgroup {}", cgroup.display()));
+        }
+        if !self.launch.wrap.is_empty() {
+            parts.push(format!(
+                "wrap {}",
+                shlex::try_join(self.launch.wrap.iter().map(String::as_str)).unwrap_or_default()
+            ));
+        }
+        if let Some(program) = &self.launch.program {
+            parts.push(format!("sledge {}", program.display()));
+        }
+        if let Some(setup) = &self.setup {
+            parts.push(format!("setup `{setup}`"));
+        }
+        if parts.is_empty() {
+            "as is".to_string()
+        } else {
+            parts.join("; ")
+        }
+    }
+}
+
+/// Runs a round of one side: its knobs, its setup command, then the round
+/// in a fresh process started as its setting says.
+pub struct SideExecutor<'a> {
+    /// 0 for A, 1 for B.
+    pub side: usize,
+    /// Every knob of the comparison (set to this side's values).
+    pub knobs: &'a [Knob],
+    /// The side's setup command.
+    pub setup: Option<String>,
+    /// Starts the round's process.
+    pub rounds: Subprocess,
+}
+
+impl RoundExecutor for SideExecutor<'_> {
+    fn run_round(
+        &self,
+        planned: &PlannedCase,
+        request: &RoundRequest,
+        env: &CaseEnv,
+        ctx: &TrialContext,
+        progress: &dyn Progress,
+    ) -> RoundOutcome {
+        let started = std::time::Instant::now();
+        let prepared = self
+            .knobs
+            .iter()
+            .try_for_each(|knob| knob.set(self.side))
+            .and_then(|()| match &self.setup {
+                Some(command) => run_setup(command, SIDES[self.side]),
+                None => Ok(()),
+            });
+        if let Err(error) = prepared {
+            return RoundOutcome {
+                error: Some(error),
+                seconds: started.elapsed().as_secs_f64(),
+                ..RoundOutcome::default()
+            };
+        }
+        self.rounds.run_round(planned, request, env, ctx, progress)
+    }
+}
+
+/// Runs a setup (or restore) command with `sh -c`, its output on stderr
+/// (stdout holds sledge's results); an error names the command and how it
+/// ended.
+pub fn run_setup(command: &str, side: &str) -> Result<(), String> {
+    let stdout = std::io::stderr()
+        .as_fd()
+        .try_clone_to_owned()
+        .map(Stdio::from)
+        .unwrap_or_else(|_| Stdio::null());
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .status()
+        .map_err(|e| format!("{side}'s command `{command}` could not start: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{side}'s command `{command}` failed ({status})"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_setting_says_everything_it_changes() {
+        let knob = Knob {
+            name: "vm.swappiness".to_string(),
+            path: "/proc/sys/vm/swappiness".into(),
+            values: ["10".to_string(), "60".to_string()],
+            original: "60".to_string(),
+        };
+        let setting = Setting {
+            launch: Launch {
+                env: vec![("MALLOC_ARENA_MAX".to_string(), "2".to_string())],
+                wrap: vec!["nice".to_string(), "-n".to_string(), "10".to_string()],
+                ..Launch::default()
+            },
+            cpus: Some(vec![0, 1]),
+            setup: Some("true".to_string()),
+        };
+        assert_eq!(
+            setting.describe(std::slice::from_ref(&knob), 1),
+            "vm.swappiness=60; cpus 0-1; env MALLOC_ARENA_MAX=2; wrap nice -n 10; setup `true`"
+        );
+        assert_eq!(Setting::default().describe(&[], 0), "as is");
+    }
+
+    #[test]
+    fn a_failing_setup_command_is_an_error_naming_it() {
+        assert_eq!(run_setup("true", "A"), Ok(()));
+        let err = run_setup("exit 3", "B").unwrap_err();
+        assert!(err.starts_with("B's command `exit 3` failed"), "{err}");
+    }
+}
