@@ -97,7 +97,11 @@ pub fn markdown(c: &Escaped<MultiComparison>, metrics: MetricSelection) -> Strin
             let cells: Vec<String> = row
                 .cells
                 .iter()
-                .map(|c| format::markdown_cell(&c.replace('\n', "; ")))
+                .enumerate()
+                .map(|(i, c)| {
+                    let joint = if i == 0 { " " } else { "; " };
+                    format::markdown_cell(&c.replace('\n', joint))
+                })
                 .collect();
             out.push_str(&format!("| {} |\n", cells.join(" | ")));
         }
@@ -186,12 +190,13 @@ fn rows(run: &RunComparison, metrics: MetricSelection) -> Vec<Row> {
                 format!("  {}", name.trim_start_matches(" · "))
             };
             let case_cell = if first {
+                // The workload and each parameter on a line of their own,
+                // so that a narrow column never breaks a name mid-word.
                 let params = shown_params(case, &varying);
-                if params.is_empty() {
-                    case.workload.clone()
-                } else {
-                    format!("{} {params}", case.workload)
-                }
+                std::iter::once(case.workload.as_str())
+                    .chain(params.split_whitespace())
+                    .collect::<Vec<_>>()
+                    .join("\n")
             } else {
                 String::new()
             };
@@ -534,7 +539,8 @@ mod tests {
         let headline = &mut cmp.candidates[0].cases[0].metrics[0];
         headline.comparison.as_mut().unwrap().history_suspect = true;
         let text = render(&Escaped::new(cmp.clone()), MetricSelection::Headline);
-        assert!(text.contains("history suspect)"), "{text}");
+        let verdict = &rows(&cmp.candidates[0], MetricSelection::Headline)[0].cells[4];
+        assert!(verdict.contains("history suspect)"), "{verdict}");
         let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(words.contains("scatter by more than 25.0%"), "{text}");
         let md = markdown(&Escaped::new(cmp), MetricSelection::Headline);
@@ -620,6 +626,28 @@ mod tests {
     }
 
     #[test]
+    fn the_case_column_puts_the_workload_and_each_parameter_on_a_line() {
+        let mut c = comparison();
+        for (case, params) in c.candidates[0].cases.iter_mut().zip([
+            "algorithm=aes-256-gcm block_size=8192",
+            "algorithm=sha256 block_size=16",
+        ]) {
+            case.workload = "crypto.speed".to_string();
+            case.params = params.to_string();
+        }
+        let cell = &rows(&c.candidates[0], MetricSelection::Headline)[0].cells[0];
+        assert_eq!(cell, "crypto.speed\nalgorithm=aes-256-gcm\nblock_size=8192");
+        let text = render(&Escaped::new(c.clone()), MetricSelection::Headline);
+        assert!(text.contains("│ crypto.speed "), "{text}");
+        assert!(!text.contains("algorit\n"), "{text}");
+        let md = markdown(&Escaped::new(c), MetricSelection::Headline);
+        assert!(
+            md.contains("| crypto.speed algorithm=aes-256-gcm block_size=8192 |"),
+            "{md}"
+        );
+    }
+
+    #[test]
     fn a_no_difference_verdict_says_what_it_rules_out() {
         let mut c = comparison();
         let run = &mut c.candidates[0];
@@ -639,8 +667,9 @@ mod tests {
         };
         let text = render(&Escaped::new(c.clone()), MetricSelection::Headline);
         let read = words(&text);
-        assert!(
-            read.contains("no difference, within ±3.1% (rounds, no history)"),
+        let verdict = &rows(&c.candidates[0], MetricSelection::Headline)[0].cells[4];
+        assert_eq!(
+            verdict, "no difference, within ±3.1% (rounds, no history)",
             "{text}"
         );
         assert!(

@@ -72,7 +72,7 @@ pub fn render(run: &Escaped<RunRecord>, defaults: &Defaults) -> String {
         .any(|s| s.steps.iter().any(|step| step.speedup.is_some()))
     {
         out.push_str(
-            "speed-up: against the sweep's smallest step; eff.: speed-up / (step / smallest step)\n",
+            "speed-up: against the sweep's smallest step; eff.: speed-up / step ratio (threads, copies, jobs)\n",
         );
     }
     if let Some(legend) = legend(run) {
@@ -200,10 +200,12 @@ fn section(
     let cases: Vec<&CaseRecord> = indexes.iter().map(|&i| &run.cases[i]).collect();
     let varying = varying_params(&cases);
     let set = set_params(&cases, &varying, defaults);
-    let speedups: HashMap<usize, SpeedUp> = own_sweeps
+    // Per case its speed-up, and whether its sweep counts CPUs (else no
+    // efficiency is shown).
+    let speedups: HashMap<usize, (SpeedUp, bool)> = own_sweeps
         .iter()
-        .flat_map(|s| &s.steps)
-        .filter_map(|step| Some((step.case, step.speedup?)))
+        .flat_map(|s| s.steps.iter().map(move |step| (s.has_efficiency(), step)))
+        .filter_map(|(cpus, step)| Some((step.case, (step.speedup?, cpus))))
         .collect();
     let scaling = !speedups.is_empty();
 
@@ -259,9 +261,13 @@ fn section(
         }
         if scaling {
             match speedups.get(&index) {
-                Some(s) => {
+                Some((s, counts_cpus)) => {
                     row.push(format!("{:.2}×", s.speedup));
-                    row.push(format!("{:.0}%", s.efficiency * 100.0));
+                    row.push(if *counts_cpus {
+                        format!("{:.0}%", s.efficiency * 100.0)
+                    } else {
+                        String::new()
+                    });
                 }
                 None => row.extend([String::new(), String::new()]),
             }

@@ -18,6 +18,12 @@ use crate::stats::{self, Direction, SpeedUp, UslFit};
 /// looked for.
 pub const SCALING_PARAMS: &[&str] = &["threads", "copies", "clients", "concurrency", "jobs"];
 
+/// The scaling parameters that count CPUs kept busy, for which parallel
+/// efficiency (speed-up over the step's multiple) means something. A
+/// count of connections or clients is load, not CPUs: 100 connections
+/// served 8× faster than 1 is not "8% efficient".
+pub const CPU_COUNT_PARAMS: &[&str] = &["threads", "copies", "jobs"];
+
 /// The unit of a headline that is the wall time of a fixed amount of work
 /// (a build, a hackbench run): its speed-up is the smallest step's time
 /// over the step's, as for a kernel compile's `-j1` against `-jN`.
@@ -70,6 +76,14 @@ pub struct Sweep {
     /// first: a sweep with any is partial, and its speed-ups say nothing
     /// about them.
     pub failed: Vec<FailedStep>,
+}
+
+impl Sweep {
+    /// Whether its steps' parallel efficiency means something: the
+    /// parameter counts CPUs ([`CPU_COUNT_PARAMS`]).
+    pub fn has_efficiency(&self) -> bool {
+        CPU_COUNT_PARAMS.contains(&self.param.as_str())
+    }
 }
 
 /// A step of a sweep whose case failed.

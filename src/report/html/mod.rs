@@ -722,11 +722,15 @@ fn last_speedup_text(sweep: &Sweep) -> String {
         return "-".into();
     };
     let speedup = last.speedup.map(|s| {
-        format!(
-            "{:.2}× ({:.0}% efficiency)",
-            s.speedup,
-            s.efficiency * 100.0
-        )
+        if sweep.has_efficiency() {
+            format!(
+                "{:.2}× ({:.0}% efficiency)",
+                s.speedup,
+                s.efficiency * 100.0
+            )
+        } else {
+            format!("{:.2}×", s.speedup)
+        }
     });
     if sweep.failed.is_empty() {
         return speedup.unwrap_or_else(|| "-".into());
