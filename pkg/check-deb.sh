@@ -44,6 +44,17 @@ expect usr/share/bash-completion/completions/sledge
 expect usr/share/zsh/vendor-completions/_sledge
 expect usr/share/fish/vendor_completions.d/sledge.fish
 expect usr/share/doc/sledge/README.md
+expect usr/share/doc/sledge/docs/ab.md
+expect usr/share/doc/sledge/docs/benchmarks.md
+expect usr/share/doc/sledge/docs/cli.md
+expect usr/share/doc/sledge/docs/http.md
+expect usr/share/doc/sledge/docs/json.md
+expect usr/share/doc/sledge/docs/layout.md
+expect usr/share/doc/sledge/docs/measuring.md
+expect usr/share/doc/sledge/docs/storage.md
+expect usr/share/doc/sledge/docs/stores-and-fleet.md
+expect usr/share/doc/sledge/docs/testing.md
+expect usr/share/doc/sledge/docs/workloads.md
 expect usr/share/doc/sledge/copyright
 
 # Unpacked: the binary runs, and is the version the package says.

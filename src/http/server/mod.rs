@@ -430,9 +430,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_readme_states_the_timeouts_the_server_keeps() {
-        let readme = include_str!("../../../README.md");
-        let words = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+    fn the_http_doc_states_the_timeouts_the_server_keeps() {
+        let doc = include_str!("../../../docs/http.md");
+        let words = doc.split_whitespace().collect::<Vec<_>>().join(" ");
         let limits = Limits::default();
         assert_eq!(
             (
@@ -460,7 +460,7 @@ mod tests {
                 SEND_TIMEOUT.as_secs()
             ),
         ] {
-            assert!(words.contains(&phrase), "README.md does not say `{phrase}`");
+            assert!(words.contains(&phrase), "docs/http.md does not say `{phrase}`");
         }
     }
 }
