@@ -460,7 +460,10 @@ mod tests {
                 SEND_TIMEOUT.as_secs()
             ),
         ] {
-            assert!(words.contains(&phrase), "docs/http.md does not say `{phrase}`");
+            assert!(
+                words.contains(&phrase),
+                "docs/http.md does not say `{phrase}`"
+            );
         }
     }
 }
