@@ -478,6 +478,20 @@ fn exports_are_compact_unless_asked_pretty_and_both_import() {
 fn export_of_an_unknown_run_is_a_usage_error_and_writes_nothing() {
     let sandbox = Sandbox::new();
     let file = sandbox.path().join("out.json");
+    // Without a store, export and report (which only read) create none.
+    for command in [["export", "7"], ["report", "7"]] {
+        sandbox
+            .sledge()
+            .args(command)
+            .arg("-o")
+            .arg(&file)
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains("no runs yet: there is no store"));
+        assert!(!sandbox.store().exists(), "{command:?} created a store");
+        assert!(!file.exists());
+    }
+    store_fixture_run(&sandbox.store(), RunStatus::Complete, &[1.0, 2.0]);
     sandbox
         .sledge()
         .args(["export", "7", "-o"])

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::output::{ExitStatus, open_store, print, resolve_runs};
+use super::output::{ExitStatus, open_existing_store, print, resolve_runs};
 use super::output_file::{refuse_store_as_output, write_file_atomically};
 use crate::report::html;
 
@@ -23,7 +23,7 @@ pub struct ReportArgs {
 
 /// Writes one self-contained HTML report of the runs.
 pub fn execute(args: ReportArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
-    let store = open_store(store)?;
+    let store = open_existing_store(store)?;
     let output = args.output.filter(|path| path.as_os_str() != "-");
     if let Some(path) = &output {
         refuse_store_as_output(path, store.location())?;
