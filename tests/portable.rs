@@ -491,7 +491,11 @@ fn export_of_an_unknown_run_is_a_usage_error_and_writes_nothing() {
         assert!(!sandbox.store().exists(), "{command:?} created a store");
         assert!(!file.exists());
     }
-    store_fixture_run(&sandbox.store(), RunStatus::Complete, &[1.0, 2.0]);
+    store_fixture_run(
+        &sandbox.store(),
+        sledge::results::RunStatus::Complete,
+        &[1.0, 2.0],
+    );
     sandbox
         .sledge()
         .args(["export", "7", "-o"])
