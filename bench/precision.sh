@@ -8,7 +8,8 @@
 # machine), and prints per run: its wall time, the lines it printed, the
 # median 95% CI half-width of the cases' headline metrics (as a share of
 # the mean), how many cases are wider than ±10%, and the planned time the
-# run announced on stderr against the time it took.
+# run announced on stderr against the time it took; then each case wider
+# than ±10%, with its width and rounds.
 #
 # Targets (issue "Precision first"): median at most ±3%, at most 5% of the
 # cases wider than ±10%, within 3 minutes. Measure alone: nothing else
@@ -43,13 +44,19 @@ import json, re, statistics, sys
 d, start, end = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
 run = json.load(open(d + "/run.json"))
 widths = []
+wide = []
 for case in run["cases"]:
     if not case["metrics"]:
         continue
     s = case["metrics"][0]["summary"]
     if s["n"] < 2 or s["mean"] == 0:
         continue
-    widths.append((s["ci_high"] - s["ci_low"]) / 2 / abs(s["mean"]))
+    width = (s["ci_high"] - s["ci_low"]) / 2 / abs(s["mean"])
+    widths.append(width)
+    if width > 0.10:
+        params = " ".join("%s=%s" % kv for kv in sorted(case["params"].items()))
+        wide.append("     wide: %s %s ±%.1f%% after %d rounds" % (
+            case["workload"], params, 100 * width, len(case.get("rounds", []))))
 lines = sum(1 for _ in open(d + "/out.txt"))
 planned = "?"
 m = re.search(r"plan: \d+ cases?, about ((\d+) h )?((\d+) min )?((\d+) s)?", open(d + "/err.txt").read())
@@ -63,5 +70,7 @@ wide20 = sum(1 for w in widths if w > 0.20)
 print("%-4s %7.0fs %8s %6d %7.1f%% %4d (%2.0f%%) %4d (%2.0f%%)  %s" % (
     d.rsplit("run", 1)[1], end - start, planned, lines, 100 * statistics.median(widths),
     wide10, 100.0 * wide10 / n, wide20, 100.0 * wide20 / n, " ".join(load)))
+for line in wide:
+    print(line)
 EOF
 done
