@@ -28,6 +28,9 @@
 //!   fitted by non-linear least squares to the per-trial values of a sweep
 //!   over threads, copies, clients or connections (contention σ, coherency
 //!   κ, the peak), and [`speedup()`] with parallel efficiency for two steps.
+//! * [`read_histogram`] (`histogram_bytes.rs`): a serialized latency
+//!   histogram from a file or another host, checked before HdrHistogram's
+//!   deserializer (which trusts its input) sees it.
 //! * `student_t.rs`: a thin wrapper around `statrs` for the t quantile and
 //!   CDF, so the constants have names.
 //!
@@ -35,6 +38,7 @@
 
 mod compare;
 mod hierarchical;
+mod histogram_bytes;
 mod latency_histogram;
 mod outliers;
 mod run_noise;
@@ -47,6 +51,7 @@ pub use compare::{
     Verdict, VerdictBasis, compare, compare_sides,
 };
 pub use hierarchical::{CiBasis, Levels, summarize_rounds};
+pub use histogram_bytes::{HistogramBytesError, MAX_INFLATED, read_histogram};
 pub use latency_histogram::{LATENCY_MAX_NS, LATENCY_SIGFIG, latency_histogram};
 pub use outliers::{TUKEY_FENCE, tukey_outliers};
 pub use run_noise::{MAX_RUN_NOISE_SD_LOG, MIN_HISTORY_RUNS, RunNoise, SHIFT_FENCE, run_noise};
