@@ -22,6 +22,8 @@ pub enum UrlError {
     MixedHosts(String),
     #[error("no URL given")]
     Empty,
+    #[error("`{}`: a URL cannot hold whitespace or control characters", .0.escape_debug())]
+    Unprintable(String),
 }
 
 /// One URL to request, with its request bytes pre-formatted.
@@ -85,12 +87,19 @@ pub fn parse_target(url: &str) -> Result<Target, UrlError> {
     })
 }
 
-/// [`parse_target`] with the name lookup given, so that tests need not
-/// send a DNS query.
-fn parse_target_with(
+/// [`parse_target`] with the name lookup given, so that tests (and the
+/// fuzz target of URLs) need not send a DNS query.
+#[doc(hidden)]
+pub fn parse_target_with(
     url: &str,
     resolve: impl FnOnce(&str, u16) -> Option<SocketAddr>,
 ) -> Result<Target, UrlError> {
+    // The URL becomes a request line and a Host header: whitespace or a
+    // control character would make requests that servers refuse, and a
+    // line break would add header lines of its own.
+    if url.contains(|c: char| c.is_whitespace() || c.is_control()) {
+        return Err(UrlError::Unprintable(url.to_string()));
+    }
     let malformed = || UrlError::Malformed(url.to_string());
     let (scheme, rest) = url.split_once("://").ok_or_else(malformed)?;
     if !scheme.eq_ignore_ascii_case("http") {
@@ -106,7 +115,7 @@ fn parse_target_with(
     } else {
         path.to_string()
     };
-    if authority.is_empty() || authority.contains('@') || path.contains(char::is_whitespace) {
+    if authority.is_empty() || authority.contains('@') {
         return Err(malformed());
     }
     let (host, port) = split_host_port(authority).ok_or_else(malformed)?;
@@ -200,6 +209,27 @@ mod tests {
         ] {
             assert!(!reaches_itself(ip.parse().unwrap()), "{ip}");
         }
+    }
+
+    #[test]
+    fn control_characters_and_whitespace_are_refused_anywhere() {
+        let loopback = |_: &str, port| Some(SocketAddr::from(([127, 0, 0, 1], port)));
+        // Found by fuzzing (fuzz/README.md): NUL bytes in the host and
+        // the path passed, and every request would have been one that
+        // servers refuse (the built-in one with 400).
+        assert_eq!(
+            parse_target_with("http://\0/\0", loopback).unwrap_err(),
+            UrlError::Unprintable("http://\0/\0".into())
+        );
+        // A line break in the host would have added header lines to
+        // every request.
+        let injected = "http://a\r\nX-Injected: 1\r\n:80/";
+        assert_eq!(
+            parse_target_with(injected, loopback)
+                .unwrap_err()
+                .to_string(),
+            "`http://a\\r\\nX-Injected: 1\\r\\n:80/`: a URL cannot hold whitespace or control characters"
+        );
     }
 
     #[test]

@@ -32,6 +32,9 @@
 //!   fitted by non-linear least squares to the per-trial values of a sweep
 //!   over threads, copies, clients or connections (contention σ, coherency
 //!   κ, the peak), and [`speedup()`] with parallel efficiency for two steps.
+//! * [`read_histogram`] (`histogram_bytes.rs`): a serialized latency
+//!   histogram from a file or another host, checked before HdrHistogram's
+//!   deserializer (which trusts its input) sees it.
 //! * `student_t.rs`: a thin wrapper around `statrs` for the t quantile and
 //!   CDF, so the constants have names.
 //!
@@ -39,6 +42,7 @@
 
 mod compare;
 mod hierarchical;
+mod histogram_bytes;
 mod latency_histogram;
 mod outliers;
 mod paired;
@@ -52,6 +56,7 @@ pub use compare::{
     Verdict, VerdictBasis, compare, compare_sides,
 };
 pub use hierarchical::{CiBasis, Levels, summarize_rounds};
+pub use histogram_bytes::{HistogramBytesError, MAX_INFLATED, read_histogram};
 pub use latency_histogram::{LATENCY_MAX_NS, LATENCY_SIGFIG, latency_histogram};
 pub use outliers::{TUKEY_FENCE, tukey_outliers};
 pub use paired::{compare_paired, paired_half_width};
