@@ -94,14 +94,16 @@ pub fn parse_target_with(
     url: &str,
     resolve: impl FnOnce(&str, u16) -> Option<SocketAddr>,
 ) -> Result<Target, UrlError> {
+    let malformed = || UrlError::Malformed(url.to_string());
+    // Something that is no URL at all (`not a url`) is said to be so
+    // before its characters are judged.
+    let (scheme, rest) = url.split_once("://").ok_or_else(malformed)?;
     // The URL becomes a request line and a Host header: whitespace or a
     // control character would make requests that servers refuse, and a
     // line break would add header lines of its own.
     if url.contains(|c: char| c.is_whitespace() || c.is_control()) {
         return Err(UrlError::Unprintable(url.to_string()));
     }
-    let malformed = || UrlError::Malformed(url.to_string());
-    let (scheme, rest) = url.split_once("://").ok_or_else(malformed)?;
     if !scheme.eq_ignore_ascii_case("http") {
         return Err(UrlError::Scheme(url.to_string()));
     }
