@@ -6,7 +6,7 @@
 //! value's canonical text parses to the same value (that text is what the
 //! store keeps and what a round's process is handed), a host prints as an
 //! entry that parses to the same host, and a URL's request is one the
-//! built-in server reads as a single request for the URL's path.
+//! built-in server reads as a single whole request.
 
 #![no_main]
 
