@@ -320,7 +320,9 @@ fn within_budget(
         return active;
     };
     let mut left = budget.as_secs_f64() - elapsed;
-    active.sort_by(|&a, &b| states[b].half_width().total_cmp(&states[a].half_width()));
+    // Each width once: it is recomputed from the trials.
+    let widths: Vec<f64> = states.iter().map(PairState::half_width).collect();
+    active.sort_by(|&a, &b| widths[b].total_cmp(&widths[a]));
     active.retain(|&i| {
         let cost = states[i].mean_pair_seconds();
         if cost <= left {
@@ -458,6 +460,28 @@ mod tests {
         }
     }
 
+    /// The setup of a plan of one case, both sides on `ctx`, in duet on
+    /// `duet`'s CPU sets when given.
+    fn one_case_setup<'a>(
+        method: &'a Methodology,
+        executors: [&'a dyn RoundExecutor; 2],
+        ctx: &'a TrialContext,
+        duet: Option<[Vec<usize>; 2]>,
+        seed: u64,
+    ) -> AbSetup<'a> {
+        let duet_cases = vec![duet.is_some()];
+        AbSetup {
+            env: Box::leak(Box::new(env())),
+            method,
+            sides: executors.map(|executor| AbSide { executor, ctx }),
+            duet,
+            duet_cases,
+            history: &crate::engine::NoHistory,
+            progress: &Silent,
+            seed,
+        }
+    }
+
     fn round_means(record: &CaseRecord) -> Vec<f64> {
         record.metrics[0]
             .levels
@@ -518,25 +542,7 @@ mod tests {
         assert!(apart.ratio > 0.95, "{apart:?}");
 
         // Interleaved: the same drift, the same effect.
-        let setup = AbSetup {
-            env: &env(),
-            method: &m,
-            sides: [
-                AbSide {
-                    executor: &a,
-                    ctx: &ctx,
-                },
-                AbSide {
-                    executor: &b,
-                    ctx: &ctx,
-                },
-            ],
-            duet: None,
-            duet_cases: vec![false],
-            history: &crate::engine::NoHistory,
-            progress: &Silent,
-            seed: 3,
-        };
+        let setup = one_case_setup(&m, [&a, &b], &ctx, None, 3);
         let mut handed = [0, 0];
         let outcome = run_ab_plan(&plan, &setup, &mut |side, position, record| {
             assert_eq!(position, 0);
@@ -593,25 +599,7 @@ mod tests {
                 ci_target: target,
                 ..method(3)
             };
-            let setup = AbSetup {
-                env: &env(),
-                method: &m,
-                sides: [
-                    AbSide {
-                        executor: &sides[0],
-                        ctx: &ctx,
-                    },
-                    AbSide {
-                        executor: &sides[1],
-                        ctx: &ctx,
-                    },
-                ],
-                duet: None,
-                duet_cases: vec![false],
-                history: &crate::engine::NoHistory,
-                progress: &Silent,
-                seed: 5,
-            };
+            let setup = one_case_setup(&m, [&sides[0], &sides[1]], &ctx, None, 5);
             run_ab_plan(&plan, &setup, &mut |_, _, _| Ok(())).unwrap();
             sides.map(|s| s.rounds.load(Ordering::SeqCst))
         };
@@ -656,25 +644,13 @@ mod tests {
         });
         let ctx = TrialContext::new(vec![0, 1], CancelToken::new());
         let m = method(4);
-        let setup = AbSetup {
-            env: &env(),
-            method: &m,
-            sides: [
-                AbSide {
-                    executor: &sides[0],
-                    ctx: &ctx,
-                },
-                AbSide {
-                    executor: &sides[1],
-                    ctx: &ctx,
-                },
-            ],
-            duet: Some([vec![0], vec![1]]),
-            duet_cases: vec![true],
-            history: &crate::engine::NoHistory,
-            progress: &Silent,
-            seed: 5,
-        };
+        let setup = one_case_setup(
+            &m,
+            [&sides[0], &sides[1]],
+            &ctx,
+            Some([vec![0], vec![1]]),
+            5,
+        );
         let outcome = run_ab_plan(&plan, &setup, &mut |_, _, _| Ok(())).unwrap();
         assert_eq!(outcome.status, RunStatus::Complete);
         let a = sides[0].seen.lock().unwrap().clone();
@@ -733,25 +709,7 @@ mod tests {
         };
         let ctx = TrialContext::new(vec![0], cancel);
         let m = method(5);
-        let setup = AbSetup {
-            env: &env(),
-            method: &m,
-            sides: [
-                AbSide {
-                    executor: &executor,
-                    ctx: &ctx,
-                },
-                AbSide {
-                    executor: &executor,
-                    ctx: &ctx,
-                },
-            ],
-            duet: None,
-            duet_cases: vec![false],
-            history: &crate::engine::NoHistory,
-            progress: &Silent,
-            seed: 5,
-        };
+        let setup = one_case_setup(&m, [&executor, &executor], &ctx, None, 5);
         let outcome = run_ab_plan(&plan, &setup, &mut |_, _, _| Ok(())).unwrap();
         assert_eq!(outcome.status, RunStatus::Partial);
         assert_eq!(outcome.records[0][0].rounds.len(), 2);

@@ -11,6 +11,7 @@ use crate::engine::{
     self, CancelToken, CaseEnv, Methodology, PlannedCase, Progress, RoundExecutor, RunSetup,
     TrialContext,
 };
+use crate::probe::HostInfo;
 use crate::results::{CaseRecord, RunRecord, RunStatus};
 use crate::store::Store;
 use crate::{monitor, probe};
@@ -57,31 +58,18 @@ pub fn execute(
     cancel: &CancelToken,
     progress: &dyn Progress,
 ) -> anyhow::Result<RunRecord> {
-    let cwd = std::env::current_dir()?;
-    let host = probe::probe(&cwd);
-    let env = CaseEnv {
-        cpus: options.cpus.clone(),
-        total_cache_bytes: host.total_cache_bytes(),
-        memory_bytes: host.memory.total_bytes,
-    };
+    let (host, env) = probe_host(&options.cpus)?;
     let (cases, warnings) = runnable_cases(plan, &env, options.idle_check)?;
 
     let ctx = TrialContext::new(options.cpus.clone(), cancel.clone());
-    let run = RunRecord {
-        id: 0,
-        uuid: crate::results::new_run_uuid(),
-        started: now(),
-        finished: None,
-        sledge_version: env!("CARGO_PKG_VERSION").to_string(),
-        profile: plan.profile.clone(),
-        command_line: options.command_line,
-        status: RunStatus::Running,
-        cpus: options.cpus,
-        notes: options.notes,
-        warnings,
+    let run = new_run(
+        plan,
         host,
-        cases: Vec::new(),
-    };
+        options.cpus,
+        options.command_line,
+        options.notes,
+        warnings,
+    );
     let history = StoreHistory::load(store, &run.host_key(), &cases);
     progress.planned(&engine::estimate::estimate(
         &cases,
@@ -157,6 +145,45 @@ pub fn execute(
         store.finish_run(run_id, status, &now(), &run.warnings)?;
     }
     Ok(store.load_run(run_id)?)
+}
+
+/// The host inventory, taken from the working directory, and what the
+/// run's workloads may know of it on `cpus`.
+pub(super) fn probe_host(cpus: &[usize]) -> anyhow::Result<(HostInfo, CaseEnv)> {
+    let cwd = std::env::current_dir()?;
+    let host = probe::probe(&cwd);
+    let env = CaseEnv {
+        cpus: cpus.to_vec(),
+        total_cache_bytes: host.total_cache_bytes(),
+        memory_bytes: host.memory.total_bytes,
+    };
+    Ok((host, env))
+}
+
+/// A run of `plan` about to start on `host`, not yet stored.
+pub(super) fn new_run(
+    plan: &Plan,
+    host: HostInfo,
+    cpus: Vec<usize>,
+    command_line: String,
+    notes: Vec<String>,
+    warnings: Vec<String>,
+) -> RunRecord {
+    RunRecord {
+        id: 0,
+        uuid: crate::results::new_run_uuid(),
+        started: now(),
+        finished: None,
+        sledge_version: env!("CARGO_PKG_VERSION").to_string(),
+        profile: plan.profile.clone(),
+        command_line,
+        status: RunStatus::Running,
+        cpus,
+        notes,
+        warnings,
+        host,
+        cases: Vec::new(),
+    }
 }
 
 /// The cases of `plan` this host can run, and the run's warnings so far:

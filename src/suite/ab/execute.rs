@@ -9,16 +9,14 @@ use std::time::Duration;
 use super::duet;
 use super::knob::{Knob, KnobGuard};
 use super::setting::{SIDES, Setting, SideExecutor, run_setup};
-use crate::engine::{
-    self, AbSetup, AbSide, CancelToken, CaseEnv, Methodology, Progress, TrialContext,
-};
+use crate::engine::{self, AbSetup, AbSide, CancelToken, Methodology, Progress, TrialContext};
 use crate::results::{AB_NOTE, AB_SETTING_NOTE, RunRecord, RunStatus};
 use crate::store::Store;
-use crate::suite::execute::{now, runnable_cases, shuffle_seed};
+use crate::suite;
+use crate::suite::execute::{new_run, now, probe_host, runnable_cases, shuffle_seed};
 use crate::suite::history::StoreHistory;
 use crate::suite::plan::Plan;
 use crate::suite::subprocess::Subprocess;
-use crate::{probe, suite};
 
 /// Choices about an A/B comparison that are not part of its plan.
 pub struct AbOptions {
@@ -69,13 +67,7 @@ pub fn execute_ab(
     cancel: &CancelToken,
     progress: &dyn Progress,
 ) -> anyhow::Result<AbRuns> {
-    let cwd = std::env::current_dir()?;
-    let host = probe::probe(&cwd);
-    let env = CaseEnv {
-        cpus: options.cpus.clone(),
-        total_cache_bytes: host.total_cache_bytes(),
-        memory_bytes: host.memory.total_bytes,
-    };
+    let (host, env) = probe_host(&options.cpus)?;
     let (cases, warnings) = runnable_cases(plan, &env, options.idle_check)?;
     let halves = if options.duet {
         Some(duet::halves(&options.cpus)?)
@@ -101,21 +93,14 @@ pub fn execute_ab(
             .cpus
             .clone()
             .unwrap_or_else(|| options.cpus.clone());
-        runs.push(RunRecord {
-            id: 0,
-            uuid: crate::results::new_run_uuid(),
-            started: now(),
-            finished: None,
-            sledge_version: env!("CARGO_PKG_VERSION").to_string(),
-            profile: plan.profile.clone(),
-            command_line: options.command_line.clone(),
-            status: RunStatus::Running,
+        runs.push(new_run(
+            plan,
+            host.clone(),
             cpus,
+            options.command_line.clone(),
             notes,
-            warnings: warnings.clone(),
-            host: host.clone(),
-            cases: Vec::new(),
-        });
+            warnings.clone(),
+        ));
     }
     let history = StoreHistory::load(store, &runs[0].host_key(), &cases);
     let mut estimate =
