@@ -188,7 +188,12 @@ fn run_trials(
     progress: &dyn Progress,
     trials: &mut Vec<TrialResult>,
 ) -> anyhow::Result<()> {
-    for _ in 0..request.warmup_trials {
+    let warmups = if case.warms_up_itself() {
+        0
+    } else {
+        request.warmup_trials
+    };
+    for _ in 0..warmups {
         ctx.check_cancelled()?;
         let output = guarded(|| case.trial(ctx))?;
         check_output(&output)?;

@@ -23,6 +23,8 @@ pub mod runner;
 #[cfg(test)]
 mod sensor_tests;
 pub mod trial_monitor;
+#[cfg(test)]
+mod warmup_tests;
 pub mod workload;
 
 pub use ab_runner::{AbOutcome, AbSetup, AbSide, run_ab_plan};

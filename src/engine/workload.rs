@@ -111,6 +111,12 @@ pub trait Case: Send {
     fn warnings(&self) -> Vec<String> {
         Vec::new()
     }
+    /// Whether each trial already begins with an untimed warm-up of its
+    /// own (STREAM's discarded first pass), so that the engine's warm-up
+    /// trials would only repeat it at full cost.
+    fn warms_up_itself(&self) -> bool {
+        false
+    }
 }
 
 /// One named value a trial yields.
