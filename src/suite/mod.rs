@@ -8,6 +8,7 @@ pub mod history;
 pub mod leftovers;
 pub mod overrides;
 pub mod plan;
+pub mod plan_error;
 pub mod preflight;
 pub mod profiles;
 pub mod subprocess;

@@ -17,7 +17,7 @@ use crate::engine::{
     Case, CaseEnv, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput, Workload,
 };
 use crate::workloads::common::params::MAX_THREADS;
-use crate::workloads::storage::workdir::ScratchDir;
+use crate::workloads::common::workdir::{ScratchDir, remove_scratch};
 
 /// The `build.c` workload.
 pub struct CBuild;
@@ -149,10 +149,7 @@ impl Case for CCase {
     }
 
     fn cleanup(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
-        if let Some(mut scratch) = self.scratch.take() {
-            scratch.remove()?;
-        }
-        Ok(())
+        remove_scratch(&mut self.scratch)
     }
 
     fn warnings(&self) -> Vec<String> {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 
-use crate::workloads::storage::workdir;
+use crate::workloads::common::workdir;
 
 /// The `dir` parameter of the build workloads.
 pub fn dir_param() -> crate::engine::ParamSpec {

@@ -24,7 +24,7 @@ use std::ffi::c_char;
 use std::hint::black_box;
 
 use super::case::{UnixbenchCase, copies_param, time_param};
-use super::copy_main::Gate;
+use super::protocol::Gate;
 use super::program::Program;
 use super::score::Outcome;
 use super::timed;

@@ -11,13 +11,13 @@
 //! `Run` measured around the program).
 
 use super::case::{UnixbenchCase, copies_param, time_param};
-use super::copy_main::Gate;
+use super::protocol::Gate;
 use super::forkexec;
 use super::process;
 use super::program::Program;
 use super::score::Outcome;
 use crate::engine::{Case, CaseEnv, ParamSet, ParamSpec, Workload};
-use crate::workloads::storage::workdir::{check_dir, dir_param};
+use crate::workloads::common::workdir::{check_dir, dir_param};
 
 /// The `unixbench.execl` workload.
 pub struct ExeclWorkload;

@@ -24,12 +24,12 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 
 use super::case::{UnixbenchCase, copies_param, time_param};
-use super::copy_main::Gate;
+use super::protocol::Gate;
 use super::process;
 use super::program::Program;
 use super::score::Outcome;
 use crate::engine::{Case, CaseEnv, ParamKind, ParamSet, ParamSpec, Workload};
-use crate::workloads::storage::workdir::{check_dir, dir_param};
+use crate::workloads::common::workdir::{check_dir, dir_param};
 
 /// Smallest buffer fstime accepts (its `COUNTSIZE`).
 pub const MIN_BUFFER: u64 = 256;

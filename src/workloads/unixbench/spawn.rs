@@ -8,7 +8,7 @@
 //! released, becomes sledge's small C program running UnixBench's loop (see
 //! [`super::forkexec`]).
 
-use super::copy_main::Gate;
+use super::protocol::Gate;
 use super::execl::{program_case, program_params};
 use super::forkexec;
 use super::program::Program;

@@ -14,7 +14,7 @@ use std::os::fd::AsRawFd;
 use anyhow::{Context, bail};
 
 use super::case::{UnixbenchCase, copies_param, time_param};
-use super::copy_main::Gate;
+use super::protocol::Gate;
 use super::process::{self, Forked};
 use super::program::{Calls, Program};
 use super::score::Outcome;

@@ -24,7 +24,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use super::case::{UnixbenchCase, copies_param, time_param};
-use super::copy_main::Gate;
+use super::protocol::Gate;
 use super::program::Program;
 use super::score::Outcome;
 use crate::engine::{Case, CaseEnv, ParamSet, ParamSpec, Workload};
