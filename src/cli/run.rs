@@ -462,17 +462,7 @@ pub(super) fn open_for_runs(
 /// Removes what killed sledges left in the directories `plan` writes to
 /// (and the temporary directory), saying so.
 fn remove_leftovers(plan: &suite::Plan) {
-    let mut dirs: Vec<PathBuf> = std::env::current_dir().into_iter().collect();
-    for case in &plan.cases {
-        if let Some(dir) = case.params.to_raw_strings().get("dir") {
-            dirs.push(PathBuf::from(dir));
-        }
-        // The build workloads' `dir` defaults to sledge's cache directory.
-        if case.workload.id().starts_with("build.") {
-            dirs.push(crate::workloads::build::cache::default_dir());
-        }
-    }
-    for removed in suite::leftovers::sweep(&dirs) {
+    for removed in suite::leftovers::sweep(&suite::leftovers::plan_dirs(plan)) {
         eprintln!(
             "note: removed {} left behind by a sledge that is gone (pid {})",
             removed.path.display(),

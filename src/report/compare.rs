@@ -439,9 +439,11 @@ struct MatchKey {
 
 /// The key `case` of `run` is matched on. A parameter a workload gained
 /// later, at its default, counts as absent, so runs stored before it came
-/// still match (see [`crate::store::later_params`]).
+/// still match (see [`crate::store::later_params`]); which parameters came
+/// later is the workload's to say.
 fn match_key(case: &CaseRecord, run: &RunRecord) -> MatchKey {
-    let stored = later_params::comparable(&case.workload, &case.params);
+    let later = crate::workloads::later_params_of(&case.workload);
+    let stored = later_params::comparable(later, &case.params);
     let shown = stored
         .iter()
         .map(|(k, v)| {

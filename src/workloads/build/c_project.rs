@@ -78,6 +78,11 @@ impl Workload for CBuild {
             notes: Vec::new(),
         }))
     }
+
+    /// The cache directory, given or the default.
+    fn scratch_parents(&self, params: &ParamSet) -> Vec<std::path::PathBuf> {
+        cache::scratch_parents(params.str("dir"))
+    }
 }
 
 struct CCase {

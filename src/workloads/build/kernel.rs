@@ -100,6 +100,11 @@ impl Workload for KernelBuild {
             notes: Vec::new(),
         }))
     }
+
+    /// The cache directory, given or the default.
+    fn scratch_parents(&self, params: &ParamSet) -> Vec<std::path::PathBuf> {
+        cache::scratch_parents(params.str("dir"))
+    }
 }
 
 /// What a build with `config` needs, and `tar` with its decompressor for
