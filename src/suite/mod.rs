@@ -5,6 +5,7 @@ pub mod defaults;
 pub mod execute;
 pub mod fallback;
 pub mod history;
+pub mod interrupt;
 pub mod leftovers;
 pub mod overrides;
 pub mod plan;
