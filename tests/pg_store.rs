@@ -751,6 +751,7 @@ fn exercise_the_store(location: &std::path::Path) -> serde_json::Value {
             &case0.workload,
             case0.workload_version,
             &case0.params,
+            &[],
             &[second],
         )
         .unwrap();

@@ -14,8 +14,8 @@ use sledge::engine::{
     CancelToken, CaseEnv, CaseOutcome, Methodology, PlannedCase, Silent, TrialContext,
 };
 use sledge::workloads::unixbench::copies::{CopyCommand, run_copies};
-use sledge::workloads::unixbench::copy_main::COPY_MARKER;
 use sledge::workloads::unixbench::program::Program;
+use sledge::workloads::unixbench::protocol::COPY_MARKER;
 
 use crate::common::{FAST, Sandbox, wait_bounded};
 

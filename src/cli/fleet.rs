@@ -118,7 +118,7 @@ fn execute_run(args: FleetRunArgs, store_path: Option<PathBuf>) -> anyhow::Resul
         Order::Parallel
     };
     let (cancel, hurry) = (CancelToken::new(), CancelToken::new());
-    install_interrupt_handler(&cancel, &hurry);
+    fleet::interrupt::install(&cancel, &hurry);
 
     let started = Instant::now();
     // What a host says is shown escaped: it is another machine's text.
@@ -254,32 +254,6 @@ fn summary(reports: &[fleet::HostReport], seconds: f64, store: &str) -> String {
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
-}
-
-/// Ctrl-C (or SIGTERM) stops every remote run as Ctrl-C would stop it
-/// there, keeping what it stored; a second one kills them at once; a
-/// third exits without cleaning up.
-fn install_interrupt_handler(cancel: &CancelToken, hurry: &CancelToken) {
-    let (cancel, hurry) = (cancel.clone(), hurry.clone());
-    let result = ctrlc::set_handler(move || {
-        if hurry.is_cancelled() {
-            eprintln!("\nthird interrupt: exiting without cleaning up the hosts");
-            std::process::exit(130);
-        } else if cancel.is_cancelled() {
-            eprintln!("\nsecond interrupt: killing the remote runs, then cleaning up");
-            hurry.cancel();
-        } else {
-            eprintln!(
-                "\ninterrupted: stopping every remote run and cleaning up; press Ctrl-C again to kill them"
-            );
-            cancel.cancel();
-        }
-    });
-    if let Err(err) = result {
-        eprintln!(
-            "warning: cannot catch Ctrl-C ({err}); an interrupt will leave remote runs going"
-        );
-    }
 }
 
 #[cfg(test)]

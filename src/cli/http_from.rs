@@ -1,17 +1,15 @@
 //! `sledge http --from HOSTS`: the load of `sledge http` generated from
 //! several client hosts at once, their results merged exactly.
 
-use std::fmt::Write as _;
 use std::time::Duration;
 
-use super::http::{HttpArgs, format_report, nothing_succeeded};
+use super::http_args::HttpArgs;
 use super::output::{Cancelled, ExitStatus, UsageError, print};
 use crate::engine::CancelToken;
 use crate::http::LoadConfig;
-use crate::http::distributed::{
-    self, AgentLoad, DistributedReport, LocalAgents, SshAgents, Transport, share,
-};
+use crate::http::distributed::{self, AgentLoad, LocalAgents, SshAgents, Transport, share};
 use crate::remote::{self, SshOptions, ThisBinary};
+use crate::report::http_load::{format_hosts, nothing_succeeded};
 use crate::visible;
 
 /// Runs `config` (checked already) from every host of `hosts` and prints
@@ -115,110 +113,5 @@ pub fn execute(
             Ok(ExitStatus::Failure)
         }
         None => Ok(ExitStatus::Success),
-    }
-}
-
-/// One line per host (its clock, its start, its own figures), then the
-/// merged report.
-fn format_hosts(urls: &[String], r: &DistributedReport) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "{} client host(s), started together; clock offset to this host (± half the round trip)",
-        r.hosts.len()
-    );
-    let _ = writeln!(
-        s,
-        "  {:<24} {:>20} {:>9} {:>11} {:>11} {:>9} {:>7}",
-        "host", "clock offset ms", "late ms", "responses", "requests/s", "p99 ms", "errors"
-    );
-    for h in &r.hosts {
-        let clock = h.clock.map_or_else(
-            || "-".to_string(),
-            |c| {
-                format!(
-                    "{:+.3} ± {:.3}",
-                    c.offset_ns as f64 / 1e6,
-                    c.round_trip_ns as f64 / 2e6
-                )
-            },
-        );
-        match (&h.report, &h.failure) {
-            (Some(l), _) => {
-                let _ = writeln!(
-                    s,
-                    "  {:<24} {:>20} {:>9.1} {:>11} {:>11.1} {:>9.3} {:>7}",
-                    h.host,
-                    clock,
-                    h.started_late_s.unwrap_or(0.0) * 1e3,
-                    l.responses,
-                    l.requests_per_sec,
-                    l.latency.p99_ms,
-                    l.errors.total()
-                );
-            }
-            (None, why) => {
-                let _ = writeln!(
-                    s,
-                    "  {:<24} {:>20} failed: {}",
-                    h.host,
-                    clock,
-                    visible::escape(why.as_deref().unwrap_or("no result"))
-                );
-            }
-        }
-    }
-    match &r.merged {
-        Some(merged) => {
-            let finished = r.hosts.len() - r.failed_hosts;
-            let _ = writeln!(
-                s,
-                "merged over {finished} host(s): counters summed, histograms added (exact percentiles)"
-            );
-            s.push_str(&format_report(urls, merged, None));
-        }
-        None => {
-            let _ = writeln!(s, "no host finished: nothing to merge");
-        }
-    }
-    if r.interrupted {
-        let _ = writeln!(
-            s,
-            "interrupted (Ctrl-C): these figures cover the load until the stop"
-        );
-    }
-    s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::http::distributed::HostLoad;
-
-    /// A host's failure may quote what its agent said: its control
-    /// characters are shown escaped.
-    #[test]
-    fn a_hosts_failure_is_shown_escaped() {
-        let report = DistributedReport {
-            hosts: vec![HostLoad {
-                host: "root@c1".into(),
-                clock: None,
-                started_late_s: None,
-                report: None,
-                failure: Some("its agent said \x1b]0;t\x07\x08\u{2066}".into()),
-            }],
-            merged: None,
-            failed_hosts: 1,
-            interrupted: false,
-        };
-        let text = format_hosts(&["http://10.0.0.1/".into()], &report);
-        assert!(
-            text.contains("its agent said \\x1b]0;t\\x07\\x08\\u{2066}"),
-            "{text}"
-        );
-        assert!(
-            !text.contains(['\x1b', '\x07', '\x08', '\u{2066}']),
-            "{text:?}"
-        );
     }
 }

@@ -10,6 +10,7 @@ mod export;
 mod fleet;
 mod http;
 mod http_agent;
+mod http_args;
 mod http_from;
 mod import;
 mod list;

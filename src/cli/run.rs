@@ -396,48 +396,6 @@ pub(super) fn exit_status(run: &crate::results::RunRecord) -> ExitStatus {
     }
 }
 
-/// The first Ctrl-C (or SIGTERM) asks the run to stop after cleaning up;
-/// a second one marks the run `partial` in the store at `store` (the
-/// runs this process owns that are still `running`) and exits at once.
-fn install_interrupt_handler(cancel: &engine::CancelToken, store: crate::store::StoreLocation) {
-    let cancel = cancel.clone();
-    let result = ctrlc::set_handler(move || {
-        if cancel.is_cancelled() {
-            let marked = crate::store::Store::open_existing_at(&store)
-                .and_then(|mut store| store.mark_own_runs_partial(&now()));
-            match marked {
-                Ok(runs) if !runs.is_empty() => eprintln!(
-                    "\nsecond interrupt: run {} marked partial; exiting without cleanup (the next run removes what this one left behind)",
-                    runs.iter()
-                        .map(i64::to_string)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                Ok(_) => eprintln!("\nsecond interrupt: exiting without cleanup"),
-                Err(err) => eprintln!(
-                    "\nsecond interrupt: exiting without cleanup; the run could not be marked partial: {err}"
-                ),
-            }
-            // An exit skips destructors: the knobs of `sledge ab` go back
-            // here.
-            crate::suite::ab::knob::restore_now();
-            std::process::exit(130);
-        }
-        eprintln!("\ninterrupted: cleaning up; press Ctrl-C again to exit at once");
-        cancel.cancel();
-    });
-    if let Err(err) = result {
-        eprintln!(
-            "warning: cannot catch Ctrl-C ({err}); an interrupt will not store a partial run"
-        );
-    }
-}
-
-/// The current time, RFC 3339 in UTC with seconds.
-fn now() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
-
 /// Opens the store for runs of `plan`: checks it for damage (a damaged
 /// store would fail when the first case is stored, after that case had
 /// run), marks runs whose sledge is gone abandoned, removes what killed
@@ -455,24 +413,14 @@ pub(super) fn open_for_runs(
         eprintln!("warning: {left}");
     }
     let cancel = engine::CancelToken::new();
-    install_interrupt_handler(&cancel, store.location().clone());
+    suite::interrupt::install_for_run(&cancel, store.location().clone());
     Ok((store, cancel))
 }
 
 /// Removes what killed sledges left in the directories `plan` writes to
 /// (and the temporary directory), saying so.
 fn remove_leftovers(plan: &suite::Plan) {
-    let mut dirs: Vec<PathBuf> = std::env::current_dir().into_iter().collect();
-    for case in &plan.cases {
-        if let Some(dir) = case.params.to_raw_strings().get("dir") {
-            dirs.push(PathBuf::from(dir));
-        }
-        // The build workloads' `dir` defaults to sledge's cache directory.
-        if case.workload.id().starts_with("build.") {
-            dirs.push(crate::workloads::build::cache::default_dir());
-        }
-    }
-    for removed in suite::leftovers::sweep(&dirs) {
+    for removed in suite::leftovers::sweep(&suite::leftovers::plan_dirs(plan)) {
         eprintln!(
             "note: removed {} left behind by a sledge that is gone (pid {})",
             removed.path.display(),

@@ -37,4 +37,6 @@ pub use planner::{History, NoHistory, VarianceHint};
 pub use progress::{Progress, Silent};
 pub use runner::{CaseOutcome, PlanOutcome, RunSetup, run_case, run_plan};
 pub use trial_monitor::{ProcMonitor, ScriptedMonitor, TrialMonitor, host_sensors};
-pub use workload::{Case, CaseEnv, Metric, PlannedCase, TrialOutput, Workload};
+pub use workload::{
+    Case, CaseEnv, IndexEntry, LaterParam, Metric, PlannedCase, TrialOutput, Workload,
+};

@@ -8,6 +8,8 @@
 //! guarantees.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -15,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::context::TrialContext;
 use super::params::{ParamSet, ParamSpec};
 use crate::stats::Direction;
+pub use crate::store::later_params::LaterParam;
 
 /// One workload (`cpu.primes`, `memory.block`, ...).
 pub trait Workload: Sync {
@@ -59,6 +62,46 @@ pub trait Workload: Sync {
             .unwrap_or(1);
         Some(used)
     }
+
+    // What the store, the reports and the CLI ask a workload, so that none
+    // of them matches its id (each has a default that asks for nothing).
+
+    /// Parameters the workload gained after runs were stored without them,
+    /// with the default those older runs in effect ran (see
+    /// [`LaterParam`]); none by default.
+    fn later_params(&self) -> &'static [LaterParam] {
+        &[]
+    }
+    /// The directories a case with these parameters makes its scratch
+    /// directories in, which the next run sweeps for what a killed sledge
+    /// left there. The default reads a `dir` parameter, the directory the
+    /// workloads that write files have.
+    fn scratch_parents(&self, params: &ParamSet) -> Vec<PathBuf> {
+        params
+            .to_raw_strings()
+            .get("dir")
+            .map(PathBuf::from)
+            .into_iter()
+            .collect()
+    }
+    /// What a stored case with these parameters stands for in the score
+    /// index its family keeps (UnixBench's System Benchmarks Index);
+    /// `None`, the default, for a case of no index.
+    fn index_entry(&self, _params: &BTreeMap<String, String>) -> Option<IndexEntry> {
+        None
+    }
+}
+
+/// What a stored case stands for in a score index (see
+/// [`Workload::index_entry`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IndexEntry {
+    /// One of the index's tests, by the index's own name for it
+    /// (`dhry2reg`).
+    Test(&'static str),
+    /// A variant of a test that the index lacks, titled as the index's own
+    /// tool would title it (`Shell Scripts (4 concurrent)`).
+    Variant(String),
 }
 
 /// A case waiting to run: the workload and its validated parameters.

@@ -17,6 +17,7 @@
 //! stored, and cleans every host up.
 
 mod host_run;
+pub mod interrupt;
 
 use std::sync::mpsc;
 use std::time::Instant;

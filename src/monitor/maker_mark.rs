@@ -124,7 +124,7 @@ fn own_pid_namespace() -> String {
 
 /// A directory this process made, with its mark in it, removed with its
 /// contents by [`MarkedDir::remove`] or, failing that, on drop: the scratch
-/// directories of workloads (`workloads::storage::workdir::ScratchDir`) and
+/// directories of workloads (`workloads::common::workdir::ScratchDir`) and
 /// the dynamic page's SQLite file. Should the process be killed first, the
 /// mark is what lets the next run remove it.
 #[derive(Debug)]

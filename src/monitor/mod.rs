@@ -56,6 +56,7 @@ mod sensors;
 mod snapshot;
 mod sysfs_value;
 mod thermal;
+mod trial_health;
 
 pub use clock::{ClockReading, ClockSource};
 pub use energy::EnergyReading;

@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 
 use super::clock::{self, ClockAccumulator, ClockMethod, ClockReaders, ClockReading};
 use super::energy::{self, EnergyAccumulator, EnergyReading, RaplZone};
-use super::health::TrialHealth;
 use super::sysfs_value::online_cpus;
 use super::thermal::{self, TemperatureSensors, ThrottleCounters};
+use super::trial_health::TrialHealth;
 
 /// What a host offers, found once.
 #[derive(Debug, Clone, Default)]

@@ -27,7 +27,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-use super::price::{PriceComparison, apply_prices, compare_prices};
+use super::price::{PriceComparison, compare_prices};
 use crate::engine::methodology::SINGLE_ROUND_MIN_TRIALS;
 use crate::results::{CaseRecord, MetricRecord, RunRecord};
 use crate::stats::{self, CiBasis, Comparison, Direction, RunNoise, Side, Verdict, VerdictBasis};
@@ -439,9 +439,11 @@ struct MatchKey {
 
 /// The key `case` of `run` is matched on. A parameter a workload gained
 /// later, at its default, counts as absent, so runs stored before it came
-/// still match (see [`crate::store::later_params`]).
+/// still match (see [`crate::store::later_params`]); which parameters came
+/// later is the workload's to say.
 fn match_key(case: &CaseRecord, run: &RunRecord) -> MatchKey {
-    let stored = later_params::comparable(&case.workload, &case.params);
+    let later = crate::workloads::later_params_of(&case.workload);
+    let stored = later_params::comparable(later, &case.params);
     let shown = stored
         .iter()
         .map(|(k, v)| {
@@ -585,6 +587,35 @@ pub fn compare_runs(
         apply_prices(&mut comparison, prices);
     }
     comparison
+}
+
+/// Adds the per-price figures to a comparison: each metric's ratio per
+/// unit of price and the geometric mean of the headlines per unit of price.
+fn apply_prices(comparison: &mut RunComparison, prices: PriceComparison) {
+    for case in &mut comparison.cases {
+        for metric in &mut case.metrics {
+            set_metric_per_price(metric, &prices);
+        }
+    }
+    set_summary_per_price(&mut comparison.summary, &prices);
+    comparison.price = Some(prices);
+}
+
+fn set_metric_per_price(metric: &mut MetricComparison, prices: &PriceComparison) {
+    metric.ratio_per_price = metric
+        .comparison
+        .as_ref()
+        .map(|c| super::price::ratio_per_price(c.ratio, metric.direction, prices));
+}
+
+/// The summary's geometric mean is already oriented "above 1 = candidate
+/// better", so per unit of price it scales by the price ratio, CI and all.
+fn set_summary_per_price(summary: &mut ComparisonSummary, prices: &PriceComparison) {
+    let cheaper = prices.baseline / prices.candidate;
+    summary.geometric_mean_per_price = summary.geometric_mean.map(|g| g * cheaper);
+    summary.geometric_mean_per_price_ci = summary
+        .geometric_mean_ci
+        .map(|(lo, hi)| (lo * cheaper, hi * cheaper));
 }
 
 fn compare_case(

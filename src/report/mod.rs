@@ -9,6 +9,7 @@ pub mod export;
 pub(crate) mod fixtures;
 pub mod format;
 pub mod html;
+pub mod http_load;
 mod import_check;
 pub mod listing;
 pub mod magnitude;

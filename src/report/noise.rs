@@ -44,6 +44,7 @@ pub fn case_noise(
             &case.workload,
             case.workload_version,
             &case.params,
+            crate::workloads::later_params_of(&case.workload),
             exclude,
         )
         .unwrap_or_default();

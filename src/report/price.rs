@@ -8,7 +8,6 @@
 
 use serde::Serialize;
 
-use super::compare::{ComparisonSummary, MetricComparison, RunComparison};
 use crate::results::RunRecord;
 use crate::stats::Direction;
 
@@ -121,35 +120,6 @@ pub fn ratio_per_price(ratio: f64, direction: Direction, prices: &PriceCompariso
         Direction::Higher => ratio * cheaper,
         Direction::Lower => ratio / cheaper,
     }
-}
-
-/// Adds the per-price figures to a comparison: each metric's ratio per
-/// unit of price and the geometric mean of the headlines per unit of price.
-pub fn apply_prices(comparison: &mut RunComparison, prices: PriceComparison) {
-    for case in &mut comparison.cases {
-        for metric in &mut case.metrics {
-            set_metric_per_price(metric, &prices);
-        }
-    }
-    set_summary_per_price(&mut comparison.summary, &prices);
-    comparison.price = Some(prices);
-}
-
-fn set_metric_per_price(metric: &mut MetricComparison, prices: &PriceComparison) {
-    metric.ratio_per_price = metric
-        .comparison
-        .as_ref()
-        .map(|c| ratio_per_price(c.ratio, metric.direction, prices));
-}
-
-/// The summary's geometric mean is already oriented "above 1 = candidate
-/// better", so per unit of price it scales by the price ratio, CI and all.
-fn set_summary_per_price(summary: &mut ComparisonSummary, prices: &PriceComparison) {
-    let cheaper = prices.baseline / prices.candidate;
-    summary.geometric_mean_per_price = summary.geometric_mean.map(|g| g * cheaper);
-    summary.geometric_mean_per_price_ci = summary
-        .geometric_mean_ci
-        .map(|(lo, hi)| (lo * cheaper, hi * cheaper));
 }
 
 #[cfg(test)]

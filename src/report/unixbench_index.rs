@@ -14,6 +14,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use crate::engine::IndexEntry;
 use crate::results::{CaseRecord, RunRecord};
 use crate::visible::Escaped;
 
@@ -128,50 +129,26 @@ pub struct CaseTest {
     pub test: Option<&'static IndexTest>,
 }
 
-/// Which UnixBench test a case of sledge's `unixbench.*` family is;
-/// `None` for any other case.
+/// Which UnixBench test a stored case is, as its workload says
+/// ([`Workload::index_entry`]); `None` for a case of any other workload
+/// (or of one this sledge does not have).
+///
+/// [`Workload::index_entry`]: crate::engine::Workload::index_entry
 pub fn case_test(workload: &str, params: &BTreeMap<String, String>) -> Option<CaseTest> {
-    let param = |name: &str| params.get(name).map(String::as_str).unwrap_or("");
-    let index = |name: &str| {
-        let test = index_test(name).expect("a name from SYSTEM_TESTS");
-        Some(CaseTest {
-            title: test.title.to_string(),
-            test: Some(test),
-        })
-    };
-    let other = |title: String| Some(CaseTest { title, test: None });
-    match workload {
-        "unixbench.dhrystone" => index("dhry2reg"),
-        "unixbench.whetstone" => index("whetstone-double"),
-        "unixbench.execl" => index("execl"),
-        "unixbench.pipe" => index("pipe"),
-        "unixbench.context" => index("context1"),
-        "unixbench.spawn" => index("spawn"),
-        "unixbench.fcopy" => {
-            let buffer: u64 = crate::engine::params::parse_size(param("buffer"))?;
-            let max_blocks: u64 = match param("max_blocks").parse().ok()? {
-                // 0 stands for UnixBench's limit: 2000 buffers per file.
-                0 => (2000 * buffer / 1024).max(1),
-                n => n,
-            };
-            let title = format!("File Copy {buffer} bufsize {max_blocks} maxblocks");
-            match SYSTEM_TESTS.iter().find(|t| t.title == title) {
-                Some(test) => index(test.name),
-                None => other(title),
-            }
-        }
-        "unixbench.syscall" => match param("calls") {
-            "mix" => index("syscall"),
-            "exec" => other("Exec System Call Overhead".to_string()),
-            calls => other(format!("System Call Overhead ({calls})")),
+    let entry = crate::workloads::find(workload)?.index_entry(params)?;
+    Some(match entry {
+        IndexEntry::Test(name) => match index_test(name) {
+            Some(test) => CaseTest {
+                title: test.title.to_string(),
+                test: Some(test),
+            },
+            None => CaseTest {
+                title: name.to_string(),
+                test: None,
+            },
         },
-        "unixbench.shell" => match param("concurrent") {
-            "1" => index("shell1"),
-            "8" => index("shell8"),
-            n => other(format!("Shell Scripts ({n} concurrent)")),
-        },
-        _ => None,
-    }
+        IndexEntry::Variant(title) => CaseTest { title, test: None },
+    })
 }
 
 /// One row of an index table.
@@ -453,6 +430,42 @@ shell1|60|lpm|42.4|42.4|1";
         )
         .unwrap();
         assert_eq!(odd.title, "File Copy 512 bufsize 1000 maxblocks");
+    }
+
+    #[test]
+    fn the_workloads_name_all_twelve_tests_of_the_index() {
+        let cases: [(&str, &[(&str, &str)]); 12] = [
+            ("unixbench.dhrystone", &[]),
+            ("unixbench.whetstone", &[]),
+            ("unixbench.execl", &[]),
+            (
+                "unixbench.fcopy",
+                &[("buffer", "1K"), ("max_blocks", "2000")],
+            ),
+            ("unixbench.fcopy", &[("buffer", "256"), ("max_blocks", "0")]),
+            (
+                "unixbench.fcopy",
+                &[("buffer", "4096"), ("max_blocks", "8000")],
+            ),
+            ("unixbench.pipe", &[]),
+            ("unixbench.context", &[]),
+            ("unixbench.spawn", &[]),
+            ("unixbench.shell", &[("concurrent", "8")]),
+            ("unixbench.syscall", &[("calls", "mix")]),
+            ("unixbench.shell", &[("concurrent", "1")]),
+        ];
+        let named: Vec<&str> = cases
+            .iter()
+            .map(|(workload, pairs)| {
+                let params = pairs
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect();
+                case_test(workload, &params).unwrap().test.unwrap().name
+            })
+            .collect();
+        let expected: Vec<&str> = SYSTEM_TESTS.iter().map(|t| t.name).collect();
+        assert_eq!(named, expected);
     }
 
     fn case(workload: &str, params: &[(&str, &str)], samples: &[f64]) -> CaseRecord {

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use super::db::{DbError, params};
 
+use super::later_params::LaterParam;
 use super::read::from_json;
 use super::{Store, StoreError, sql_err};
 use crate::monitor::TrialHealth;
@@ -47,7 +48,8 @@ pub struct HistoryMetric {
 
 impl Store {
     /// Every stored result of the case `workload` (at `version`, with
-    /// exactly `params`) from runs on the host with `host_key` (see
+    /// exactly `params`, where a parameter of `later` at its default may
+    /// also be absent: see [`super::later_params`]) from runs on the host with `host_key` (see
     /// [`RunRecord::host_key`](crate::results::RunRecord::host_key)), oldest
     /// first, leaving out runs in `exclude`, cases that failed, and runs
     /// that came from a document (`sledge import`): a host's history is
@@ -59,12 +61,13 @@ impl Store {
         workload: &str,
         version: u32,
         params: &BTreeMap<String, String>,
+        later: &[LaterParam],
         exclude: &[i64],
     ) -> Result<Vec<CaseHistoryEntry>, StoreError> {
         let path = self.path.as_path();
         let doing = "reading a case's history";
         // Older runs may lack a parameter that came later at its default.
-        let forms = super::later_params::stored_forms(workload, params);
+        let forms = super::later_params::stored_forms(later, params);
         let json = |params: &BTreeMap<String, String>| {
             serde_json::to_string(params).map_err(|e| StoreError::InvalidRecord {
                 path: path.to_path_buf(),

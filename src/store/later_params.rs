@@ -6,45 +6,49 @@
 //! default counts as absent when cases are matched: runs from before and
 //! after the parameter came stay comparable, while any other value of it
 //! is another case.
+//!
+//! Which parameters came later is the workload's to say
+//! (`Workload::later_params`); the store sits below the workloads, so the
+//! caller hands the list down.
 
 use std::collections::BTreeMap;
 
-/// (workload id prefix, parameter, its default).
-const LATER: &[(&str, &str, &str)] = &[
-    // Load from client hosts; older runs loaded from this host.
-    ("http.", "clients_from", "local"),
-];
-
-fn later_of(workload: &str) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
-    LATER
-        .iter()
-        .filter(move |(prefix, _, _)| workload.starts_with(prefix))
-        .map(|&(_, name, default)| (name, default))
+/// A parameter a workload gained later, and the value runs stored before
+/// it came in effect ran with (its default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaterParam {
+    /// The parameter's name.
+    pub name: &'static str,
+    /// Its default: what older runs did without it.
+    pub default: &'static str,
 }
 
-/// `params` of a case of `workload` as cases are matched: without the
-/// later parameters that are at their defaults.
-pub fn comparable(workload: &str, params: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+/// `params` of a case as cases are matched: without the `later`
+/// parameters that are at their defaults.
+pub fn comparable(
+    later: &[LaterParam],
+    params: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
     let mut params = params.clone();
-    for (name, default) in later_of(workload) {
-        if params.get(name).is_some_and(|v| v == default) {
-            params.remove(name);
+    for param in later {
+        if params.get(param.name).is_some_and(|v| v == param.default) {
+            params.remove(param.name);
         }
     }
     params
 }
 
-/// The two ways the same case may be stored: without the later
+/// The two ways the same case may be stored: without the `later`
 /// parameters at their defaults (by an older sledge) and with them.
 pub fn stored_forms(
-    workload: &str,
+    later: &[LaterParam],
     params: &BTreeMap<String, String>,
 ) -> [BTreeMap<String, String>; 2] {
-    let without = comparable(workload, params);
+    let without = comparable(later, params);
     let mut with = without.clone();
-    for (name, default) in later_of(workload) {
-        with.entry(name.to_string())
-            .or_insert_with(|| default.to_string());
+    for param in later {
+        with.entry(param.name.to_string())
+            .or_insert_with(|| param.default.to_string());
     }
     [without, with]
 }
@@ -60,25 +64,28 @@ mod tests {
             .collect()
     }
 
+    const CLIENTS_FROM: &[LaterParam] = &[LaterParam {
+        name: "clients_from",
+        default: "local",
+    }];
+
     #[test]
     fn a_later_parameter_at_its_default_is_as_if_absent() {
         let old = map(&[("size", "1")]);
         let new = map(&[("size", "1"), ("clients_from", "local")]);
         let remote = map(&[("size", "1"), ("clients_from", "root@h1")]);
-        assert_eq!(comparable("http.static", &new), old);
-        assert_eq!(comparable("http.static", &old), old);
-        assert_eq!(comparable("http.static", &remote), remote);
+        assert_eq!(comparable(CLIENTS_FROM, &new), old);
+        assert_eq!(comparable(CLIENTS_FROM, &old), old);
+        assert_eq!(comparable(CLIENTS_FROM, &remote), remote);
         // Only for the workloads that gained it.
         let other = map(&[("clients_from", "local")]);
-        assert_eq!(comparable("cpu.primes", &other), other);
+        assert_eq!(comparable(&[], &other), other);
+        assert_eq!(stored_forms(CLIENTS_FROM, &old), [old.clone(), new.clone()]);
+        assert_eq!(stored_forms(CLIENTS_FROM, &new), [old.clone(), new]);
         assert_eq!(
-            stored_forms("http.dynamic", &old),
-            [old.clone(), new.clone()]
-        );
-        assert_eq!(stored_forms("http.dynamic", &new), [old, new]);
-        assert_eq!(
-            stored_forms("http.static", &remote),
+            stored_forms(CLIENTS_FROM, &remote),
             [remote.clone(), remote]
         );
+        assert_eq!(stored_forms(&[], &old), [old.clone(), old]);
     }
 }

@@ -28,6 +28,7 @@
 //! each (`schema.rs`, `pg_schema.rs`).
 
 pub(crate) mod db;
+pub(crate) mod db_value;
 mod error;
 mod history;
 pub mod later_params;

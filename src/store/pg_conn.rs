@@ -19,7 +19,7 @@ use tokio::runtime::{Builder, Runtime};
 use tokio_postgres::types::{IsNull, ToSql, Type, to_sql_checked};
 use tokio_postgres::{Client, Config, NoTls, Statement};
 
-use super::db::{DbError, Row, Value};
+use super::db_value::{DbError, Row, Value};
 
 /// How long connecting and logging in may take unless the URL sets
 /// `connect_timeout`.

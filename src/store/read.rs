@@ -375,7 +375,7 @@ impl Store {
 
     /// The id of the run with exactly this UUID, if the store holds one.
     pub fn find_uuid(&self, uuid: &str) -> Result<Option<i64>, StoreError> {
-        super::write::run_id_by_uuid(&self.conn, &self.path, uuid)
+        run_id_by_uuid(&self.conn, &self.path, uuid)
     }
 }
 
@@ -546,6 +546,17 @@ fn effective_status(stored: RunStatus, owner: Option<String>, hostname: &str) ->
     } else {
         stored
     }
+}
+
+/// The id of the run with this UUID, if the store holds one.
+pub(super) fn run_id_by_uuid(
+    conn: &Conn,
+    path: &Path,
+    uuid: &str,
+) -> Result<Option<i64>, StoreError> {
+    conn.query_opt("SELECT id FROM run WHERE uuid = ?1", params![uuid])
+        .and_then(|row| row.map(|row| row.get(0)).transpose())
+        .map_err(sql_err(path, "looking up a run by UUID"))
 }
 
 /// Whether the process recorded as running a run is known to be gone

@@ -1272,6 +1272,7 @@ fn a_case_history_is_this_hosts_runs_of_the_same_case_oldest_first() {
             case.workload_version,
             &case.params,
             &[],
+            &[],
         )
         .unwrap();
     let runs: Vec<i64> = history.iter().map(|h| h.run_id).collect();
@@ -1293,6 +1294,7 @@ fn a_case_history_is_this_hosts_runs_of_the_same_case_oldest_first() {
             &case.workload,
             case.workload_version,
             &case.params,
+            &[],
             &[ids[0].0],
         )
         .unwrap();
@@ -1301,7 +1303,7 @@ fn a_case_history_is_this_hosts_runs_of_the_same_case_oldest_first() {
     other_params.insert("size".into(), "1".into());
     assert!(
         store
-            .case_history(&a.host_key(), &case.workload, 3, &other_params, &[])
+            .case_history(&a.host_key(), &case.workload, 3, &other_params, &[], &[])
             .unwrap()
             .is_empty()
     );
@@ -1310,6 +1312,12 @@ fn a_case_history_is_this_hosts_runs_of_the_same_case_oldest_first() {
 #[test]
 fn a_case_history_counts_runs_from_before_a_later_parameter_at_its_default() {
     let (_dir, mut store) = new_store();
+    // What the HTTP workloads say of the parameter (`Workload::later_params`).
+    const CLIENTS_FROM: &[crate::store::later_params::LaterParam] =
+        &[crate::store::later_params::LaterParam {
+            name: "clients_from",
+            default: "local",
+        }];
     let mut runs = Vec::new();
     // Before `clients_from` existed, after it at its default, and with
     // client hosts: the first two are one case.
@@ -1334,6 +1342,7 @@ fn a_case_history_counts_runs_from_before_a_later_parameter_at_its_default() {
                 &case.workload,
                 case.workload_version,
                 &case.params,
+                CLIENTS_FROM,
                 &[],
             )
             .unwrap()
@@ -1378,6 +1387,7 @@ fn imported_runs_are_no_history_and_fleet_runs_are() {
             case.workload_version,
             &case.params,
             &[],
+            &[],
         )
         .unwrap()
         .iter()
@@ -1421,7 +1431,7 @@ fn runs_without_an_owner_from_before_version_6_are_taken_as_imported() {
     let store = Store::open(&path).unwrap();
     let params = BTreeMap::from([("threads".to_string(), "2".to_string())]);
     let history: Vec<i64> = store
-        .case_history("h", "cpu.primes", 1, &params, &[])
+        .case_history("h", "cpu.primes", 1, &params, &[], &[])
         .unwrap()
         .iter()
         .map(|h| h.run_id)

@@ -6,6 +6,7 @@ use std::path::Path;
 use super::db::{Conn, DbError, TxKind, Value, params};
 use serde::Serialize;
 
+use super::read::run_id_by_uuid;
 use super::{Store, StoreError, sql_err};
 use crate::results::{CaseRecord, MetricRecord, RunRecord, RunStatus};
 
@@ -279,17 +280,6 @@ pub enum Imported {
         /// Its UUID.
         uuid: String,
     },
-}
-
-/// The id of the run with this UUID, if the store holds one.
-pub(super) fn run_id_by_uuid(
-    conn: &Conn,
-    path: &Path,
-    uuid: &str,
-) -> Result<Option<i64>, StoreError> {
-    conn.query_opt("SELECT id FROM run WHERE uuid = ?1", params![uuid])
-        .and_then(|row| row.map(|row| row.get(0)).transpose())
-        .map_err(sql_err(path, "looking up a run by UUID"))
 }
 
 /// A run row, serialized and checked, ready to insert.

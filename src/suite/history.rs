@@ -32,6 +32,7 @@ impl StoreHistory {
                     planned.workload.id(),
                     planned.workload.version(),
                     &planned.params.to_strings(),
+                    planned.workload.later_params(),
                     &[],
                 )
                 .unwrap_or_default();

@@ -15,6 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::plan::Plan;
 use crate::monitor::maker_mark::{MARKED_PREFIX, read_mark};
 
 /// What was removed, for the run to say.
@@ -24,6 +25,19 @@ pub struct Removed {
     pub path: PathBuf,
     /// The process that had made it.
     pub owner_pid: u32,
+}
+
+/// The directories a run of `plan` writes in, where a killed sledge may
+/// have left its scratch directories: the current directory and what each
+/// case's workload says it uses ([`Workload::scratch_parents`]).
+///
+/// [`Workload::scratch_parents`]: crate::engine::Workload::scratch_parents
+pub fn plan_dirs(plan: &Plan) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::env::current_dir().into_iter().collect();
+    for case in &plan.cases {
+        dirs.extend(case.workload.scratch_parents(&case.params));
+    }
+    dirs
 }
 
 /// Removes, from each of `dirs` and from the temporary directory, the
@@ -108,6 +122,34 @@ mod tests {
             .filter(|r| r.path.starts_with(&dir))
             .map(|r| r.path.clone())
             .collect()
+    }
+
+    #[test]
+    fn a_plan_writes_where_its_workloads_say() {
+        let plan = crate::suite::plan(
+            &[
+                "fileio".to_string(),
+                "build.c".to_string(),
+                "cpu.primes".to_string(),
+            ],
+            &[
+                "fileio:dir=/srv/data".to_string(),
+                "build.c:dir=/srv/cache".to_string(),
+            ],
+            1,
+        )
+        .unwrap();
+        let cwd = std::env::current_dir().unwrap();
+        let build_cache = crate::workloads::build::cache::default_dir();
+        assert_eq!(
+            plan_dirs(&plan),
+            vec![
+                cwd,
+                PathBuf::from("/srv/data"),
+                PathBuf::from("/srv/cache"),
+                build_cache
+            ]
+        );
     }
 
     #[test]

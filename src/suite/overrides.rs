@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use super::plan::PlanError;
+use super::plan_error::PlanError;
 use crate::engine::ParamSpec;
 use crate::engine::params::split_assignment;
 use crate::workloads;

@@ -3,11 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use thiserror::Error;
-
 use super::overrides::Overrides;
+pub use super::plan_error::PlanError;
 use super::profiles::{self, Entry};
-use crate::engine::params::{ParamError, resolve_cases, split_assignment};
+use crate::engine::params::{resolve_cases, split_assignment};
 use crate::engine::{Methodology, PlannedCase};
 use crate::workloads;
 
@@ -22,44 +21,6 @@ pub struct Plan {
     pub cases: Vec<PlannedCase>,
     /// The repetition rule of the (first) profile, or the default.
     pub methodology: Methodology,
-}
-
-/// Why a plan could not be made. These are the user's mistakes: the CLI
-/// exits with status 2 for them.
-#[derive(Debug, Error)]
-pub enum PlanError {
-    #[error(
-        "`{name}` is neither a profile nor a workload.\nProfiles: {profiles}\nWorkloads: {workloads}"
-    )]
-    UnknownTarget {
-        name: String,
-        profiles: String,
-        workloads: String,
-    },
-    #[error(transparent)]
-    Param(#[from] ParamError),
-    #[error(
-        "--param {name}: no selected workload has a parameter `{name}` (selected: {selected}); `sledge workloads` lists every parameter"
-    )]
-    UnusedParam { name: String, selected: String },
-    #[error(
-        "--param {scope}:{name}: `{scope}` is not a workload; a scoped parameter is `WORKLOAD:NAME=VALUE` (`sledge workloads` lists them)"
-    )]
-    UnknownScope { scope: String, name: String },
-    #[error("--param {scope}:{name}: `{scope}` is not selected in this run (selected: {selected})")]
-    ScopeNotSelected {
-        scope: String,
-        name: String,
-        selected: String,
-    },
-    #[error(
-        "--param {scope}:{name}: `{scope}` has no parameter `{name}` (its parameters: {params})"
-    )]
-    ScopeLacksParam {
-        scope: String,
-        name: String,
-        params: String,
-    },
 }
 
 /// The default profile when nothing is named.

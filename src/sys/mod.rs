@@ -2,12 +2,13 @@
 //! threads that know nothing of benchmarks, shared by every layer above
 //! (CPU affinity, the open-file limit, file-system space, anonymous memory
 //! mappings, starting worker threads together, this program's own
-//! executable, and signals by name).
+//! executable, children that die with it, and signals by name).
 
 pub mod affinity;
 pub mod anon_map;
 pub mod fd_limit;
 pub mod fs_space;
 pub mod own_exe;
+pub mod process;
 pub mod signal;
 pub mod workers;

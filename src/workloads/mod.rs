@@ -63,6 +63,13 @@ pub fn find(id: &str) -> Option<&'static dyn Workload> {
     all().into_iter().find(|w| w.id() == id)
 }
 
+/// The parameters the workload `id` gained after runs were stored without
+/// them (see [`Workload::later_params`]); none for an id no workload has
+/// (a run stored by another version of sledge).
+pub fn later_params_of(id: &str) -> &'static [crate::engine::LaterParam] {
+    find(id).map_or(&[], |w| w.later_params())
+}
+
 /// The workloads whose id is `prefix` or starts with `prefix.` (so `cpu`
 /// selects the whole family).
 pub fn family(prefix: &str) -> Vec<&'static dyn Workload> {

@@ -17,7 +17,7 @@ use crate::engine::{
     Case, CaseEnv, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput, Workload,
 };
 use crate::workloads::common::params::MAX_THREADS;
-use crate::workloads::storage::workdir::ScratchDir;
+use crate::workloads::common::workdir::{ScratchDir, remove_scratch};
 
 /// The `build.c` workload.
 pub struct CBuild;
@@ -77,6 +77,11 @@ impl Workload for CBuild {
             trials: 0,
             notes: Vec::new(),
         }))
+    }
+
+    /// The cache directory, given or the default.
+    fn scratch_parents(&self, params: &ParamSet) -> Vec<std::path::PathBuf> {
+        cache::scratch_parents(params.str("dir"))
     }
 }
 
@@ -149,10 +154,7 @@ impl Case for CCase {
     }
 
     fn cleanup(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
-        if let Some(mut scratch) = self.scratch.take() {
-            scratch.remove()?;
-        }
-        Ok(())
+        remove_scratch(&mut self.scratch)
     }
 
     fn warnings(&self) -> Vec<String> {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 
-use crate::workloads::storage::workdir;
+use crate::workloads::common::workdir;
 
 /// The `dir` parameter of the build workloads.
 pub fn dir_param() -> crate::engine::ParamSpec {
@@ -54,6 +54,15 @@ pub fn resolve(dir: &str) -> PathBuf {
     } else {
         PathBuf::from(dir)
     }
+}
+
+/// Where a build case with the `dir` parameter `dir` makes its scratch
+/// directories, for the next run to sweep what a killed sledge left
+/// there: that directory when one is given, and the default one, where
+/// runs without the parameter made theirs.
+pub fn scratch_parents(dir: &str) -> Vec<PathBuf> {
+    let given = (!dir.is_empty()).then(|| PathBuf::from(dir));
+    given.into_iter().chain([default_dir()]).collect()
 }
 
 /// Checks that the cache directory `dir` (the parameter) can take `bytes`
@@ -123,6 +132,15 @@ pub fn entry_name(name: &str) -> anyhow::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scratch_parents_are_the_given_directory_and_the_default() {
+        assert_eq!(scratch_parents(""), vec![default_dir()]);
+        assert_eq!(
+            scratch_parents("/srv/build"),
+            vec![PathBuf::from("/srv/build"), default_dir()]
+        );
+    }
 
     #[test]
     fn the_default_follows_xdg_then_home() {

@@ -21,7 +21,7 @@ use crate::engine::{
     Case, CaseEnv, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput, Workload,
 };
 use crate::workloads::common::params::MAX_THREADS;
-use crate::workloads::storage::workdir::ScratchDir;
+use crate::workloads::common::workdir::{ScratchDir, remove_scratch};
 
 /// The configs the workload knows how to size and check for.
 pub const CONFIGS: &[&str] = &["tinyconfig", "defconfig", "allnoconfig", "allmodconfig"];
@@ -99,6 +99,11 @@ impl Workload for KernelBuild {
             trials: 0,
             notes: Vec::new(),
         }))
+    }
+
+    /// The cache directory, given or the default.
+    fn scratch_parents(&self, params: &ParamSet) -> Vec<std::path::PathBuf> {
+        cache::scratch_parents(params.str("dir"))
     }
 }
 
@@ -233,10 +238,7 @@ impl Case for KernelCase {
     }
 
     fn cleanup(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
-        if let Some(mut scratch) = self.scratch.take() {
-            scratch.remove()?;
-        }
-        Ok(())
+        remove_scratch(&mut self.scratch)
     }
 
     fn warnings(&self) -> Vec<String> {

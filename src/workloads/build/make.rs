@@ -108,13 +108,7 @@ pub fn run(command: &MakeCommand, cancel: &CancelToken) -> anyhow::Result<MakeRu
         .stdout(Stdio::null())
         .stderr(log)
         .process_group(0);
-    // SAFETY: prctl is async-signal-safe, as pre_exec requires.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
-        });
-    }
+    crate::sys::process::kill_with_parent(&mut cmd);
     let started = Instant::now();
     let child = cmd
         .spawn()

@@ -19,7 +19,7 @@ use anyhow::{Context, bail};
 
 use super::cache;
 use crate::engine::{CancelToken, Cancelled, HostLacks};
-use crate::workloads::storage::workdir::ScratchDir;
+use crate::workloads::common::workdir::ScratchDir;
 
 /// Where Debian's `linux-source` package installs its tarball.
 pub const DEBIAN_SOURCE_DIR: &str = "/usr/src";
@@ -193,13 +193,7 @@ fn unpack(
         .stdout(Stdio::null())
         .stderr(error_file)
         .process_group(0);
-    // SAFETY: prctl is async-signal-safe, as pre_exec requires.
-    unsafe {
-        command.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
-        });
-    }
+    crate::sys::process::kill_with_parent(&mut command);
     let mut child = command
         .spawn()
         .with_context(|| format!("{workload}: starting tar"))?;

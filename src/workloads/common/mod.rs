@@ -5,3 +5,4 @@ pub mod params;
 pub mod pthread_mutex;
 pub mod rng;
 pub mod sysbench_accounting;
+pub mod workdir;

@@ -18,13 +18,21 @@ use std::path::PathBuf;
 
 use anyhow::anyhow;
 
-use crate::engine::{CancelToken, ParamKind, ParamSpec};
+use crate::engine::{CancelToken, LaterParam, ParamKind, ParamSpec};
 use crate::http::distributed::{self, AgentLoad, SshAgents, share};
 use crate::http::{LoadConfig, LoadReport};
 use crate::remote::{self, SshHost, SshOptions, ThisBinary};
 
 /// The value for this host's own generator.
 pub const LOCAL: &str = "local";
+
+/// The `http.*` workloads gained `clients_from` after runs were stored
+/// without it; those runs loaded from this host (see
+/// [`crate::engine::Workload::later_params`]).
+pub const LATER_PARAMS: &[LaterParam] = &[LaterParam {
+    name: NAME,
+    default: LOCAL,
+}];
 
 /// A private key for the client hosts (`ssh -i`), where a profile has no
 /// command-line option to give one.
@@ -36,10 +44,13 @@ pub const KNOWN_HOSTS_ENV: &str = "SLEDGE_SSH_KNOWN_HOSTS";
 /// `sledge http --from` use by default).
 pub const REMOTE_DIR_ENV: &str = "SLEDGE_REMOTE_DIR";
 
+/// The parameter's name.
+const NAME: &str = "clients_from";
+
 /// The `clients_from` parameter.
 pub fn param() -> ParamSpec {
     ParamSpec {
-        name: "clients_from",
+        name: NAME,
         help: "where the load comes from: local (this host), or client hosts in double quotes, \"user@h1,user@h2\", reached with ssh (concurrency is per host, requests for all together)",
         kind: ParamKind::Text,
         default: LOCAL,

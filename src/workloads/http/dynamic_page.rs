@@ -7,7 +7,7 @@
 //! fails the case in `prepare`, before any trial. Preparing creates a
 //! table for the case on the server and cleanup drops it.
 
-use crate::engine::{Case, CaseEnv, ParamKind, ParamSet, ParamSpec, Workload};
+use crate::engine::{Case, CaseEnv, LaterParam, ParamKind, ParamSet, ParamSpec, Workload};
 use crate::http::server::DbSource;
 
 use super::case::{HttpCase, common_params};
@@ -50,5 +50,9 @@ impl Workload for DynamicPage {
     /// of its own: more than the parameters count.
     fn cpus_used(&self, _params: &crate::engine::ParamSet) -> Option<usize> {
         None
+    }
+
+    fn later_params(&self) -> &'static [LaterParam] {
+        super::clients_from::LATER_PARAMS
     }
 }

@@ -1,7 +1,7 @@
 //! `http.static`: a static response of a fixed size (the articles' 1 B,
 //! 2 KiB, 200 KiB, 2 MiB and 10 MiB pages) from the built-in server.
 
-use crate::engine::{Case, CaseEnv, ParamKind, ParamSet, ParamSpec, Workload};
+use crate::engine::{Case, CaseEnv, LaterParam, ParamKind, ParamSet, ParamSpec, Workload};
 use crate::http::server::static_path;
 
 use super::case::{HttpCase, common_params};
@@ -48,5 +48,9 @@ impl Workload for StaticPage {
     /// of its own: more than the parameters count.
     fn cpus_used(&self, _params: &crate::engine::ParamSet) -> Option<usize> {
         None
+    }
+
+    fn later_params(&self) -> &'static [LaterParam] {
+        super::clients_from::LATER_PARAMS
     }
 }

@@ -21,8 +21,8 @@
 //! allocator's lock at the moment of the fork. [`ProcessGroup::spawn`] is
 //! therefore `unsafe`, and the bodies given to it do raw system calls only.
 //!
-//! These helpers are not specific to hackbench; they belong with the other
-//! low-level OS helpers.
+//! The death-signal request is `sys::process`'s, shared with every family
+//! that starts processes.
 
 use std::collections::HashSet;
 use std::io;
@@ -119,7 +119,7 @@ impl ProcessGroup {
                 libc::sigemptyset(&mut none);
                 libc::pthread_sigmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
                 libc::setpgid(0, leader);
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                let _ = crate::sys::process::ask_for_parent_death_signal(libc::SIGKILL);
                 // The parent may have died before the line above.
                 if libc::getppid() != parent {
                     libc::_exit(EXIT_ORPHANED);

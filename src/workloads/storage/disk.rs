@@ -24,11 +24,11 @@ use std::time::Instant;
 use anyhow::{Context, anyhow, bail};
 
 use super::io::{self, AlignedBuf, OpenFlags};
-use super::workdir::{self, ScratchDir};
 use crate::engine::{
     Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput, Workload,
 };
 use crate::workloads::common::rng::Xoroshiro128Plus;
+use crate::workloads::common::workdir::{self, ScratchDir, remove_scratch};
 
 /// bonnie++ rewrites one seek in ten (its `UpdateSeek`).
 const REWRITE_EVERY: u64 = 10;
@@ -245,10 +245,7 @@ impl Case for DiskCase {
     }
 
     fn cleanup(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
-        match self.scratch.take() {
-            Some(mut scratch) => scratch.remove(),
-            None => Ok(()),
-        }
+        remove_scratch(&mut self.scratch)
     }
 
     fn warnings(&self) -> Vec<String> {

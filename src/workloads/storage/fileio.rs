@@ -28,7 +28,6 @@ use hdrhistogram::Histogram;
 
 use super::fileio_requests::{Generator, Layout, Mode, Request};
 use super::io::{self, AlignedBuf, OpenFlags};
-use super::workdir::{self, ScratchDir};
 use crate::engine::{
     Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput,
     Workload,
@@ -37,6 +36,7 @@ use crate::stats::latency_histogram;
 use crate::workloads::common::event_loop::latency_metrics;
 use crate::workloads::common::params;
 use crate::workloads::common::rng::Xoroshiro128Plus;
+use crate::workloads::common::workdir::{self, ScratchDir, remove_scratch};
 
 const MIB: f64 = 1024.0 * 1024.0;
 /// O_DIRECT transfers must be multiples of the logical block size, which
@@ -258,10 +258,7 @@ impl Case for FileIoCase {
 
     fn cleanup(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
         self.files.clear();
-        match self.scratch.take() {
-            Some(mut scratch) => scratch.remove(),
-            None => Ok(()),
-        }
+        remove_scratch(&mut self.scratch)
     }
 
     fn warnings(&self) -> Vec<String> {

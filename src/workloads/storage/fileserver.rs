@@ -23,12 +23,12 @@ use anyhow::{Context, anyhow, bail};
 
 use super::fileserver_load::{Executor, LoadLimits, run_load};
 use super::fileserver_mix::{self, MAX_CLIENT_BYTES, Op};
-use super::workdir::{self, ScratchDir};
 use crate::engine::{
     Case, CaseEnv, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput, Workload,
 };
 use crate::sys::fd_limit::ensure_open_files;
 use crate::workloads::common::params;
+use crate::workloads::common::workdir::{self, ScratchDir, remove_scratch};
 
 /// Most clients any fileserver workload accepts.
 pub const MAX_CLIENTS: u64 = 4096;
@@ -150,10 +150,7 @@ impl Case for FileServerCase {
     }
 
     fn cleanup(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
-        match self.scratch.take() {
-            Some(mut scratch) => scratch.remove(),
-            None => Ok(()),
-        }
+        remove_scratch(&mut self.scratch)
     }
 
     fn warnings(&self) -> Vec<String> {

@@ -11,11 +11,10 @@ use super::forkexec;
 use super::process;
 use super::program::Program;
 use super::score::combine;
-use super::shell;
 use super::shell_script;
 use crate::engine::{Case, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput};
 use crate::workloads::common::params::MAX_THREADS;
-use crate::workloads::storage::workdir::ScratchDir;
+use crate::workloads::common::workdir::{ScratchDir, remove_scratch};
 
 /// `copies`: UnixBench's `-c`.
 pub fn copies_param() -> ParamSpec {
@@ -77,10 +76,7 @@ impl UnixbenchCase {
     }
 
     fn command(&self) -> CopyCommand {
-        let mut env = Vec::new();
-        if matches!(self.program, Program::Shell { .. }) {
-            env.push(("LANG".to_string(), shell::LANG.to_string()));
-        }
+        let env = self.program.environment();
         CopyCommand {
             executable: self.executable.clone(),
             args: self.program.to_args(),
@@ -127,9 +123,6 @@ impl Case for UnixbenchCase {
     }
 
     fn cleanup(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
-        if let Some(mut scratch) = self.scratch.take() {
-            scratch.remove()?;
-        }
-        Ok(())
+        remove_scratch(&mut self.scratch)
     }
 }

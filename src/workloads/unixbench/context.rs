@@ -7,17 +7,18 @@
 //! switches when both processes share a CPU. When the time is up the copy
 //! closes its pipes; the partner sees the end of its input and exits.
 
+use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use anyhow::{Context, bail};
 
 use super::case::{UnixbenchCase, copies_param, time_param};
-use super::copy_main::Gate;
 use super::process::{self, Forked};
 use super::program::Program;
+use super::protocol::Gate;
 use super::score::Outcome;
 use super::timed;
-use crate::engine::{Case, CaseEnv, ParamSet, ParamSpec, Workload};
+use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, Workload};
 
 /// The counter passed back and forth (C's `unsigned long`).
 type Counter = u64;
@@ -56,6 +57,10 @@ impl Workload for ContextWorkload {
     /// Two processes pass a token back and forth.
     fn cpus_used(&self, _params: &crate::engine::ParamSet) -> Option<usize> {
         Some(2)
+    }
+
+    fn index_entry(&self, _params: &BTreeMap<String, String>) -> Option<IndexEntry> {
+        Some(IndexEntry::Test("context1"))
     }
 }
 

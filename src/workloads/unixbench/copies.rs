@@ -7,7 +7,7 @@
 //! one `kill` stops them all: on an error, on a cancellation (checked every
 //! [`POLL_INTERVAL`]) and when the copies overrun their time limits. Each
 //! copy also asks to be killed if sledge dies (see
-//! [`process::die_with_parent`]). A copy's stdout and stderr share one
+//! [`crate::sys::process::die_with_parent`]). A copy's stdout and stderr share one
 //! pipe: protocol lines are read as such, anything else is kept to explain
 //! a failure.
 
@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail};
 
-use super::copy_main::{self, COPY_MARKER, GO, READY, RESULT_PREFIX};
 use super::process;
+use super::protocol::{self, COPY_MARKER, GO, READY, RESULT_PREFIX};
 use super::score::Outcome;
 use crate::engine::{CancelToken, Cancelled};
 
@@ -139,7 +139,7 @@ impl Copy {
         if line == READY {
             self.ready = true;
         } else if line.starts_with(RESULT_PREFIX)
-            && let Some(outcome) = copy_main::parse_result(&line)
+            && let Some(outcome) = protocol::parse_result(&line)
         {
             self.result = Some(outcome);
         } else if self.diagnostics.len() < KEPT_LINES {
@@ -303,7 +303,7 @@ impl Drop for Group {
         // Kill the whole group before reaping anything, so its id cannot
         // have been reused by then.
         if let Some(pgid) = self.pgid {
-            let _ = process::kill_group(pgid);
+            let _ = crate::sys::process::kill_group(pgid);
         }
         for copy in &mut self.copies {
             let _ = copy.child.kill();

@@ -20,15 +20,16 @@
 //! UnixBench builds it with `gcc -O3 -ffast-math -march=native`, sledge
 //! with rustc (LLVM). `bench/unixbench.sh` shows the ratio.
 
+use std::collections::BTreeMap;
 use std::ffi::c_char;
 use std::hint::black_box;
 
 use super::case::{UnixbenchCase, copies_param, time_param};
-use super::copy_main::Gate;
 use super::program::Program;
+use super::protocol::Gate;
 use super::score::Outcome;
 use super::timed;
-use crate::engine::{Case, CaseEnv, ParamSet, ParamSpec, Workload};
+use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, Workload};
 
 /// Loops between two looks at the clock: about 0.1-0.5 ms of work.
 const LOOPS_PER_BATCH: u64 = 4096;
@@ -495,6 +496,10 @@ impl Workload for DhrystoneWorkload {
             p,
             None,
         )?))
+    }
+
+    fn index_entry(&self, _params: &BTreeMap<String, String>) -> Option<IndexEntry> {
+        Some(IndexEntry::Test("dhry2reg"))
     }
 }
 

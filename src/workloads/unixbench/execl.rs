@@ -10,14 +10,16 @@
 //! (UnixBench uses `time()`, whole seconds, and divides by the wall time
 //! `Run` measured around the program).
 
+use std::collections::BTreeMap;
+
 use super::case::{UnixbenchCase, copies_param, time_param};
-use super::copy_main::Gate;
 use super::forkexec;
 use super::process;
 use super::program::Program;
+use super::protocol::Gate;
 use super::score::Outcome;
-use crate::engine::{Case, CaseEnv, ParamSet, ParamSpec, Workload};
-use crate::workloads::storage::workdir::{check_dir, dir_param};
+use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, Workload};
+use crate::workloads::common::workdir::{check_dir, dir_param};
 
 /// The `unixbench.execl` workload.
 pub struct ExeclWorkload;
@@ -37,6 +39,10 @@ impl Workload for ExeclWorkload {
     }
     fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
         program_case(self.id(), Program::Execl, p)
+    }
+
+    fn index_entry(&self, _params: &BTreeMap<String, String>) -> Option<IndexEntry> {
+        Some(IndexEntry::Test("execl"))
     }
 }
 

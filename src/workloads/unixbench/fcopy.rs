@@ -15,6 +15,7 @@
 //! blocks, 1 KiB with 2000 and 4 KiB with 8000; each keeps 2000 buffers per
 //! file, which is the default here for any buffer size.
 
+use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
@@ -24,12 +25,12 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 
 use super::case::{UnixbenchCase, copies_param, time_param};
-use super::copy_main::Gate;
 use super::process;
 use super::program::Program;
+use super::protocol::Gate;
 use super::score::Outcome;
-use crate::engine::{Case, CaseEnv, ParamKind, ParamSet, ParamSpec, Workload};
-use crate::workloads::storage::workdir::{check_dir, dir_param};
+use crate::engine::{Case, CaseEnv, IndexEntry, ParamKind, ParamSet, ParamSpec, Workload};
+use crate::workloads::common::workdir::{check_dir, dir_param};
 
 /// Smallest buffer fstime accepts (its `COUNTSIZE`).
 pub const MIN_BUFFER: u64 = 256;
@@ -153,6 +154,24 @@ impl Workload for FileCopyWorkload {
             p,
             Some(dir),
         )?))
+    }
+
+    /// The index has three sizes (fstime, fsbuffer, fsdisk); other sizes
+    /// are titled as UnixBench's `Run` would title them.
+    fn index_entry(&self, params: &BTreeMap<String, String>) -> Option<IndexEntry> {
+        let param = |name: &str| params.get(name).map(String::as_str).unwrap_or("");
+        let buffer = crate::engine::params::parse_size(param("buffer"))?;
+        let max_blocks: u64 = match param("max_blocks").parse().ok()? {
+            // 0 stands for UnixBench's limit: 2000 buffers per file.
+            0 => (BUFFERS_PER_FILE * buffer / 1024).max(1),
+            n => n,
+        };
+        Some(match (buffer, max_blocks) {
+            (1024, 2000) => IndexEntry::Test("fstime"),
+            (256, 500) => IndexEntry::Test("fsbuffer"),
+            (4096, 8000) => IndexEntry::Test("fsdisk"),
+            _ => IndexEntry::Variant(format!("File Copy {buffer} bufsize {max_blocks} maxblocks")),
+        })
     }
 }
 

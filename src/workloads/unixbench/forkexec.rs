@@ -80,7 +80,7 @@ fn exec(args: &[&str]) -> anyhow::Result<std::convert::Infallible> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workloads::unixbench::copy_main::parse_result;
+    use crate::workloads::unixbench::protocol::parse_result;
 
     fn run(dir: &Path, args: &[&str]) -> std::process::Output {
         // Other tests fork while this one writes the program: see

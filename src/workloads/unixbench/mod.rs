@@ -31,6 +31,7 @@ pub mod forkexec;
 pub mod pipe;
 pub mod process;
 pub mod program;
+pub mod protocol;
 pub mod score;
 pub mod shell;
 pub mod shell_script;

@@ -1,17 +1,18 @@
 //! `unixbench.pipe`: UnixBench's pipe throughput (`pipe`), in loops per
 //! second: write 512 bytes to a pipe and read them back, in one process.
 
+use std::collections::BTreeMap;
 use std::os::fd::AsRawFd;
 
 use anyhow::{Context, bail};
 
 use super::case::{UnixbenchCase, copies_param, time_param};
-use super::copy_main::Gate;
 use super::process;
 use super::program::Program;
+use super::protocol::Gate;
 use super::score::Outcome;
 use super::timed;
-use crate::engine::{Case, CaseEnv, ParamSet, ParamSpec, Workload};
+use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, Workload};
 
 /// Bytes per write and read, as UnixBench's `char buf[512]`.
 pub const MESSAGE: usize = 512;
@@ -42,6 +43,10 @@ impl Workload for PipeWorkload {
             p,
             None,
         )?))
+    }
+
+    fn index_entry(&self, _params: &BTreeMap<String, String>) -> Option<IndexEntry> {
+        Some(IndexEntry::Test("pipe"))
     }
 }
 

@@ -139,40 +139,6 @@ pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-/// Asks the kernel to kill this process when the thread that started it
-/// ends, then checks that the parent is still `parent` (it may have died
-/// before the request was made). A copy thus never outlives a sledge that
-/// was killed outright.
-pub fn die_with_parent(parent: libc::pid_t) -> io::Result<()> {
-    // SAFETY: PR_SET_PDEATHSIG takes a signal number; no memory is passed.
-    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: getppid cannot fail.
-    if unsafe { libc::getppid() } != parent {
-        return Err(io::Error::other("the parent process is gone"));
-    }
-    Ok(())
-}
-
-/// Sends SIGKILL to every process of the group `pgid`; a group that is
-/// already empty is not an error.
-pub fn kill_group(pgid: libc::pid_t) -> io::Result<()> {
-    if pgid <= 1 {
-        return Err(io::Error::other(format!(
-            "refusing to kill process group {pgid}"
-        )));
-    }
-    // SAFETY: kill with a negative pid signals a process group; no memory.
-    if unsafe { libc::kill(-pgid, libc::SIGKILL) } != 0 {
-        let err = io::Error::last_os_error();
-        if err.raw_os_error() != Some(libc::ESRCH) {
-            return Err(err);
-        }
-    }
-    Ok(())
-}
-
 /// Waits until at least one of `fds` is readable (or at its end, or in
 /// error), at most `timeout`; returns one flag per descriptor. An
 /// interrupted wait returns all false.
@@ -287,11 +253,5 @@ mod tests {
         let a = monotonic_ns();
         std::thread::sleep(Duration::from_millis(2));
         assert!(monotonic_ns() >= a + 1_000_000);
-    }
-
-    #[test]
-    fn the_init_process_group_is_never_killed() {
-        assert!(kill_group(1).is_err());
-        assert!(kill_group(0).is_err());
     }
 }

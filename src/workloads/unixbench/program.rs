@@ -1,12 +1,16 @@
 //! The UnixBench program one copy runs (`dhry2reg`, `pipe`, `fstime`, ...),
 //! how it is named on a copy's command line, and how its copies' counts
-//! combine into a score.
+//! combine into a score. Running it is `copy_main`'s: this file only
+//! describes, so every program's module can name it.
 
 use anyhow::{Context, anyhow, bail};
 
-use super::copy_main::Gate;
-use super::score::{Outcome, Timebase};
-use super::{context, dhrystone, execl, fcopy, pipe, shell, spawn, syscall, whetstone};
+use super::score::Timebase;
+
+/// The locale UnixBench sets for its whole run (`Run`'s `$language`): it
+/// changes how fast `sort` and `grep` are, so the shell scripts get the
+/// same.
+pub const LANG: &str = "en_US.utf8";
 
 /// Which system calls the syscall program makes per loop (its argument).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,6 +143,14 @@ impl Program {
         })
     }
 
+    /// The environment a copy of the program runs in, beyond sledge's own.
+    pub fn environment(&self) -> Vec<(String, String)> {
+        match self {
+            Program::Shell { .. } => vec![("LANG".to_string(), LANG.to_string())],
+            _ => Vec::new(),
+        }
+    }
+
     /// The headline metric's name and unit (UnixBench's unit) and how the
     /// copies' counts combine.
     pub fn headline(&self) -> (&'static str, &'static str, Timebase) {
@@ -147,25 +159,6 @@ impl Program {
             Program::FileCopy { .. } => ("kb_per_sec", "KBps", Timebase::Rate),
             Program::Shell { .. } => ("loops_per_min", "lpm", Timebase::PerMinute),
             _ => ("loops_per_sec", "lps", Timebase::PerSecond),
-        }
-    }
-
-    /// Runs one copy in this process: set-up, then [`Gate::open`], then the
-    /// timed loop for `seconds`. Execl does not return on success: the
-    /// process becomes the program it execs, whose last image reports.
-    pub fn run_copy(&self, seconds: f64, gate: &mut Gate) -> anyhow::Result<Outcome> {
-        match self {
-            Program::Dhrystone => dhrystone::run_copy(seconds, gate),
-            Program::Whetstone => whetstone::run_copy(seconds, gate),
-            Program::Execl => execl::run_copy(seconds, gate),
-            Program::FileCopy { buffer, max_blocks } => {
-                fcopy::run_copy(*buffer, *max_blocks, seconds, gate)
-            }
-            Program::Pipe => pipe::run_copy(seconds, gate),
-            Program::Context => context::run_copy(seconds, gate),
-            Program::Spawn => spawn::run_copy(seconds, gate),
-            Program::Syscall(calls) => syscall::run_copy(*calls, seconds, gate),
-            Program::Shell { concurrent } => shell::run_copy(*concurrent, seconds, gate),
         }
     }
 }

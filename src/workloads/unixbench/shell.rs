@@ -8,6 +8,7 @@
 //! The copies run in the case's scratch directory, where the workers'
 //! files come and go.
 
+use std::collections::BTreeMap;
 use std::ffi::{CStr, CString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -15,24 +16,20 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 
 use super::case::{UnixbenchCase, copies_param, time_param};
-use super::copy_main::Gate;
 use super::process::{self, Forked};
 use super::program::Program;
+use super::protocol::Gate;
 use super::score::Outcome;
 use super::shell_script::{self, DRIVER};
 use super::timed;
-use crate::engine::{Case, CaseEnv, ParamKind, ParamSet, ParamSpec, Workload};
-use crate::workloads::storage::workdir::{check_dir, dir_param};
+use crate::engine::{Case, CaseEnv, IndexEntry, ParamKind, ParamSet, ParamSpec, Workload};
+use crate::workloads::common::workdir::{check_dir, dir_param};
 
 /// The exit code of a forked child whose exec failed (looper's 99).
 const EXEC_FAILED: i32 = 99;
 
 /// The shell the scripts run under, as UnixBench's scripts name it.
 pub const SHELL: &str = "/bin/sh";
-
-/// The locale UnixBench sets for its whole run (`Run`'s `$language`): it
-/// changes how fast `sort` and `grep` are, so the scripts get the same.
-pub const LANG: &str = "en_US.utf8";
 
 /// Bytes a copy's workers may write at once: each writes four small files.
 const BYTES_PER_WORKER: u64 = 256 << 10;
@@ -80,6 +77,17 @@ impl Workload for ShellWorkload {
     /// they like.
     fn cpus_used(&self, _params: &crate::engine::ParamSet) -> Option<usize> {
         None
+    }
+
+    /// The index has 1 and 8 concurrent scripts.
+    fn index_entry(&self, params: &BTreeMap<String, String>) -> Option<IndexEntry> {
+        Some(
+            match params.get("concurrent").map(String::as_str).unwrap_or("") {
+                "1" => IndexEntry::Test("shell1"),
+                "8" => IndexEntry::Test("shell8"),
+                n => IndexEntry::Variant(format!("Shell Scripts ({n} concurrent)")),
+            },
+        )
     }
 }
 

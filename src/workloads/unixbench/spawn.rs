@@ -8,12 +8,14 @@
 //! released, becomes sledge's small C program running UnixBench's loop (see
 //! [`super::forkexec`]).
 
-use super::copy_main::Gate;
+use std::collections::BTreeMap;
+
 use super::execl::{program_case, program_params};
 use super::forkexec;
 use super::program::Program;
+use super::protocol::Gate;
 use super::score::Outcome;
-use crate::engine::{Case, CaseEnv, ParamSet, ParamSpec, Workload};
+use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, Workload};
 
 /// The `unixbench.spawn` workload.
 pub struct SpawnWorkload;
@@ -33,6 +35,10 @@ impl Workload for SpawnWorkload {
     }
     fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
         program_case(self.id(), Program::Spawn, p)
+    }
+
+    fn index_entry(&self, _params: &BTreeMap<String, String>) -> Option<IndexEntry> {
+        Some(IndexEntry::Test("spawn"))
     }
 }
 

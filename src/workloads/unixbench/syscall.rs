@@ -8,18 +8,19 @@
 //! child that execs `/bin/true` and waits for it (UnixBench's `sysexec`,
 //! not part of the index).
 
+use std::collections::BTreeMap;
 use std::ffi::CStr;
 use std::os::fd::AsRawFd;
 
 use anyhow::{Context, bail};
 
 use super::case::{UnixbenchCase, copies_param, time_param};
-use super::copy_main::Gate;
 use super::process::{self, Forked};
 use super::program::{Calls, Program};
+use super::protocol::Gate;
 use super::score::Outcome;
 use super::timed;
-use crate::engine::{Case, CaseEnv, ParamKind, ParamSet, ParamSpec, Workload};
+use crate::engine::{Case, CaseEnv, IndexEntry, ParamKind, ParamSet, ParamSpec, Workload};
 
 /// What `calls=exec` runs in each child, as UnixBench does.
 pub const TRUE_PROGRAM: &CStr = c"/bin/true";
@@ -66,6 +67,17 @@ impl Workload for SyscallWorkload {
             p,
             None,
         )?))
+    }
+
+    /// Only the mix of calls is in the index.
+    fn index_entry(&self, params: &BTreeMap<String, String>) -> Option<IndexEntry> {
+        Some(
+            match params.get("calls").map(String::as_str).unwrap_or("") {
+                "mix" => IndexEntry::Test("syscall"),
+                "exec" => IndexEntry::Variant("Exec System Call Overhead".to_string()),
+                calls => IndexEntry::Variant(format!("System Call Overhead ({calls})")),
+            },
+        )
     }
 }
 

@@ -20,14 +20,15 @@
 //! vectorise the floating-point sections; Rust keeps IEEE semantics, so the
 //! scores differ (see `bench/unixbench.sh`).
 
+use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::Instant;
 
 use super::case::{UnixbenchCase, copies_param, time_param};
-use super::copy_main::Gate;
 use super::program::Program;
+use super::protocol::Gate;
 use super::score::Outcome;
-use crate::engine::{Case, CaseEnv, ParamSet, ParamSpec, Workload};
+use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, Workload};
 
 /// The inner-loop multiplier (`x100`): each section's loop count is a
 /// constant times 100.
@@ -278,6 +279,10 @@ impl Workload for WhetstoneWorkload {
             p,
             None,
         )?))
+    }
+
+    fn index_entry(&self, _params: &BTreeMap<String, String>) -> Option<IndexEntry> {
+        Some(IndexEntry::Test("whetstone-double"))
     }
 }
 

@@ -100,13 +100,7 @@ pub fn compile_until_stopped(
             .stdout(Stdio::null())
             .stderr(error_file)
             .process_group(0);
-        // SAFETY: prctl is async-signal-safe, as pre_exec requires.
-        unsafe {
-            command.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
+        crate::sys::process::kill_with_parent(&mut command);
         let mut child = command
             .spawn()
             .with_context(|| format!("starting {}", cc.display()))?;

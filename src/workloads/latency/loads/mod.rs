@@ -25,8 +25,8 @@ use anyhow::{Context, anyhow, bail};
 use crate::engine::params::format_size;
 use crate::engine::{CancelToken, CaseEnv, ParamKind, ParamSet, ParamSpec};
 use crate::workloads::common::params::MAX_THREADS;
+use crate::workloads::common::workdir::{self, ScratchDir};
 use crate::workloads::sched::process;
-use crate::workloads::storage::workdir::{self, ScratchDir};
 
 /// How often the settle wait looks at the user's stop request.
 const SETTLE_STEP: std::time::Duration = std::time::Duration::from_millis(20);

@@ -1,5 +1,7 @@
-//! Where storage workloads write: a scratch subdirectory of the directory
-//! the user names, checked before anything is written and always removed.
+//! Where workloads write: a scratch subdirectory of the directory the user
+//! names, checked before anything is written and always removed. The
+//! storage, build, latency and UnixBench families all write there, so it
+//! lives with the pieces the families share rather than in one of them.
 //!
 //! A disk benchmark that dies halfway through must not leave gigabytes
 //! behind, and one that cannot finish should say so before it has filled
@@ -180,6 +182,16 @@ pub const SCRATCH_PREFIX: &str = MARKED_PREFIX;
 /// [`crate::monitor::maker_mark`]).
 pub use crate::monitor::maker_mark::MarkedDir as ScratchDir;
 
+/// Removes the case's scratch directory, if it made one, and forgets it:
+/// what every `Case::cleanup` that writes does, so a second cleanup (or
+/// one after a failed `prepare`) finds nothing to do.
+pub fn remove_scratch(scratch: &mut Option<ScratchDir>) -> anyhow::Result<()> {
+    match scratch.take() {
+        Some(mut dir) => dir.remove(),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,6 +234,18 @@ mod tests {
             let _dropped = ScratchDir::create(tmp.path(), "disk").unwrap();
         }
         assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn remove_scratch_removes_once_and_then_does_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut slot = Some(ScratchDir::create(tmp.path(), "disk").unwrap());
+        std::fs::write(slot.as_ref().unwrap().path().join("f"), b"data").unwrap();
+        remove_scratch(&mut slot).unwrap();
+        assert!(slot.is_none());
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+        remove_scratch(&mut slot).unwrap();
+        assert!(slot.is_none());
     }
 
     #[test]

@@ -1,0 +1,222 @@
+//! The text of an ad-hoc HTTP load (`sledge http`), from this host or
+//! from several client hosts merged (`--from`), and the one-line reason a
+//! load counts as failed.
+
+use std::fmt::Write as _;
+
+use crate::http::distributed::DistributedReport;
+use crate::http::{self, LoadReport};
+use crate::visible;
+
+/// Why a run counts as failed: not one request got a complete response
+/// with a status below 400 (a server that is down, silent, or answers
+/// only errors). `None` when at least one succeeded.
+pub fn nothing_succeeded(r: &LoadReport) -> Option<String> {
+    let e = &r.errors;
+    let succeeded = r.responses - e.status_4xx - e.status_5xx;
+    (succeeded == 0).then(|| {
+        format!(
+            "no request succeeded: {} sent, {} complete responses ({} 4xx, {} 5xx), {} without a response (refused {}, reset {}, timeout {}, protocol {}, other {})",
+            r.sent,
+            r.responses,
+            e.status_4xx,
+            e.status_5xx,
+            e.without_response(),
+            e.refused,
+            e.reset,
+            e.timeout,
+            e.protocol,
+            e.other
+        )
+    })
+}
+
+/// The figures of one load, as `sledge http` prints them: the URLs, the
+/// set-up, throughput, latency percentiles, errors, and the generator's
+/// own load and memory where known.
+pub fn format_report(urls: &[String], r: &LoadReport, peak_rss: Option<u64>) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "{} URL(s): {}", urls.len(), urls.join(" "));
+    let _ = writeln!(
+        s,
+        "{} loop, {} connection(s), {} thread(s), keep-alive {}",
+        r.mode,
+        r.connections,
+        r.threads,
+        if r.keep_alive { "on" } else { "off" }
+    );
+    let _ = writeln!(
+        s,
+        "{} responses in {:.3} s ({} sent), {:.1} MiB read",
+        r.responses,
+        r.seconds,
+        r.sent,
+        r.bytes as f64 / 1048576.0
+    );
+    let _ = writeln!(s, "  requests/s    {:>12.1}", r.requests_per_sec);
+    let _ = writeln!(
+        s,
+        "  transfer      {:>12.2} MiB/s",
+        r.bytes_per_sec / 1048576.0
+    );
+    if let Some(requested) = r.requested_rate {
+        let _ = writeln!(
+            s,
+            "  rate          {:>12.1} requested, {:.1} achieved (req/s); {} late, {} dropped",
+            requested, r.achieved_rate, r.late, r.dropped
+        );
+    }
+    let _ = writeln!(
+        s,
+        "  {:<12}{:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "(ms)", "mean", "p50", "p90", "p99", "p99.9", "max", "n"
+    );
+    let mut row = |name: &str, l: &http::LatencySummary| {
+        let _ = writeln!(
+            s,
+            "  {:<12}{:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>10}",
+            name, l.mean_ms, l.p50_ms, l.p90_ms, l.p99_ms, l.p99_9_ms, l.max_ms, l.count
+        );
+    };
+    if let Some(sent) = &r.latency_from_send {
+        row("latency/due", &r.latency);
+        row("latency/sent", sent);
+    } else {
+        row("latency", &r.latency);
+    }
+    row("connect", &r.connect);
+    let e = &r.errors;
+    let _ = writeln!(
+        s,
+        "  errors        {:>12} (refused {}, reset {}, timeout {}, protocol {}, other {}, 4xx {}, 5xx {})",
+        e.total(),
+        e.refused,
+        e.reset,
+        e.timeout,
+        e.protocol,
+        e.other,
+        e.status_4xx,
+        e.status_5xx
+    );
+    if let Some(busy) = r.generator_busy {
+        let _ = writeln!(
+            s,
+            "  generator     {:>11.0}% busy{}",
+            busy * 100.0,
+            if r.generator_bound {
+                ": the generator may have set the rate, not the server (add threads, or connections with --rate)"
+            } else {
+                ""
+            }
+        );
+    }
+    if let Some(rss) = peak_rss {
+        let _ = writeln!(s, "  peak RSS      {:>12.1} MiB", rss as f64 / 1048576.0);
+    }
+    s
+}
+
+/// One line per host (its clock, its start, its own figures), then the
+/// merged report.
+pub fn format_hosts(urls: &[String], r: &DistributedReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{} client host(s), started together; clock offset to this host (± half the round trip)",
+        r.hosts.len()
+    );
+    let _ = writeln!(
+        s,
+        "  {:<24} {:>20} {:>9} {:>11} {:>11} {:>9} {:>7}",
+        "host", "clock offset ms", "late ms", "responses", "requests/s", "p99 ms", "errors"
+    );
+    for h in &r.hosts {
+        let clock = h.clock.map_or_else(
+            || "-".to_string(),
+            |c| {
+                format!(
+                    "{:+.3} ± {:.3}",
+                    c.offset_ns as f64 / 1e6,
+                    c.round_trip_ns as f64 / 2e6
+                )
+            },
+        );
+        match (&h.report, &h.failure) {
+            (Some(l), _) => {
+                let _ = writeln!(
+                    s,
+                    "  {:<24} {:>20} {:>9.1} {:>11} {:>11.1} {:>9.3} {:>7}",
+                    h.host,
+                    clock,
+                    h.started_late_s.unwrap_or(0.0) * 1e3,
+                    l.responses,
+                    l.requests_per_sec,
+                    l.latency.p99_ms,
+                    l.errors.total()
+                );
+            }
+            (None, why) => {
+                let _ = writeln!(
+                    s,
+                    "  {:<24} {:>20} failed: {}",
+                    h.host,
+                    clock,
+                    visible::escape(why.as_deref().unwrap_or("no result"))
+                );
+            }
+        }
+    }
+    match &r.merged {
+        Some(merged) => {
+            let finished = r.hosts.len() - r.failed_hosts;
+            let _ = writeln!(
+                s,
+                "merged over {finished} host(s): counters summed, histograms added (exact percentiles)"
+            );
+            s.push_str(&format_report(urls, merged, None));
+        }
+        None => {
+            let _ = writeln!(s, "no host finished: nothing to merge");
+        }
+    }
+    if r.interrupted {
+        let _ = writeln!(
+            s,
+            "interrupted (Ctrl-C): these figures cover the load until the stop"
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http::distributed::HostLoad;
+
+    /// A host's failure may quote what its agent said: its control
+    /// characters are shown escaped.
+    #[test]
+    fn a_hosts_failure_is_shown_escaped() {
+        let report = DistributedReport {
+            hosts: vec![HostLoad {
+                host: "root@c1".into(),
+                clock: None,
+                started_late_s: None,
+                report: None,
+                failure: Some("its agent said \x1b]0;t\x07\x08\u{2066}".into()),
+            }],
+            merged: None,
+            failed_hosts: 1,
+            interrupted: false,
+        };
+        let text = format_hosts(&["http://10.0.0.1/".into()], &report);
+        assert!(
+            text.contains("its agent said \\x1b]0;t\\x07\\x08\\u{2066}"),
+            "{text}"
+        );
+        assert!(
+            !text.contains(['\x1b', '\x07', '\x08', '\u{2066}']),
+            "{text:?}"
+        );
+    }
+}

@@ -1,0 +1,99 @@
+//! Child processes that never outlive sledge, and process groups killed in
+//! one call.
+//!
+//! Every family that starts or forks processes (builds, compiler loads,
+//! hackbench's forked workers, UnixBench's copies) must leave none behind,
+//! even when sledge is killed outright: the child asks the kernel for a
+//! signal when its parent dies (`PR_SET_PDEATHSIG`). The request is made
+//! in the child, between fork and exec, so no moment is left in which a
+//! killed parent would orphan it; that is why these calls are
+//! async-signal-safe.
+
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+
+/// Asks the kernel to send `signal` to this process when the thread that
+/// started it ends. Async-signal-safe: it may run in a forked child of a
+/// multi-threaded process.
+pub fn ask_for_parent_death_signal(signal: libc::c_int) -> io::Result<()> {
+    // SAFETY: PR_SET_PDEATHSIG takes a signal number; no memory is passed.
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Asks the kernel to kill this process when the thread that started it
+/// ends, then checks that the parent is still `parent` (it may have died
+/// before the request was made). A process started this way never
+/// outlives a sledge that was killed outright.
+pub fn die_with_parent(parent: libc::pid_t) -> io::Result<()> {
+    ask_for_parent_death_signal(libc::SIGKILL)?;
+    // SAFETY: getppid cannot fail.
+    if unsafe { libc::getppid() } != parent {
+        return Err(io::Error::other("the parent process is gone"));
+    }
+    Ok(())
+}
+
+/// Makes the process `command` starts receive SIGKILL when the thread that
+/// starts it ends, so a build or a compiler never outlives sledge.
+pub fn kill_with_parent(command: &mut Command) -> &mut Command {
+    // SAFETY: prctl is async-signal-safe, as pre_exec requires. A failed
+    // request is ignored, as it always was: the child still runs, and
+    // sledge's own cleanup kills it on every ordinary exit.
+    unsafe {
+        command.pre_exec(|| {
+            let _ = ask_for_parent_death_signal(libc::SIGKILL);
+            Ok(())
+        })
+    }
+}
+
+/// Sends SIGKILL to every process of the group `pgid`; a group that is
+/// already empty is not an error.
+pub fn kill_group(pgid: libc::pid_t) -> io::Result<()> {
+    if pgid <= 1 {
+        return Err(io::Error::other(format!(
+            "refusing to kill process group {pgid}"
+        )));
+    }
+    // SAFETY: kill with a negative pid signals a process group; no memory.
+    if unsafe { libc::kill(-pgid, libc::SIGKILL) } != 0 {
+        let err = io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::ESRCH) {
+            return Err(err);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Stdio;
+
+    #[test]
+    fn a_child_started_with_the_request_runs_normally() {
+        let status = kill_with_parent(Command::new("true").stdin(Stdio::null()))
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    #[test]
+    fn a_group_is_killed_and_low_group_ids_are_refused() {
+        assert!(kill_group(0).is_err());
+        assert!(kill_group(1).is_err());
+        let mut child = Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        kill_group(child.id() as libc::pid_t).unwrap();
+        let status = child.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
+    }
+}
