@@ -1,6 +1,7 @@
 //! The scorecard: the default view of `sledge run` and `sledge show`, a
 //! run on one screen (at most [`MAX_LINES`] lines of at most [`WIDTH`]
-//! columns, whatever the profile).
+//! columns, whatever the profile; only the line of an error is kept
+//! whole, however long).
 //!
 //! One row per workload, a family's workloads together: the headline
 //! (the first metric) of the workload's headline case with its 95% CI,
@@ -42,6 +43,9 @@ const MAX_WORKLOADS_NAMED: usize = 3;
 /// workload with many varying parameters) is named by its workload.
 const MAX_LABEL: usize = 40;
 
+/// How the line of a case's error begins.
+const ERROR_PREFIX: &str = "error: ";
+
 /// Columns between two columns of the table.
 const GAP: &str = "  ";
 
@@ -58,7 +62,13 @@ pub fn render(run: &Escaped<RunRecord>) -> String {
     let lines = fit_to_screen(head, table, tail, footer);
     let mut out = String::new();
     for line in lines {
-        out.push_str(&clip(&line));
+        // An error stays whole on its line, for grep and bug reports:
+        // the one line the width does not bound.
+        if line.starts_with(ERROR_PREFIX) {
+            out.push_str(&line);
+        } else {
+            out.push_str(&clip(&line));
+        }
         out.push('\n');
     }
     out
@@ -573,7 +583,7 @@ fn folded_problems(run: &RunRecord) -> Vec<String> {
     };
     let mut lines = Vec::new();
     for (text, cases) in &errors {
-        lines.push(format!("error: {}: {text}", cases_of(cases)));
+        lines.push(format!("{ERROR_PREFIX}{}: {text}", cases_of(cases)));
     }
     for (text, cases) in &warnings {
         lines.push(format!("warning: {}: {text}", cases_of(cases)));
