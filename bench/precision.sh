@@ -5,15 +5,16 @@
 #
 # Runs `sledge run` (the quick profile) RUNS times (default 3), each into a
 # fresh store (so no run plans from another's history, as on a new
-# machine), and prints per run: its wall time, the lines it printed, the
+# machine), and prints per run: its wall time, the lines it printed and
+# the widest of them (columns; `!` past one screen: 50 lines, 100 columns), the
 # median 95% CI half-width of the cases' headline metrics (as a share of
 # the mean), how many cases are wider than ±10%, and the planned time the
 # run announced on stderr against the time it took; then each case wider
 # than ±10%, with its width and rounds.
 #
 # Targets (issue "Precision first"): median at most ±3%, at most 5% of the
-# cases wider than ±10%, within 3 minutes. Measure alone: nothing else
-# running on the machine.
+# cases wider than ±10%, within 3 minutes; the scorecard it prints fits one
+# screen. Measure alone: nothing else running on the machine.
 #
 # SLEDGE=path runs another build.
 set -euo pipefail
@@ -31,7 +32,7 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-printf '%-4s %8s %8s %6s %8s %9s %9s  %s\n' run wall planned lines median ">±10%" ">±20%" load
+printf '%-4s %8s %8s %6s %5s %8s %9s %9s  %s\n' run wall planned lines cols median ">±10%" ">±20%" load
 for i in $(seq 1 "$runs"); do
   dir=$work/run$i
   mkdir -p "$dir"
@@ -57,7 +58,11 @@ for case in run["cases"]:
         params = " ".join("%s=%s" % kv for kv in sorted(case["params"].items()))
         wide.append("     wide: %s %s ±%.1f%% after %d rounds" % (
             case["workload"], params, 100 * width, len(case.get("rounds", []))))
-lines = sum(1 for _ in open(d + "/out.txt"))
+printed = open(d + "/out.txt", encoding="utf-8").read().splitlines()
+lines = len(printed)
+cols = max((len(line) for line in printed), default=0)
+# One screen: the scorecard's bounds (report/scorecard.rs).
+screen = "!" if lines > 50 or cols > 100 else " "
 planned = "?"
 m = re.search(r"plan: \d+ cases?, about ((\d+) h )?((\d+) min )?((\d+) s)?", open(d + "/err.txt").read())
 if m:
@@ -67,8 +72,8 @@ load = open("/proc/loadavg").read().split()[:3]
 n = len(widths)
 wide10 = sum(1 for w in widths if w > 0.10)
 wide20 = sum(1 for w in widths if w > 0.20)
-print("%-4s %7.0fs %8s %6d %7.1f%% %4d (%2.0f%%) %4d (%2.0f%%)  %s" % (
-    d.rsplit("run", 1)[1], end - start, planned, lines, 100 * statistics.median(widths),
+print("%-4s %7.0fs %8s %5d%s %5d %7.1f%% %4d (%2.0f%%) %4d (%2.0f%%)  %s" % (
+    d.rsplit("run", 1)[1], end - start, planned, lines, screen, cols, 100 * statistics.median(widths),
     wide10, 100.0 * wide10 / n, wide20, 100.0 * wide20 / n, " ".join(load)))
 for line in wide:
     print(line)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # How `import`, `show` and `report` grow with the number of cases: a
 # document of CASES cases (default 20000) in two runs of CASES/2 is
-# imported, then `show 1` (the summary and `--metrics all`) and
+# imported, then `show 1` (the scorecard, `--full` and `--metrics all`) and
 # `report 1 2` run on it, one at a time, each timed once with its peak
 # memory.
 #
@@ -94,17 +94,21 @@ measure() {
   awk '{ printf "%s %.0f\n", $1, $2 / 1024 }' "$work/time"
 }
 
-# One build's times: import, show, show --metrics all, report 1 2.
+# One build's times: import, show, show --full, show --metrics all,
+# report 1 2. A build from before the scorecard has no `--full`: its
+# `show` printed every case, so that is what its `show --full` times.
 measure_build() {
-  local sledge=$1 store="$work/store-$2.db"
+  local sledge=$1 store="$work/store-$2.db" full=(--full)
+  "$sledge" show --help | grep -q -- --full || full=()
   rm -f "$store"
   measure "$sledge" --store "$store" import "$work/runs.json"
   measure "$sledge" --store "$store" show 1
+  measure "$sledge" --store "$store" show 1 "${full[@]}"
   measure "$sledge" --store "$store" show 1 --metrics all
   measure "$sledge" --store "$store" report 1 2 -o "$work/report.html"
 }
 
-steps=("import" "show" "show --metrics all" "report 1 2")
+steps=("import" "show" "show --full" "show --metrics all" "report 1 2")
 mapfile -t new < <(measure_build "$SLEDGE" new)
 if [ -n "$BASELINE" ]; then
   mapfile -t old < <(measure_build "$BASELINE" old)

@@ -37,12 +37,30 @@ fn a_run_is_printed_stored_listed_and_shown() {
         .stdout(predicate::str::contains("complete"))
         .stdout(predicate::str::contains("custom"));
 
-    // The summary: one line per case, parameters away from their defaults
-    // on the `set:` line.
+    // The scorecard: a row per workload with its headline, and where to
+    // see every case.
     let shown = sandbox.sledge().args(["show", "1"]).assert().success();
     let text = String::from_utf8(shown.get_output().stdout.clone()).unwrap();
+    let row = text.lines().find(|l| l.starts_with("cpu.primes ")).unwrap();
+    assert!(
+        row.contains("events_per_sec") && row.contains(" ± "),
+        "{text}"
+    );
+    assert!(
+        text.contains("every case: `sledge show 1 --full`"),
+        "{text}"
+    );
+    assert!(!text.contains("set: "), "{text}");
+    // Every case: one line each, parameters away from their defaults on
+    // the `set:` line.
+    let shown = sandbox
+        .sledge()
+        .args(["show", "1", "--full"])
+        .assert()
+        .success();
+    let text = String::from_utf8(shown.get_output().stdout.clone()).unwrap();
     assert!(text.contains("set: max_prime=2000 time=0.05"), "{text}");
-    assert!(text.contains("mean ± 95% CI"), "{text}");
+    assert!(text.contains("mean ± 95% CI  n"), "{text}");
     assert!(!text.contains("latency_avg"), "{text}");
     // Every metric.
     let shown = sandbox
@@ -87,6 +105,7 @@ fn a_threads_sweep_is_shown_as_a_scaling_block_with_a_usl_fit() {
         .args(TINY_PRIMES)
         .args(["-p", "threads=1,2,3,4"])
         .args(FAST)
+        .arg("--full")
         .assert()
         .success();
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();

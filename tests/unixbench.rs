@@ -134,10 +134,18 @@ fn every_test_runs_at_two_copies_and_the_index_follows() {
         entries(data.path())
     );
     assert!(gone_from(data.path(), Duration::from_secs(5)).is_empty());
-    // The index is computed from the stored run, so `show` prints it too.
+    // The index is computed from the stored run, so `show` prints it too:
+    // on one line in the scorecard, as UnixBench does with `--full`.
+    let out = sandbox.sledge().args(["show", "last"]).assert().success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let index = text
+        .lines()
+        .find(|l| l.starts_with("UnixBench index: 2 copies "))
+        .unwrap_or_else(|| panic!("no index line: {text}"));
+    assert!(index.ends_with(" of 12 tests)"), "{index}");
     sandbox
         .sledge()
-        .args(["show", "last"])
+        .args(["show", "last", "--full"])
         .assert()
         .success()
         .stdout(predicate::str::contains("System Benchmarks Partial Index"))

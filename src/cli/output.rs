@@ -102,23 +102,48 @@ pub fn resolve_runs(
 /// Which metrics the run table shows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum MetricsShown {
-    /// One line per case: its headline metric (the first it reports), with
-    /// scaling blocks for sweeps.
+    /// The headline metric of each case (the first it reports): the
+    /// scorecard, or with `--full` one line per case with scaling blocks
+    /// for sweeps.
     #[default]
     Headline,
     /// Every metric of every case.
     All,
 }
 
-/// The run as a terminal table: the one-screen summary, or every metric.
-pub fn run_text(run: &Escaped<crate::results::RunRecord>, shown: MetricsShown) -> String {
-    match shown {
-        MetricsShown::Headline => {
+/// Which view of a run `run` and `show` print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunView {
+    /// One screen: a row per workload (`report::scorecard`).
+    Scorecard,
+    /// One line per case with its headline (`report::summary`): `--full`.
+    Full,
+    /// Every metric of every case: `--metrics all`.
+    AllMetrics,
+}
+
+impl RunView {
+    /// The view that `--full` and `--metrics` ask for: every metric
+    /// whenever `--metrics all` is given (it is a full view already).
+    pub fn from_flags(full: bool, metrics: MetricsShown) -> Self {
+        match (metrics, full) {
+            (MetricsShown::All, _) => RunView::AllMetrics,
+            (MetricsShown::Headline, true) => RunView::Full,
+            (MetricsShown::Headline, false) => RunView::Scorecard,
+        }
+    }
+}
+
+/// The run as terminal text in the chosen view.
+pub fn run_text(run: &Escaped<crate::results::RunRecord>, view: RunView) -> String {
+    match view {
+        RunView::Scorecard => crate::report::scorecard::render(run),
+        RunView::Full => {
             let mut text = crate::report::summary::render(run, &crate::suite::defaults_for(run));
             // A run with UnixBench's tests ends with its index, as UnixBench's does.
             text.push_str(&crate::report::unixbench_index::render(run));
             text
         }
-        MetricsShown::All => crate::report::run_table::render(run),
+        RunView::AllMetrics => crate::report::run_table::render(run),
     }
 }

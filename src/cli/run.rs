@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::output::{ExitStatus, MetricsShown, UsageError, open_store, print, run_text};
+use super::output::{ExitStatus, MetricsShown, RunView, UsageError, open_store, print, run_text};
 use super::run_progress::RunProgress;
 use crate::engine::methodology::{SINGLE_ROUND_MAX_TRIALS, SINGLE_ROUND_MIN_TRIALS};
 use crate::engine::{self, Methodology};
@@ -54,8 +54,14 @@ pub struct RunArgs {
     /// Print the stored run as JSON instead of a table.
     #[arg(long)]
     json: bool,
-    /// The table: `headline` (one line per case, scaling blocks for
-    /// sweeps) or `all` (every metric of every case).
+    /// Print every case, one line each with its headline, scaling blocks
+    /// for sweeps, and every warning whole, instead of the one-screen
+    /// scorecard.
+    #[arg(long)]
+    full: bool,
+    /// The metrics: `headline` (the first metric of each case: the
+    /// scorecard, or with --full a line per case) or `all` (every metric
+    /// of every case).
     #[arg(long, value_enum, default_value_t)]
     metrics: MetricsShown,
     /// Rounds per case, exactly, from 1 to 100: each round is a fresh
@@ -113,6 +119,11 @@ impl RunArgs {
     /// Which metrics the table shows (`--metrics`).
     pub(super) fn metrics(&self) -> MetricsShown {
         self.metrics
+    }
+
+    /// The view of the run printed at its end (`--full`, `--metrics`).
+    pub(super) fn view(&self) -> RunView {
+        RunView::from_flags(self.full, self.metrics)
     }
 
     /// Whether to check for other busy processes first (no
@@ -280,7 +291,7 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
             if let Some(failed) = err.downcast_ref::<suite::StoreFailedMidRun>()
                 && let Ok(stored) = store.load_run(failed.run_id)
             {
-                print(&run_text(&Escaped::new(stored.clone()), args.metrics))?;
+                print(&run_text(&Escaped::new(stored.clone()), args.view()))?;
                 eprintln!(
                     "the cases above are stored as run {} in {}",
                     stored.id,
@@ -293,7 +304,7 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
                 && let Ok(stored) = crate::store::Store::open_existing(&lost.file)
                     .and_then(|fallback| fallback.load_run(lost.run_id))
             {
-                print(&run_text(&Escaped::new(stored), args.metrics))?;
+                print(&run_text(&Escaped::new(stored), args.view()))?;
             }
             return Err(err);
         }
@@ -302,7 +313,7 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
     if args.json {
         print(&report::export::json(&run)?)?;
     } else {
-        print(&run_text(&Escaped::new(run.clone()), args.metrics))?;
+        print(&run_text(&Escaped::new(run.clone()), args.view()))?;
         eprintln!("stored as run {} in {}", run.id, store.path().display());
     }
     Ok(exit_status(&run))

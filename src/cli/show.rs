@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::output::{ExitStatus, MetricsShown, open_existing_store, print, run_text};
+use super::output::{ExitStatus, MetricsShown, RunView, open_existing_store, print, run_text};
 use crate::report;
 use crate::visible::Escaped;
 
@@ -23,8 +23,14 @@ pub struct ShowArgs {
     /// Print a Markdown table.
     #[arg(long, group = "format")]
     markdown: bool,
-    /// The table: `headline` (one line per case, scaling blocks for
-    /// sweeps) or `all` (every metric of every case).
+    /// Every case, one line each with its headline, scaling blocks for
+    /// sweeps, and every warning whole, instead of the one-screen
+    /// scorecard.
+    #[arg(long)]
+    full: bool,
+    /// The metrics: `headline` (the first metric of each case: the
+    /// scorecard, or with --full a line per case) or `all` (every metric
+    /// of every case).
     #[arg(long, value_enum, default_value_t)]
     metrics: MetricsShown,
 }
@@ -44,7 +50,7 @@ pub fn execute(args: ShowArgs, store: Option<PathBuf>) -> anyhow::Result<ExitSta
         } else if args.markdown {
             report::export::markdown(&run)
         } else {
-            run_text(&run, args.metrics)
+            run_text(&run, RunView::from_flags(args.full, args.metrics))
         }
     };
     print(&text)?;

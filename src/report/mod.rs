@@ -1,6 +1,6 @@
-//! Reports: the terminal table, JSON, CSV and Markdown exports of a run,
-//! comparisons of runs (with performance per unit of price), the listing
-//! tables, and UnixBench's index of a run.
+//! Reports: the scorecard and the terminal tables, JSON, CSV and Markdown
+//! exports of a run, comparisons of runs (with performance per unit of
+//! price), the listing tables, and UnixBench's index of a run.
 
 pub mod compare;
 pub mod compare_table;
@@ -19,6 +19,7 @@ pub mod portable;
 mod portable_stream;
 pub mod price;
 pub mod run_table;
+pub mod scorecard;
 pub mod summary;
 pub mod sweeps;
 pub mod unixbench_index;

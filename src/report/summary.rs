@@ -1,6 +1,6 @@
-//! The one-screen summary of a run, the default table of `sledge run` and
-//! `sledge show`: one line per case with its headline metric (the first
-//! metric the case reports), grouped by workload.
+//! The per-case summary of a run, `sledge run --full` and `sledge show
+//! --full`: one line per case with its headline metric (the first metric
+//! the case reports), grouped by workload.
 //!
 //! A workload's section names its headline metric once, shows only the
 //! parameters that vary between its cases as columns, and lists the ones
