@@ -38,6 +38,7 @@ impl ExitStatus {
 pub struct UsageError(pub String);
 
 pub use crate::engine::Cancelled;
+use crate::report::pivot::{self, PivotChoice};
 use crate::visible::Escaped;
 
 /// Writes `text` to stdout. A closed pipe (`sledge show 1 | head`) is not
@@ -110,15 +111,48 @@ pub enum MetricsShown {
     All,
 }
 
-/// The run as a terminal table: the one-screen summary, or every metric.
-pub fn run_text(run: &Escaped<crate::results::RunRecord>, shown: MetricsShown) -> String {
-    match shown {
+/// The run as a terminal table: the one-screen summary, or every metric;
+/// with `pivot` (`--pivot`) the pivot tables it chooses, else each
+/// workload's own within the summary.
+pub fn run_text(
+    run: &Escaped<crate::results::RunRecord>,
+    shown: MetricsShown,
+    pivot: Option<&PivotChoice>,
+) -> String {
+    let text = match shown {
         MetricsShown::Headline => {
-            let mut text = crate::report::summary::render(run, &crate::suite::defaults_for(run));
+            let mut text = crate::report::summary::render_pivoted(
+                run,
+                &crate::suite::defaults_for(run),
+                pivot.unwrap_or(&PivotChoice::Natural),
+            );
             // A run with UnixBench's tests ends with its index, as UnixBench's does.
             text.push_str(&crate::report::unixbench_index::render(run));
             text
         }
-        MetricsShown::All => crate::report::run_table::render(run),
+        MetricsShown::All => {
+            let mut text = crate::report::run_table::render(run);
+            let tables = pivot.map(|choice| pivot::tables(run, choice));
+            if let Some(tables) = tables.filter(|t| !t.is_empty()) {
+                text.push('\n');
+                text.push_str(&pivot::text(&tables));
+            }
+            text
+        }
+    };
+    if let Some(choice) = pivot {
+        warn_if_no_pivot_table(run, choice);
+    }
+    text
+}
+
+/// Says on stderr that `--pivot` made no table of `run`, and why.
+pub fn warn_if_no_pivot_table(run: &crate::results::RunRecord, choice: &PivotChoice) {
+    if pivot::tables(run, choice).is_empty() {
+        eprintln!(
+            "note: --pivot {choice}: no workload of run {} has two values at least of both \
+             parameters, so there is no table",
+            run.id
+        );
     }
 }
