@@ -38,6 +38,7 @@ impl ExitStatus {
 pub struct UsageError(pub String);
 
 pub use crate::engine::Cancelled;
+use crate::report::pivot::{self, PivotChoice};
 use crate::visible::Escaped;
 
 /// Writes `text` to stdout. A closed pipe (`sledge show 1 | head`) is not
@@ -134,16 +135,50 @@ impl RunView {
     }
 }
 
-/// The run as terminal text in the chosen view.
-pub fn run_text(run: &Escaped<crate::results::RunRecord>, view: RunView) -> String {
-    match view {
-        RunView::Scorecard => crate::report::scorecard::render(run),
+/// The run as terminal text in the chosen view. The per-case view shows
+/// each workload's own pivot tables (or the ones `pivot` chooses) within
+/// it; the scorecard and the every-metric table add the tables only when
+/// `--pivot` asks for them.
+pub fn run_text(
+    run: &Escaped<crate::results::RunRecord>,
+    view: RunView,
+    pivot: Option<&PivotChoice>,
+) -> String {
+    let asked_tables = |mut text: String| {
+        let tables = pivot.map(|choice| pivot::tables(run, choice));
+        if let Some(tables) = tables.filter(|t| !t.is_empty()) {
+            text.push('\n');
+            text.push_str(&pivot::text(&tables));
+        }
+        text
+    };
+    let text = match view {
+        RunView::Scorecard => asked_tables(crate::report::scorecard::render(run)),
         RunView::Full => {
-            let mut text = crate::report::summary::render(run, &crate::suite::defaults_for(run));
+            let mut text = crate::report::summary::render_pivoted(
+                run,
+                &crate::suite::defaults_for(run),
+                pivot.unwrap_or(&PivotChoice::Natural),
+            );
             // A run with UnixBench's tests ends with its index, as UnixBench's does.
             text.push_str(&crate::report::unixbench_index::render(run));
             text
         }
-        RunView::AllMetrics => crate::report::run_table::render(run),
+        RunView::AllMetrics => asked_tables(crate::report::run_table::render(run)),
+    };
+    if let Some(choice) = pivot {
+        warn_if_no_pivot_table(run, choice);
+    }
+    text
+}
+
+/// Says on stderr that `--pivot` made no table of `run`, and why.
+pub fn warn_if_no_pivot_table(run: &crate::results::RunRecord, choice: &PivotChoice) {
+    if pivot::tables(run, choice).is_empty() {
+        eprintln!(
+            "note: --pivot {choice}: no workload of run {} has two values at least of both \
+             parameters, so there is no table",
+            run.id
+        );
     }
 }

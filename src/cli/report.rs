@@ -7,6 +7,7 @@ use clap::Args;
 use super::output::{ExitStatus, open_existing_store, print, resolve_runs};
 use super::output_file::{refuse_store_as_output, write_file_atomically};
 use crate::report::html;
+use crate::report::pivot::PivotChoice;
 
 /// Options of `sledge report`.
 #[derive(Debug, Args)]
@@ -19,6 +20,12 @@ pub struct ReportArgs {
     /// output).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Show each sweep over two parameters as a table and one chart, ROW
+    /// down (a line each) and COLUMN across (`size,concurrency`), for
+    /// every workload that varies both [default: `auto`, each workload's
+    /// own table]
+    #[arg(long, value_name = "ROW,COLUMN")]
+    pivot: Option<PivotChoice>,
 }
 
 /// Writes one self-contained HTML report of the runs.
@@ -36,7 +43,17 @@ pub fn execute(args: ReportArgs, store: Option<PathBuf>) -> anyhow::Result<ExitS
     let defaults: Vec<_> = runs.iter().map(crate::suite::defaults_for).collect();
     let generated = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let noise = crate::report::noise::StoreNoise::new(&store, ids.clone());
-    let page = html::render(&runs, &defaults, &generated, &noise)?;
+    let choice = args.pivot.unwrap_or_default();
+    let page = html::render_pivoted(&runs, &defaults, &generated, &noise, &choice)?;
+    if choice != PivotChoice::Natural
+        && runs
+            .iter()
+            .all(|run| crate::report::pivot::tables(run, &choice).is_empty())
+    {
+        eprintln!(
+            "note: --pivot {choice}: no run has two values at least of both parameters, so there is no table"
+        );
+    }
     match output {
         Some(path) => {
             write_file_atomically(&path, &page)?;

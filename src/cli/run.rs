@@ -10,6 +10,7 @@ use super::output::{ExitStatus, MetricsShown, RunView, UsageError, open_store, p
 use super::run_progress::RunProgress;
 use crate::engine::methodology::{SINGLE_ROUND_MAX_TRIALS, SINGLE_ROUND_MIN_TRIALS};
 use crate::engine::{self, Methodology};
+use crate::report::pivot::PivotChoice;
 use crate::results::RunStatus;
 use crate::suite::RunOptions;
 use crate::visible::{self, Escaped};
@@ -108,6 +109,12 @@ pub struct RunArgs {
     /// of price.
     #[arg(long = "note", value_name = "TEXT")]
     notes: Vec<String>,
+    /// Show each sweep over two parameters as a table, ROW down and
+    /// COLUMN across (`size,concurrency`), for every workload that varies
+    /// both; `auto`: each workload's own table (shown anyway). A pair
+    /// that no selected workload has both of is refused before the run.
+    #[arg(long, value_name = "ROW,COLUMN")]
+    pivot: Option<PivotChoice>,
 }
 
 impl RunArgs {
@@ -291,7 +298,11 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
             if let Some(failed) = err.downcast_ref::<suite::StoreFailedMidRun>()
                 && let Ok(stored) = store.load_run(failed.run_id)
             {
-                print(&run_text(&Escaped::new(stored.clone()), args.view()))?;
+                print(&run_text(
+                    &Escaped::new(stored.clone()),
+                    args.view(),
+                    args.pivot.as_ref(),
+                ))?;
                 eprintln!(
                     "the cases above are stored as run {} in {}",
                     stored.id,
@@ -304,7 +315,11 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
                 && let Ok(stored) = crate::store::Store::open_existing(&lost.file)
                     .and_then(|fallback| fallback.load_run(lost.run_id))
             {
-                print(&run_text(&Escaped::new(stored), args.view()))?;
+                print(&run_text(
+                    &Escaped::new(stored),
+                    args.view(),
+                    args.pivot.as_ref(),
+                ))?;
             }
             return Err(err);
         }
@@ -313,7 +328,11 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
     if args.json {
         print(&report::export::json(&run)?)?;
     } else {
-        print(&run_text(&Escaped::new(run.clone()), args.view()))?;
+        print(&run_text(
+            &Escaped::new(run.clone()),
+            args.view(),
+            args.pivot.as_ref(),
+        ))?;
         eprintln!("stored as run {} in {}", run.id, store.path().display());
     }
     Ok(exit_status(&run))
@@ -328,7 +347,38 @@ pub(super) fn prepare(args: &RunArgs) -> anyhow::Result<(suite::Plan, Methodolog
         .map_err(|e| UsageError(e.to_string()))?;
     let methodology = args.methodology(plan.methodology.clone())?;
     args.checked_notes()?;
+    check_pivot(args.pivot.as_ref(), &plan)?;
     Ok((plan, methodology, cpus))
+}
+
+/// Refuses a `--pivot ROW,COLUMN` that no workload of the plan could
+/// make a table of: one without both parameters (a typo, most often).
+fn check_pivot(choice: Option<&PivotChoice>, plan: &suite::Plan) -> Result<(), UsageError> {
+    let Some(PivotChoice::Given { row, column }) = choice else {
+        return Ok(());
+    };
+    let mut workloads: Vec<&dyn crate::engine::Workload> = Vec::new();
+    for case in &plan.cases {
+        if !workloads.iter().any(|w| w.id() == case.workload.id()) {
+            workloads.push(case.workload);
+        }
+    }
+    let has =
+        |w: &&dyn crate::engine::Workload, name: &str| w.params().iter().any(|p| p.name == name);
+    if workloads.iter().any(|w| has(w, row) && has(w, column)) {
+        return Ok(());
+    }
+    let listed: Vec<String> = workloads
+        .iter()
+        .map(|w| {
+            let names: Vec<&str> = w.params().iter().map(|p| p.name).collect();
+            format!("{}: {}", w.id(), names.join(", "))
+        })
+        .collect();
+    Err(UsageError(format!(
+        "--pivot {row},{column}: no selected workload has both parameters; theirs are:\n{}",
+        listed.join("\n")
+    )))
 }
 
 /// Checks `args` as [`prepare`] does, without pinning this process: for a

@@ -4,8 +4,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::output::{ExitStatus, MetricsShown, RunView, open_existing_store, print, run_text};
+use super::output::{
+    ExitStatus, MetricsShown, RunView, open_existing_store, print, run_text, warn_if_no_pivot_table,
+};
 use crate::report;
+use crate::report::pivot::PivotChoice;
 use crate::visible::Escaped;
 
 /// Options of `sledge show`.
@@ -33,6 +36,12 @@ pub struct ShowArgs {
     /// of every case).
     #[arg(long, value_enum, default_value_t)]
     metrics: MetricsShown,
+    /// Show each sweep over two parameters as a table, ROW down and
+    /// COLUMN across (`algorithm,block_size`), for every workload that
+    /// varies both; `auto`: each workload's own table (its sweeps over
+    /// them show one anyway). With --csv the tables replace the rows.
+    #[arg(long, value_name = "ROW,COLUMN", conflicts_with = "json")]
+    pivot: Option<PivotChoice>,
 }
 
 /// Prints one stored run.
@@ -46,11 +55,29 @@ pub fn execute(args: ShowArgs, store: Option<PathBuf>) -> anyhow::Result<ExitSta
         // Every other format is for people: the run's text escaped.
         let run = Escaped::new(run);
         if args.csv {
-            report::export::csv(&run)?
+            match &args.pivot {
+                Some(choice) => {
+                    warn_if_no_pivot_table(&run, choice);
+                    report::pivot::csv(&report::pivot::tables(&run, choice))?
+                }
+                None => report::export::csv(&run)?,
+            }
         } else if args.markdown {
-            report::export::markdown(&run)
+            let choice = args.pivot.clone().unwrap_or_default();
+            if args.pivot.is_some() {
+                warn_if_no_pivot_table(&run, &choice);
+            }
+            let mut text = report::export::markdown(&run);
+            text.push_str(&report::pivot::markdown(&report::pivot::tables(
+                &run, &choice,
+            )));
+            text
         } else {
-            run_text(&run, RunView::from_flags(args.full, args.metrics))
+            run_text(
+                &run,
+                RunView::from_flags(args.full, args.metrics),
+                args.pivot.as_ref(),
+            )
         }
     };
     print(&text)?;

@@ -90,6 +90,17 @@ pub trait Workload: Sync {
     fn index_entry(&self, _params: &BTreeMap<String, String>) -> Option<IndexEntry> {
         None
     }
+
+    // The reports' view of the workload.
+
+    /// The table a sweep over two of its parameters prints as by default
+    /// (`--pivot` chooses another): the parameter down the rows and the
+    /// one across the columns, as the classic tool's own table has them
+    /// (openssl speed: algorithm down, block size across). `None`: no
+    /// natural table; its sweeps print as lists.
+    fn pivot(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
 }
 
 /// What a stored case stands for in a score index (see

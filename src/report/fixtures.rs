@@ -201,3 +201,52 @@ pub fn demo_run(id: i64, hostname: &str, scale: f64) -> RunRecord {
     cases.push(failed);
     run(id, hostname, 2, cases)
 }
+
+/// A run with two two-parameter sweeps, as the articles tabulate them:
+/// `crypto.speed` at two algorithms × three block sizes, at one copy and
+/// at all CPUs; `http.static` at two sizes × two concurrencies, one case
+/// failed and one missing. `scale` multiplies every throughput.
+pub fn pivot_run(id: i64, hostname: &str, scale: f64) -> RunRecord {
+    let higher = Direction::Higher;
+    let s = |v: f64| [v * scale, v * scale * 1.02, v * scale * 0.98];
+    let mut cases = Vec::new();
+    for (copies, k) in [("1", 1.0), ("2", 1.9)] {
+        for (algorithm, base) in [("sha256", 400.0), ("aes-128-gcm", 2500.0)] {
+            // Block sizes in the order a user gave them, not sorted.
+            for (block_size, share) in [("8192", 1.0), ("16", 0.15), ("1024", 0.8)] {
+                let mut c = case(
+                    "crypto.speed",
+                    &[
+                        ("algorithm", algorithm),
+                        ("block_size", block_size),
+                        ("copies", copies),
+                        ("time", "0.1"),
+                    ],
+                    metric("mb_per_sec", "MB/s", higher, &s(base * share * k)),
+                );
+                if copies == "2" {
+                    c.given_as_all = Some(vec!["copies".into()]);
+                }
+                cases.push(c);
+            }
+        }
+    }
+    for (size, concurrency, rate) in [
+        ("1", "1", 9_000.0),
+        ("1", "16", 60_000.0),
+        ("2M", "1", 800.0),
+        ("200K", "1", 3_000.0),
+        ("200K", "16", 20_000.0),
+    ] {
+        cases.push(case(
+            "http.static",
+            &[("concurrency", concurrency), ("size", size)],
+            metric("requests_per_sec", "req/s", higher, &s(rate)),
+        ));
+    }
+    let last = cases.len() - 1;
+    cases[last].metrics.clear();
+    cases[last].trials.clear();
+    cases[last].error = Some("connection refused".into());
+    run(id, hostname, 2, cases)
+}

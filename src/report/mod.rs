@@ -1,6 +1,7 @@
 //! Reports: the scorecard and the terminal tables, JSON, CSV and Markdown
 //! exports of a run, comparisons of runs (with performance per unit of
-//! price), the listing tables, and UnixBench's index of a run.
+//! price), the listing tables, pivot tables of two-parameter sweeps, and
+//! UnixBench's index of a run.
 
 pub mod compare;
 pub mod compare_table;
@@ -14,6 +15,7 @@ mod import_check;
 pub mod listing;
 pub mod magnitude;
 pub mod noise;
+pub mod pivot;
 pub mod plan_table;
 pub mod portable;
 mod portable_stream;

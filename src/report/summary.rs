@@ -10,10 +10,13 @@
 //! columns against their smallest step, and the Universal Scalability Law
 //! fit when they have four or more steps. The engine's "N of M trials
 //! disturbed" warnings are folded into the flags column and one legend
-//! line. `--metrics all` prints every metric instead (`run_table.rs`).
+//! line. A sweep over two parameters is also shown as a table, one down
+//! and one across (`pivot.rs`). `--metrics all` prints every metric
+//! instead (`run_table.rs`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use super::pivot::{self, PivotChoice};
 use super::run_table::header;
 use super::sweeps::{self, Sweep, headline};
 use crate::engine::runner::PRECISION_WARNING_PREFIX;
@@ -37,12 +40,28 @@ pub const CASE_NOTE_PREFIX: &str = "note: ";
 /// Renders the run's header, a section per workload, errors, warnings and
 /// the flags legend.
 pub fn render(run: &Escaped<RunRecord>, defaults: &Defaults) -> String {
+    render_pivoted(run, defaults, &PivotChoice::Natural)
+}
+
+/// [`render`], each workload's section followed by its pivot tables
+/// (`report::pivot`) as `choice` makes them.
+pub fn render_pivoted(
+    run: &Escaped<RunRecord>,
+    defaults: &Defaults,
+    choice: &PivotChoice,
+) -> String {
     let sweeps = sweeps::find(run);
     let mut out = header(run);
     let sections = sections(run, &sweeps, defaults);
+    let mut tables = pivot::tables(run, choice);
     for section in &sections {
         out.push('\n');
         out.push_str(&section_text(section));
+        let (own, rest): (Vec<_>, Vec<_>) = tables
+            .into_iter()
+            .partition(|t| t.workload == section.workload);
+        tables = rest;
+        out.push_str(&pivot::text(&own));
     }
     out.push('\n');
     let varying: HashMap<&str, &[String]> = sections

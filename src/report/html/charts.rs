@@ -55,11 +55,14 @@ pub fn css_color(index: usize) -> String {
     format!("#{r:02X}{g:02X}{b:02X}")
 }
 
-type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
-type DrawResult = Result<(), Box<dyn Error>>;
+pub(super) type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+pub(super) type DrawResult = Result<(), Box<dyn Error>>;
 
 /// Draws into a new SVG of `size` pixels and returns its text.
-fn svg(size: (u32, u32), draw: impl FnOnce(&Area) -> DrawResult) -> anyhow::Result<String> {
+pub(super) fn svg(
+    size: (u32, u32),
+    draw: impl FnOnce(&Area) -> DrawResult,
+) -> anyhow::Result<String> {
     let mut text = String::new();
     {
         let root = SVGBackend::with_string(&mut text, size).into_drawing_area();
@@ -78,7 +81,7 @@ fn svg(size: (u32, u32), draw: impl FnOnce(&Area) -> DrawResult) -> anyhow::Resu
 const MAX_LOG_AXIS_SPAN: f64 = 1e100;
 
 /// Whether values from `low` to `high` (both positive) want a log axis.
-fn wants_log(low: f64, high: f64) -> bool {
+pub(super) fn wants_log(low: f64, high: f64) -> bool {
     low > 0.0 && high / low > LOG_AXIS_SPAN && high / low <= MAX_LOG_AXIS_SPAN
 }
 
@@ -96,7 +99,7 @@ pub fn not_drawable(values: impl IntoIterator<Item = f64>) -> Option<String> {
 /// A tick label: [`format::value`] where that stays short, else three
 /// significant digits with an exponent (`1.25e9`), so that no label is
 /// wider than its chart.
-fn tick_label(v: f64) -> String {
+pub(super) fn tick_label(v: f64) -> String {
     let magnitude = v.abs();
     if magnitude == 0.0 || (1e-3..1e7).contains(&magnitude) {
         format::value(v)
@@ -114,14 +117,14 @@ fn tick_label(v: f64) -> String {
 }
 
 /// How many tick labels the y axis gets: plotters' default for a mesh.
-const Y_LABELS: usize = 11;
+pub(super) const Y_LABELS: usize = 11;
 
 /// The width of the y axis' label area: room for the rotated axis title,
 /// the widest of the axis' tick labels and the tick marks; at least
 /// `minimum`. A character is taken as 7 px: plotters writes the labels'
 /// "13" as a 10.5 px font, whose digits are 0.64 em (6.7 px) in DejaVu
 /// Sans, the widest common fallback.
-fn y_label_area<Y>(y: &Y, minimum: u32) -> u32
+pub(super) fn y_label_area<Y>(y: &Y, minimum: u32) -> u32
 where
     Y: AsRangedCoord<Value = f64> + Clone,
 {
@@ -139,7 +142,7 @@ where
 }
 
 /// The smallest and largest finite value.
-fn bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+pub(super) fn bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     values
         .filter(|v| v.is_finite())
         .fold(None, |acc, v| match acc {

@@ -13,15 +13,18 @@
 //!
 //! The page: the hosts side by side with the facts that differ marked; a
 //! comparison of each run against the first (`report::compare`); charts
-//! per workload (a bar chart per case across runs with 95% CIs and every
-//! trial, scaling curves with the USL fit for sweeps, the latency
+//! per workload (a pivot table and its chart per sweep over two
+//! parameters, a bar chart per other case across runs with 95% CIs and
+//! every trial, scaling curves with the USL fit for sweeps, the latency
 //! percentile spectrum of HTTP cases); the one-screen summary of each run.
 //! Failures stay visible: a failed case keeps its figure, saying where it
 //! failed, and a sweep with failed steps marks them and is called partial.
 
 mod charts;
+mod pivot_chart;
+mod pivot_figures;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
@@ -31,6 +34,7 @@ use super::compare::{
     CaseComparison, CompareOptions, JudgedOn, MetricComparison, NoiseHistory, RunComparison,
     compare_runs,
 };
+use super::pivot::PivotChoice;
 use super::summary::{self, Defaults};
 use super::sweeps::{self, Sweep};
 use super::{format, run_table};
@@ -67,6 +71,18 @@ pub fn render(
     defaults: &[Defaults],
     generated: &str,
     noise: &dyn NoiseHistory,
+) -> anyhow::Result<String> {
+    render_pivoted(runs, defaults, generated, noise, &PivotChoice::Natural)
+}
+
+/// [`render`], with the pivot tables (and their charts) that `choice`
+/// makes (`sledge report --pivot`).
+pub fn render_pivoted(
+    runs: &[RunRecord],
+    defaults: &[Defaults],
+    generated: &str,
+    noise: &dyn NoiseHistory,
+    choice: &PivotChoice,
 ) -> anyhow::Result<String> {
     let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
     let mut page = String::new();
@@ -108,7 +124,7 @@ pub fn render(
     }
     page.push_str("</section>\n");
     let all_sweeps: Vec<Vec<Sweep>> = runs.iter().map(sweeps::find).collect();
-    page.push_str(&charts_section(runs, &all_sweeps)?);
+    page.push_str(&charts_section(runs, &all_sweeps, choice)?);
     page.push_str("<section id=\"summary\">\n<h2>Summary per run</h2>\n");
     for (i, run) in runs.iter().enumerate() {
         let empty = Defaults::new();
@@ -414,8 +430,13 @@ type ChartKey = (String, u32, BTreeMap<String, String>);
 /// Charts per workload: a bar chart per case, scaling curves per sweep,
 /// latency spectra for HTTP cases. Cases are grouped once, by key and by
 /// workload, so the section takes time in proportion to the cases.
-fn charts_section(runs: &[RunRecord], all_sweeps: &[Vec<Sweep>]) -> anyhow::Result<String> {
+fn charts_section(
+    runs: &[RunRecord],
+    all_sweeps: &[Vec<Sweep>],
+    choice: &PivotChoice,
+) -> anyhow::Result<String> {
     let mut out = String::from("<section id=\"charts\">\n<h2>Charts</h2>\n");
+    let mut pivot_groups = pivot_figures::group_tables(runs, choice);
     // Each key with (run index, case) per run that has it, keys in
     // first-seen order; each workload's keys, workloads in first-seen order.
     let mut matched: Vec<(ChartKey, Vec<(usize, &CaseRecord)>)> = Vec::new();
@@ -451,9 +472,22 @@ fn charts_section(runs: &[RunRecord], all_sweeps: &[Vec<Sweep>]) -> anyhow::Resu
                 .collect();
             summary::varying_params(&cases)
         };
+        // A pivot table's chart stands for its cases' bar charts.
+        let tables = pivot_groups.remove(workload).unwrap_or_default();
+        let mut charted: HashSet<*const CaseRecord> = HashSet::new();
+        for group in &tables {
+            out.push_str(&pivot_figures::figure(runs, group)?);
+            charted.extend(pivot_figures::cases(group).map(|(i, c)| &runs[i].cases[c] as *const _));
+        }
         out.push_str("<div class=\"grid\">\n");
         for &k in &keys {
             let (key, cases) = &matched[k];
+            if cases
+                .iter()
+                .all(|&(_, case)| charted.contains(&(case as *const _)))
+            {
+                continue;
+            }
             out.push_str(&case_figure(runs, workload, key, cases, &varying)?);
         }
         out.push_str("</div>\n");

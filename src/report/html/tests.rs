@@ -296,3 +296,70 @@ fn a_sweep_that_stops_early_says_it_is_partial() {
         "{page}"
     );
 }
+
+#[test]
+fn a_two_parameter_sweep_is_one_table_and_one_chart_comparing_the_runs() {
+    use crate::report::fixtures::pivot_run;
+    let mut other = pivot_run(2, "beta", 1.5);
+    // Another host: copies=all is 4 there, and still matches.
+    other.cpus = (0..4).collect();
+    for case in &mut other.cases {
+        if case.params.get("copies").is_some_and(|c| c == "2") {
+            case.params.insert("copies".into(), "4".into());
+        }
+    }
+    let mut first = pivot_run(1, "alpha", 1.0);
+    // 2M pages at 300 req/s: the means span 200x, for a log axis.
+    for run in [&mut first, &mut other] {
+        let big = run
+            .cases
+            .iter_mut()
+            .find(|c| c.params.get("size").is_some_and(|s| s == "2M"))
+            .unwrap();
+        big.metrics[0] = crate::report::fixtures::metric(
+            "requests_per_sec",
+            "req/s",
+            crate::stats::Direction::Higher,
+            &[300.0, 306.0, 294.0],
+        );
+    }
+    let page = report(&[first, other]);
+    let charts = &page[page.find("id=\"charts\"").unwrap()..page.find("id=\"summary\"").unwrap()];
+    let captions: Vec<&str> = charts
+        .split("<figure class=\"wide pivot\"><figcaption>")
+        .skip(1)
+        .map(|f| f.split(" <span").next().unwrap())
+        .collect();
+    assert_eq!(
+        captions,
+        [
+            "algorithm by block_size · copies=1",
+            "algorithm by block_size · copies=all",
+            "size by concurrency"
+        ]
+    );
+    // Its cases get no bar chart of their own: every case is in a table.
+    assert_eq!(
+        charts.matches("<figure class=\"case\">").count(),
+        0,
+        "{charts}"
+    );
+    // A row per row value and run, the first naming the row.
+    assert!(
+        charts.contains("<tr><th rowspan=\"2\">sha256</th><td><span class=\"swatch\""),
+        "{charts}"
+    );
+    assert!(
+        charts.contains("<p class=\"note failed\">size=200K concurrency=16: failed in run 1: connection refused</p>"),
+        "{charts}"
+    );
+    // One line per row and run, and the rates of http.static span more
+    // than 100×: a log axis (1000 labelled, which a linear axis up to
+    // 90,000 would not label).
+    let http = &charts[charts.find("size by concurrency").unwrap()..];
+    let svg = &http[..http.find("</svg>").unwrap()];
+    for label in ["run 1 · 1", "run 2 · 200K", "run 2 · 2M"] {
+        assert!(svg.contains(&format!(">\n{label}\n<")), "{label}: {svg}");
+    }
+    assert!(svg.contains(">\n1000\n<"), "{svg}");
+}

@@ -46,6 +46,11 @@ const BYTES_PER_CLOCK_CHECK: usize = 64 << 10;
 pub struct CryptoSpeed;
 
 impl Workload for CryptoSpeed {
+    /// openssl speed's table: an algorithm per row, a block size per
+    /// column.
+    fn pivot(&self) -> Option<(&'static str, &'static str)> {
+        Some(("algorithm", "block_size"))
+    }
     fn id(&self) -> &'static str {
         "crypto.speed"
     }

@@ -10,6 +10,11 @@ use super::case::{HttpCase, common_params};
 pub struct StaticPage;
 
 impl Workload for StaticPage {
+    /// The articles' table: a page size per row, a concurrency per
+    /// column.
+    fn pivot(&self) -> Option<(&'static str, &'static str)> {
+        Some(("size", "concurrency"))
+    }
     fn id(&self) -> &'static str {
         "http.static"
     }

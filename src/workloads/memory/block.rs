@@ -29,6 +29,11 @@ const PAGE: usize = 4096;
 pub struct MemoryBlock;
 
 impl Workload for MemoryBlock {
+    /// sysbench memory's usual table: an operation per row, a block size
+    /// per column.
+    fn pivot(&self) -> Option<(&'static str, &'static str)> {
+        Some(("oper", "block_size"))
+    }
     fn id(&self) -> &'static str {
         "memory.block"
     }

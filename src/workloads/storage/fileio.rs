@@ -48,6 +48,11 @@ const DIRECT_IO_GRANULE: u64 = 512;
 pub struct FileIo;
 
 impl Workload for FileIo {
+    /// sysbench fileio's usual table: a mode per row, a block size per
+    /// column.
+    fn pivot(&self) -> Option<(&'static str, &'static str)> {
+        Some(("mode", "block_size"))
+    }
     fn id(&self) -> &'static str {
         "fileio"
     }

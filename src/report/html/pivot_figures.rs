@@ -1,0 +1,185 @@
+//! The report's pivot tables (`report::pivot`): per table matched across
+//! runs, one figure with its chart (`pivot_chart`) and the table itself,
+//! a row per row value and run, each cell the mean with its 95% CI.
+//! Failed cells say so, and the failures are listed under the table with
+//! their errors, as the bar charts they replace did.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use super::pivot_chart::{PivotChart, PivotLine, pivot_chart};
+use super::{escape, run_heading, run_name};
+use crate::report::pivot::{self, Cell, PivotChoice, PivotTable};
+use crate::results::RunRecord;
+
+/// One table across runs: (run index, its table) per run that has it.
+pub type TableGroup = Vec<(usize, PivotTable)>;
+
+/// Every run's tables matched by workload, metric, axes and the other
+/// parameters (a per-CPU count given as `all` matches `all`), grouped by
+/// workload, tables in first-seen order.
+pub fn group_tables(runs: &[RunRecord], choice: &PivotChoice) -> HashMap<String, Vec<TableGroup>> {
+    let mut groups: HashMap<String, Vec<TableGroup>> = HashMap::new();
+    let mut at: HashMap<_, (String, usize)> = HashMap::new();
+    for (i, run) in runs.iter().enumerate() {
+        for table in pivot::tables(run, choice) {
+            let own = groups.entry(table.workload.clone()).or_default();
+            let (_, g) = at
+                .entry(table.key())
+                .or_insert_with(|| {
+                    own.push(Vec::new());
+                    (table.workload.clone(), own.len() - 1)
+                })
+                .clone();
+            own[g].push((i, table));
+        }
+    }
+    groups
+}
+
+/// The (run index, case index) of every case the group's tables show.
+pub fn cases(group: &TableGroup) -> impl Iterator<Item = (usize, usize)> + '_ {
+    group.iter().flat_map(|(i, table)| {
+        table
+            .cells
+            .iter()
+            .flatten()
+            .filter_map(move |cell| Some((*i, cell.case()?)))
+    })
+}
+
+/// The group's figure: caption, chart, table and failures.
+pub fn figure(runs: &[RunRecord], group: &TableGroup) -> anyhow::Result<String> {
+    let first = &group[0].1;
+    let rows = pivot::ordered(group.iter().flat_map(|(_, t)| t.rows.iter()));
+    let columns = pivot::ordered(group.iter().flat_map(|(_, t)| t.columns.iter()));
+    let several = group.len() > 1;
+    let mut lines = Vec::new();
+    for (i, table) in group {
+        for (r, row) in rows.iter().enumerate() {
+            let points: Vec<(usize, f64, f64, f64)> = columns
+                .iter()
+                .enumerate()
+                .filter_map(|(c, column)| match cell(table, row, column) {
+                    Cell::Value {
+                        mean,
+                        ci_low,
+                        ci_high,
+                        ..
+                    } => Some((c, mean, ci_low, ci_high)),
+                    _ => None,
+                })
+                .collect();
+            if points.is_empty() {
+                continue;
+            }
+            lines.push(PivotLine {
+                label: format!("{} · {row}", run_name(&runs[*i])),
+                row_label: row.clone(),
+                run: *i,
+                row: r,
+                points,
+            });
+        }
+    }
+    let svg = pivot_chart(&PivotChart {
+        column: first.column.clone(),
+        columns: columns.clone(),
+        unit: first.metric.1.clone(),
+        lines,
+    })?;
+    let fixed = params_of(first);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "<figure class=\"wide pivot\"><figcaption>{} by {}{} <span class=\"metric\">{} ({}), mean ± 95% CI</span></figcaption>\n{svg}",
+        escape(&first.row),
+        escape(&first.column),
+        if fixed.is_empty() {
+            String::new()
+        } else {
+            format!(" · {}", escape(&fixed))
+        },
+        escape(&first.metric.0),
+        escape(&first.metric.1),
+    );
+    out.push_str("<table class=\"pivot\"><thead><tr>");
+    let _ = write!(out, "<th>{}</th>", escape(&first.corner()));
+    if several {
+        out.push_str("<th>run</th>");
+    }
+    for column in &columns {
+        let _ = write!(out, "<th class=\"num\">{}</th>", escape(column));
+    }
+    out.push_str("</tr></thead><tbody>\n");
+    for row in &rows {
+        for (k, (i, table)) in group.iter().enumerate() {
+            out.push_str("<tr>");
+            if k == 0 {
+                let _ = write!(out, "<th rowspan=\"{}\">{}</th>", group.len(), escape(row));
+            }
+            if several {
+                let _ = write!(out, "<td>{}</td>", run_heading(*i, &runs[*i]));
+            }
+            for column in &columns {
+                let _ = write!(
+                    out,
+                    "<td class=\"num\">{}</td>",
+                    escape(&cell(table, row, column).text())
+                );
+            }
+            out.push_str("</tr>\n");
+        }
+    }
+    out.push_str("</tbody></table>\n");
+    for failure in failures(runs, group) {
+        let _ = writeln!(out, "<p class=\"note failed\">{}</p>", escape(&failure));
+    }
+    out.push_str("</figure>\n");
+    Ok(out)
+}
+
+/// A run's cell at (row value, column value).
+fn cell(table: &PivotTable, row: &str, column: &str) -> Cell {
+    let r = table.rows.iter().position(|v| v == row);
+    let c = table.columns.iter().position(|v| v == column);
+    match (r, c) {
+        (Some(r), Some(c)) => table.cells[r][c].clone(),
+        _ => Cell::Missing,
+    }
+}
+
+/// Each failed cell of each run, with its error: `size=2M
+/// concurrency=16: failed in run 2: connection refused`.
+fn failures(runs: &[RunRecord], group: &TableGroup) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, table) in group {
+        for cell in table.cells.iter().flatten() {
+            if let Cell::Failed { case } = cell {
+                let case = &runs[*i].cases[*case];
+                let value = |name: &str| case.params.get(name).map_or("", String::as_str);
+                out.push(format!(
+                    "{}={} {}={}: failed in {}: {}",
+                    table.row,
+                    value(&table.row),
+                    table.column,
+                    value(&table.column),
+                    run_name(&runs[*i]),
+                    case.error.as_deref().unwrap_or("no value")
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The other parameters that tell the table from its workload's others,
+/// as the first run has them (`copies=all` where it was given so).
+fn params_of(table: &PivotTable) -> String {
+    table
+        .fixed_as_given
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
