@@ -1,12 +1,13 @@
 //! Reports: the terminal table, JSON, CSV and Markdown exports of a run,
 //! comparisons of runs (with performance per unit of price), the listing
-//! tables, and UnixBench's index of a run.
+//! tables, UnixBench's index of a run, and the outlier hosts of a fleet.
 
 pub mod compare;
 pub mod compare_table;
 pub mod export;
 #[cfg(test)]
 pub(crate) mod fixtures;
+pub mod fleet_outliers;
 pub mod format;
 pub mod html;
 mod import_check;

@@ -20,6 +20,7 @@
 //! failed, and a sweep with failed steps marks them and is called partial.
 
 mod charts;
+mod fleet_outliers;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -107,6 +108,9 @@ pub fn render(
         )));
     }
     page.push_str("</section>\n");
+    page.push_str(&fleet_outliers::section(
+        &crate::report::fleet_outliers::fleet_outliers(runs),
+    ));
     let all_sweeps: Vec<Vec<Sweep>> = runs.iter().map(sweeps::find).collect();
     page.push_str(&charts_section(runs, &all_sweeps)?);
     page.push_str("<section id=\"summary\">\n<h2>Summary per run</h2>\n");
