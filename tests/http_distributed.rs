@@ -1112,8 +1112,8 @@ fn the_six_client_web_test_reports_every_host_and_their_exact_merge() {
     assert_eq!(means["requests"], requests.iter().sum::<f64>());
     let responses = per_host(&means, "responses");
     let timeouts = per_host(&means, "timeouts");
-    for i in 0..6 {
-        assert_eq!(responses[i] + timeouts[i], requests[i], "{means:?}");
+    for ((answered, timed_out), sent) in responses.iter().zip(&timeouts).zip(&requests) {
+        assert_eq!(answered + timed_out, *sent, "{means:?}");
     }
     assert_eq!(means["timeouts"], timeouts.iter().sum::<f64>());
     // A connection per request, each one timed.
@@ -1140,9 +1140,9 @@ fn the_six_client_web_test_reports_every_host_and_their_exact_merge() {
     let requests = per_host(&means, "requests");
     let responses = per_host(&means, "responses");
     let timeouts = per_host(&means, "timeouts");
-    for i in 0..6 {
-        assert!(timeouts[i] > 0.0, "{means:?}");
-        assert_eq!(responses[i] + timeouts[i], requests[i], "{means:?}");
+    for ((answered, timed_out), sent) in responses.iter().zip(&timeouts).zip(&requests) {
+        assert!(*timed_out > 0.0, "{means:?}");
+        assert_eq!(answered + timed_out, *sent, "{means:?}");
     }
     assert_eq!(means["timeouts"], timeouts.iter().sum::<f64>());
     assert_eq!(means["requests"], requests.iter().sum::<f64>());
