@@ -131,7 +131,7 @@ pub fn outlier_hosts(values: &[HostValue]) -> Option<FleetSpread> {
     let mut sorted: Vec<f64> = values.iter().map(|v| v.mean).collect();
     sorted.sort_by(f64::total_cmp);
     let mid = sorted.len() / 2;
-    let median = if sorted.len() % 2 == 0 {
+    let median = if sorted.len().is_multiple_of(2) {
         (sorted[mid - 1] * sorted[mid]).sqrt()
     } else {
         sorted[mid]
@@ -165,7 +165,7 @@ fn median_of(mut values: Vec<f64>) -> Option<f64> {
     }
     values.sort_by(f64::total_cmp);
     let mid = values.len() / 2;
-    Some(if values.len() % 2 == 0 {
+    Some(if values.len().is_multiple_of(2) {
         (values[mid - 1] + values[mid]) / 2.0
     } else {
         values[mid]
