@@ -691,3 +691,105 @@ fn a_second_ctrl_c_kills_the_remote_runs_and_still_cleans_up() {
     assert_eq!(entries(&remote_dir.join("runs")), Vec::<PathBuf>::new());
     sandbox.assert_no_runs();
 }
+
+/// A short CPU-bound run: five rounds of one 0.2 s trial of prime checking
+/// on one thread, each round in a fresh process, so that each host's CI
+/// covers its round-to-round noise.
+fn primes_args() -> Vec<String> {
+    [
+        "cpu.primes",
+        "-p",
+        "threads=1",
+        "-p",
+        "time=0.2",
+        "--rounds",
+        "5",
+        "--warmup",
+        "0",
+        "--min-trials",
+        "1",
+        "--max-trials",
+        "1",
+        "--no-idle-check",
+    ]
+    .map(str::to_string)
+    .to_vec()
+}
+
+/// The outliers `sledge fleet outliers RUNS --json` names, as
+/// `(host, verdict)`.
+fn named_outliers(sandbox: &Sandbox, runs: &[&str]) -> Vec<(String, String)> {
+    let out = sandbox
+        .sledge()
+        .args(["fleet", "outliers", "--json"])
+        .args(runs)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let view: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(view["populations"].as_array().unwrap().len(), 1, "{view}");
+    assert_eq!(view["populations"][0]["hosts"].as_array().unwrap().len(), 3);
+    view["populations"][0]["outliers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["host"].as_str().unwrap().to_string(),
+                o["verdict"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_host_under_a_cpu_quota_is_named_an_outlier_and_without_it_none_is() {
+    let Some(set) = NetnsHosts::up(3, "a_host_under_a_cpu_quota_is_named") else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    let remote_dir = sandbox.path().join("remote");
+    seed_binary(&remote_dir);
+    let labels: Vec<&str> = set
+        .hosts
+        .iter()
+        .map(|h| h.trim_start_matches("root@"))
+        .collect();
+    // One host after another: three CPU-bound hosts at once on a small
+    // machine would measure their fight for its CPUs.
+    let mut words = fleet_words(&set, &set.list(), &remote_dir, &primes_args());
+    words.insert(2, "--serial".to_string());
+
+    // The same machine three times: no host is named.
+    let assert = fleet_sledge(&sandbox).args(&words).assert().success();
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    assert!(
+        stdout.contains("outlier hosts among 3 hosts of ")
+            && stdout.contains("  none: every host is within the fleet's spread"),
+        "{stdout}"
+    );
+    assert_eq!(named_outliers(&sandbox, &["1", "2", "3"]), []);
+
+    // The second host held to 2% of a CPU: it, and it alone, is named,
+    // slower, with nothing in its inventory to tell why (the quota is not
+    // a fact the probe reads).
+    set.quota(1, 2);
+    let assert = fleet_sledge(&sandbox).args(&words).assert().success();
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with(&format!("  {} (run 5): cpu.primes ", labels[1])))
+        .unwrap_or_else(|| panic!("no outlier line for {}: {stdout}", labels[1]));
+    assert!(line.ends_with(", slower"), "{line}");
+    assert!(
+        stdout.contains("    no inventory fact sets it apart"),
+        "{stdout}"
+    );
+    for other in [labels[0], labels[2]] {
+        assert!(!stdout.contains(&format!("  {other} (run ")), "{stdout}");
+    }
+    assert_eq!(
+        named_outliers(&sandbox, &["4", "5", "6"]),
+        [(labels[1].to_string(), "slower".to_string())]
+    );
+}

@@ -1040,3 +1040,115 @@ fn ctrl_c_prints_what_every_host_measured_until_then() {
     assert!(out.contains("interrupted (Ctrl-C)"), "{out}");
     assert!(tagged_processes("ctrl_c", None).is_empty());
 }
+
+/// The figures of the one case of the last run, by metric name.
+fn case_means(sandbox: &Sandbox) -> (serde_json::Value, std::collections::BTreeMap<String, f64>) {
+    let run = sandbox.show_last();
+    let cases = run["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 1, "{run}");
+    let case = cases[0].clone();
+    assert!(case["error"].is_null(), "{case}");
+    let means = case["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["name"].as_str().unwrap().to_string(),
+                m["summary"]["mean"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    (case, means)
+}
+
+/// The article's web test, scaled down: 20 requests per client host at
+/// 10 requests/s instead of 10,000, so a host's test lasts 1.9 s (its
+/// last request is due 19 intervals after its first) where the
+/// article's lasted 999.9 s; everything else (six hosts, one connection
+/// per request, a 1 s timeout) as the profile has it.
+#[test]
+fn the_six_client_web_test_reports_every_host_and_their_exact_merge() {
+    let Some(set) = NetnsHosts::up(6, "the_six_client_web_test") else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    let remote_dir = sandbox.path().join("remote");
+    let clients = format!("clients_from=\"{}\"", set.list());
+    let run = |extra: &[&str]| {
+        let out = sandbox
+            .sledge()
+            .env("SLEDGE_SSH_IDENTITY", &set.key)
+            .env("SLEDGE_SSH_KNOWN_HOSTS", &set.known_hosts)
+            .env("SLEDGE_REMOTE_DIR", &remote_dir)
+            .args(["run", "web-six-clients", "--no-idle-check", "-p", &clients])
+            .args(["-p", "requests=120"])
+            .args(extra)
+            .timeout(Duration::from_secs(180))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let per_host = |means: &std::collections::BTreeMap<String, f64>, name: &str| -> Vec<f64> {
+        set.hosts
+            .iter()
+            .map(|h| {
+                *means
+                    .get(&format!("{name}@{h}"))
+                    .unwrap_or_else(|| panic!("no {name}@{h} in {means:?}"))
+            })
+            .collect()
+    };
+
+    run(&[]);
+    let (case, means) = case_means(&sandbox);
+    assert_eq!(case["params"]["rate_per_client"], "10", "{case}");
+    assert_eq!(case["params"]["timeout"], "1", "{case}");
+    assert_eq!(case["params"]["keepalive"], "false", "{case}");
+    // Each host sent its 20; the merge is their exact sum.
+    let requests = per_host(&means, "requests");
+    assert_eq!(requests, [20.0; 6], "{means:?}");
+    assert_eq!(means["requests"], requests.iter().sum::<f64>());
+    let responses = per_host(&means, "responses");
+    let timeouts = per_host(&means, "timeouts");
+    for ((answered, timed_out), sent) in responses.iter().zip(&timeouts).zip(&requests) {
+        assert_eq!(answered + timed_out, *sent, "{means:?}");
+    }
+    assert_eq!(means["timeouts"], timeouts.iter().sum::<f64>());
+    // A connection per request, each one timed.
+    for connect in per_host(&means, "connect_mean") {
+        assert!(connect > 0.0, "{means:?}");
+    }
+    // The duration: the schedule's 1.9 s at least, ended by the request
+    // count (not by the profile's time limit); the merge's is the longest
+    // host's, since they all started at one instant.
+    let durations = per_host(&means, "duration");
+    for &d in &durations {
+        assert!((1.9..1200.0).contains(&d), "{means:?}");
+    }
+    assert_eq!(
+        means["duration"],
+        durations.iter().copied().fold(0.0, f64::max)
+    );
+
+    // Responses of 10 MiB hardly arrive within 1 ms: every host counts
+    // timeouts, each request it sent either timed out or was answered,
+    // and the merge counts every host's.
+    run(&["-p", "size=10M", "-p", "timeout=0.001"]);
+    let (_, means) = case_means(&sandbox);
+    let requests = per_host(&means, "requests");
+    let responses = per_host(&means, "responses");
+    let timeouts = per_host(&means, "timeouts");
+    for ((answered, timed_out), sent) in responses.iter().zip(&timeouts).zip(&requests) {
+        assert!(*timed_out > 0.0, "{means:?}");
+        assert_eq!(answered + timed_out, *sent, "{means:?}");
+    }
+    assert_eq!(means["timeouts"], timeouts.iter().sum::<f64>());
+    assert_eq!(means["requests"], requests.iter().sum::<f64>());
+    assert!(
+        agents_on_hosts(&set).is_empty(),
+        "{:?}",
+        agents_on_hosts(&set)
+    );
+}

@@ -108,6 +108,20 @@ impl NetnsHosts {
         assert!(status.success());
     }
 
+    /// Holds host `index` (0-based) to `percent`% of one CPU from now on:
+    /// its sshd, and every session it starts, run in a cgroup with that
+    /// CPU quota (removed with the hosts).
+    pub fn quota(&self, index: usize, percent: u32) {
+        let status = Command::new(script())
+            .arg("quota")
+            .arg(self.dir.path())
+            .arg((index + 1).to_string())
+            .arg(percent.to_string())
+            .status()
+            .expect("quota");
+        assert!(status.success());
+    }
+
     /// The `--identity` and `--known-hosts` options for these hosts.
     pub fn ssh_args(&self) -> Vec<String> {
         vec![

@@ -1,14 +1,16 @@
-//! `sledge fleet run --hosts user@h1,user@h2 [RUN ARGS...]`.
+//! `sledge fleet run --hosts user@h1,user@h2 [RUN ARGS...]`, and
+//! `sledge fleet outliers RUN...`: the hosts outside their fleet's spread.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand};
 
-use super::output::{ExitStatus, UsageError, open_store, print};
+use super::output::{ExitStatus, UsageError, open_existing_store, open_store, print, resolve_runs};
 use crate::engine::CancelToken;
 use crate::fleet::{self, HostResult, Order, Progress};
 use crate::remote::{OutputLine, SshOptions, parse_host_list};
+use crate::report::fleet_outliers::{self, fleet_outliers};
 use crate::visible::escape;
 
 /// The longest connect timeout accepted, in seconds.
@@ -30,6 +32,24 @@ enum FleetCommand {
     /// target on is given to `sledge run` on each host:
     /// `sledge fleet run --hosts root@h1,root@h2 cpu.primes -p threads=1,2`.
     Run(FleetRunArgs),
+    /// Name the outlier hosts among stored runs of several hosts: for
+    /// hosts sharing a CPU model (three or more), a host whose value of a
+    /// case lies more than 3.5 modified z-scores from the fleet's median,
+    /// with its ratio to the median and the inventory facts that set it
+    /// apart (`fleet run` shows this after its runs land).
+    Outliers(FleetOutliersArgs),
+}
+
+/// Options of `sledge fleet outliers`.
+#[derive(Debug, Args)]
+struct FleetOutliersArgs {
+    /// The runs (ids, `last`, `last~N` or UUIDs), one per host; of several
+    /// runs of one host the latest counts.
+    #[arg(required = true, value_name = "RUN")]
+    runs: Vec<String>,
+    /// Print JSON (docs/json.md) instead of text.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Options of `sledge fleet run`.
@@ -77,7 +97,54 @@ struct FleetRunArgs {
 pub fn execute(args: FleetArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
     match args.command {
         FleetCommand::Run(args) => execute_run(args, store),
+        FleetCommand::Outliers(args) => execute_outliers(args, store),
     }
+}
+
+fn execute_outliers(
+    args: FleetOutliersArgs,
+    store_path: Option<PathBuf>,
+) -> anyhow::Result<ExitStatus> {
+    let store = open_existing_store(store_path)?;
+    let ids = resolve_runs(&store, &args.runs)?;
+    let runs = ids
+        .iter()
+        .map(|&id| store.load_run(id))
+        .collect::<Result<Vec<_>, _>>()?;
+    let view = fleet_outliers(&runs);
+    if args.json {
+        print(&(serde_json::to_string_pretty(&view)? + "\n"))?;
+    } else {
+        print(&fleet_outliers::render(&view))?;
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// The outlier view of the runs that landed, when three or more did.
+fn landed_outliers(reports: &[fleet::HostReport], store: &crate::store::Store) -> Option<String> {
+    let ids: Vec<i64> = reports
+        .iter()
+        .filter_map(|r| match r.result {
+            HostResult::Landed { id, .. } => Some(id),
+            HostResult::Failed(_) => None,
+        })
+        .collect();
+    if ids.len() < crate::stats::MIN_HOSTS {
+        return None;
+    }
+    let runs = match ids
+        .iter()
+        .map(|&id| store.load_run(id))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(runs) => runs,
+        Err(err) => {
+            eprintln!("warning: cannot read the landed runs for the outlier view: {err}");
+            return None;
+        }
+    };
+    let view = fleet_outliers(&runs);
+    (!view.populations.is_empty()).then(|| fleet_outliers::render(&view))
 }
 
 fn execute_run(args: FleetRunArgs, store_path: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
@@ -148,6 +215,9 @@ fn execute_run(args: FleetRunArgs, store_path: Option<PathBuf>) -> anyhow::Resul
         started.elapsed().as_secs_f64(),
         &store.path().display().to_string(),
     ))?;
+    if let Some(outliers) = landed_outliers(&reports, &store) {
+        print(&outliers)?;
+    }
     for report in &reports {
         if let Some(left) = &report.left_behind {
             eprintln!(

@@ -999,54 +999,58 @@ fn summarize(cases: &[CaseComparison], detect: f64) -> ComparisonSummary {
     summary
 }
 
+/// The facts about a run's host and software that `compare` shows when
+/// they differ between two runs (and the fleet's outlier view when they
+/// set a host apart), as `(what, value)`; a value is empty when unknown.
+pub(crate) fn host_facts(r: &RunRecord) -> Vec<(String, String)> {
+    let h = &r.host;
+    let gib = |bytes: u64| format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64);
+    let mut facts = vec![
+        ("host".to_string(), h.hostname.clone()),
+        ("CPU".to_string(), h.cpu.model.clone()),
+        ("CPUs used".to_string(), r.cpus.len().to_string()),
+        ("memory".to_string(), gib(h.memory.total_bytes)),
+        ("kernel".to_string(), h.os.kernel.clone()),
+        (
+            "virtualization".to_string(),
+            h.virtualization
+                .hypervisor
+                .clone()
+                .or_else(|| h.virtualization.container.clone())
+                .unwrap_or_else(|| "none".to_string()),
+        ),
+        (
+            "transparent huge pages".to_string(),
+            h.transparent_hugepages.clone().unwrap_or_default(),
+        ),
+        (
+            "governor".to_string(),
+            h.cpu.governor.clone().unwrap_or_default(),
+        ),
+        ("turbo".to_string(), on_off(h.cpu.turbo)),
+        ("SMT".to_string(), h.cpu.smt.clone().unwrap_or_default()),
+        (
+            "price".to_string(),
+            super::price::run_price(r).map_or_else(String::new, |p| p.to_string()),
+        ),
+        (
+            "filesystem".to_string(),
+            h.filesystem
+                .as_ref()
+                .map(|f| format!("{} on {}", f.fs_type, f.source))
+                .unwrap_or_default(),
+        ),
+        ("sledge".to_string(), r.sledge_version.clone()),
+    ];
+    for (name, text) in &h.mitigations {
+        facts.push((format!("mitigation {name}"), text.clone()));
+    }
+    facts
+}
+
 /// The facts about two runs' hosts and software that differ.
 fn host_differences(a: &RunRecord, b: &RunRecord) -> Vec<HostDifference> {
-    let facts = |r: &RunRecord| {
-        let h = &r.host;
-        let gib = |bytes: u64| format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64);
-        let mut facts = vec![
-            ("host".to_string(), h.hostname.clone()),
-            ("CPU".to_string(), h.cpu.model.clone()),
-            ("CPUs used".to_string(), r.cpus.len().to_string()),
-            ("memory".to_string(), gib(h.memory.total_bytes)),
-            ("kernel".to_string(), h.os.kernel.clone()),
-            (
-                "virtualization".to_string(),
-                h.virtualization
-                    .hypervisor
-                    .clone()
-                    .or_else(|| h.virtualization.container.clone())
-                    .unwrap_or_else(|| "none".to_string()),
-            ),
-            (
-                "transparent huge pages".to_string(),
-                h.transparent_hugepages.clone().unwrap_or_default(),
-            ),
-            (
-                "governor".to_string(),
-                h.cpu.governor.clone().unwrap_or_default(),
-            ),
-            ("turbo".to_string(), on_off(h.cpu.turbo)),
-            ("SMT".to_string(), h.cpu.smt.clone().unwrap_or_default()),
-            (
-                "price".to_string(),
-                super::price::run_price(r).map_or_else(String::new, |p| p.to_string()),
-            ),
-            (
-                "filesystem".to_string(),
-                h.filesystem
-                    .as_ref()
-                    .map(|f| format!("{} on {}", f.fs_type, f.source))
-                    .unwrap_or_default(),
-            ),
-            ("sledge".to_string(), r.sledge_version.clone()),
-        ];
-        for (name, text) in &h.mitigations {
-            facts.push((format!("mitigation {name}"), text.clone()));
-        }
-        facts
-    };
-    let (fa, fb) = (facts(a), facts(b));
+    let (fa, fb) = (host_facts(a), host_facts(b));
     let lookup = |facts: &[(String, String)], what: &str| {
         facts
             .iter()

@@ -1,13 +1,14 @@
 //! Reports: the scorecard and the terminal tables, JSON, CSV and Markdown
 //! exports of a run, comparisons of runs (with performance per unit of
-//! price), the listing tables, pivot tables of two-parameter sweeps, and
-//! UnixBench's index of a run.
+//! price), the listing tables, pivot tables of two-parameter sweeps,
+//! UnixBench's index of a run, and the outlier hosts of a fleet.
 
 pub mod compare;
 pub mod compare_table;
 pub mod export;
 #[cfg(test)]
 pub(crate) mod fixtures;
+pub mod fleet_outliers;
 pub mod format;
 pub mod html;
 pub mod http_load;

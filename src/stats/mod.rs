@@ -24,6 +24,11 @@
 //!   one host, from earlier runs (successive differences, level shifts
 //!   left out); [`compare_sides`] never calls a difference inside that
 //!   band a change.
+//! * [`outlier_hosts`] (`outlier_hosts.rs`): the host of a fleet whose
+//!   value of a case lies more than 3.5 **modified z-scores** (Iglewicz
+//!   and Hoaglin: distances in median absolute deviations) from the
+//!   fleet's median, with a floor under the spread so that three nearly
+//!   equal hosts do not name their measurement noise.
 //! * [`compare_paired`] (`paired.rs`): two settings measured in the same
 //!   rounds (`sledge ab`), judged on the **per-round paired ratios** with a
 //!   paired t interval of their logarithms: the drift the rounds share
@@ -44,6 +49,7 @@ mod compare;
 mod hierarchical;
 mod histogram_bytes;
 mod latency_histogram;
+mod outlier_hosts;
 mod outliers;
 mod paired;
 mod run_noise;
@@ -58,6 +64,10 @@ pub use compare::{
 pub use hierarchical::{CiBasis, Levels, summarize_rounds};
 pub use histogram_bytes::{HistogramBytesError, MAX_INFLATED, read_histogram};
 pub use latency_histogram::{LATENCY_MAX_NS, LATENCY_SIGFIG, latency_histogram};
+pub use outlier_hosts::{
+    FleetSpread, HostStanding, HostValue, MAD_TO_SD, MIN_HOSTS, MIN_RELATIVE_SPREAD,
+    MODIFIED_Z_THRESHOLD, SpreadBasis, outlier_hosts,
+};
 pub use outliers::{TUKEY_FENCE, tukey_outliers};
 pub use paired::{compare_paired, paired_half_width};
 pub use run_noise::{MAX_RUN_NOISE_SD_LOG, MIN_HISTORY_RUNS, RunNoise, SHIFT_FENCE, run_noise};

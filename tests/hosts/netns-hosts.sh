@@ -12,6 +12,12 @@
 #   netns-hosts.sh down --all   remove every sledge-h<K> namespace
 #   netns-hosts.sh kill-sshd DIR I   kill every sshd of the I-th host
 #                               (1-based), as a host that dies midway
+#   netns-hosts.sh quota DIR I PCT   hold the I-th host to PCT% of one CPU:
+#                               its sshd moves into a cgroup of its own
+#                               with that CPU quota, and so does every
+#                               session it starts from then on (a slower
+#                               machine of the same model, for the
+#                               fleet's outlier test)
 #
 # Host K (the smallest K in 1..254 whose namespace does not exist, claimed
 # under a lock so that concurrent test runs get distinct hosts) is the
@@ -30,7 +36,7 @@ LOCK=/run/sledge-netns-hosts.lock
 die() { echo "netns-hosts.sh: $*" >&2; exit 1; }
 
 usage() {
-  die "usage: netns-hosts.sh up N DIR | down DIR | down --all | kill-sshd DIR I"
+  die "usage: netns-hosts.sh up N DIR | down DIR | down --all | kill-sshd DIR I | quota DIR I PCT"
 }
 
 need_tools() {
@@ -40,10 +46,21 @@ need_tools() {
   command -v ssh-keygen >/dev/null || die "needs ssh-keygen (Debian package openssh-client)"
 }
 
+# The CPU cgroup of host K: cgroup v2's unified tree, or v1's cpu
+# controller.
+cgroup_of() {
+  if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+    echo "/sys/fs/cgroup/sledge-h$1"
+  else
+    echo "/sys/fs/cgroup/cpu/sledge-h$1"
+  fi
+}
+
 # Removes host K: every process in its namespace, the namespace (which
-# takes the veth pair with it) and the root side's end if it survived.
+# takes the veth pair with it), the root side's end if it survived, and
+# its CPU cgroup if it had one.
 remove_host() {
-  local k=$1 ns=sledge-h$1 pids
+  local k=$1 ns=sledge-h$1 pids cgroup
   if ip netns list | grep -qx "$ns\( (id: [0-9]*)\)\?"; then
     pids=$(ip netns pids "$ns" 2>/dev/null || true)
     if [ -n "$pids" ]; then
@@ -52,6 +69,14 @@ remove_host() {
     ip netns del "$ns" 2>/dev/null || true
   fi
   ip link del "sl$k-r" 2>/dev/null || true
+  cgroup=$(cgroup_of "$k")
+  if [ -d "$cgroup" ]; then
+    # The killed processes leave the cgroup as they are reaped.
+    for _ in $(seq 1 250); do
+      rmdir "$cgroup" 2>/dev/null && break
+      sleep 0.02
+    done
+  fi
 }
 
 down_dir() {
@@ -155,11 +180,32 @@ kill_sshd() {
   done
 }
 
+quota() {
+  local dir=$1 i=$2 pct=$3 k cgroup pid
+  [[ "$pct" =~ ^[1-9][0-9]?$ ]] || die "quota: PCT must be a number from 1 to 99, not '$pct'"
+  k=$(sed -n "${i}p" "$dir/hosts")
+  [ -n "$k" ] || die "quota: $dir holds no host number $i"
+  cgroup=$(cgroup_of "$k")
+  mkdir -p "$cgroup"
+  if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+    grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control ||
+      echo +cpu >/sys/fs/cgroup/cgroup.subtree_control
+    echo "$((pct * 1000)) 100000" >"$cgroup/cpu.max"
+  else
+    echo 100000 >"$cgroup/cpu.cfs_period_us"
+    echo "$((pct * 1000))" >"$cgroup/cpu.cfs_quota_us"
+  fi
+  for pid in $(ip netns pids "sledge-h$k"); do
+    echo "$pid" >"$cgroup/cgroup.procs" 2>/dev/null || true
+  done
+}
+
 case "${1:-}" in
   up) [ $# = 3 ] || usage; need_tools; up "$2" "$3" ;;
   down)
     [ $# = 2 ] || usage
     if [ "$2" = --all ]; then down_all; else down_dir "$2"; fi ;;
   kill-sshd) [ $# = 3 ] || usage; kill_sshd "$2" "$3" ;;
+  quota) [ $# = 4 ] || usage; quota "$2" "$3" "$4" ;;
   *) usage ;;
 esac

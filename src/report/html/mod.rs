@@ -21,6 +21,7 @@
 //! failed, and a sweep with failed steps marks them and is called partial.
 
 mod charts;
+mod fleet_outliers;
 mod pivot_chart;
 mod pivot_figures;
 
@@ -123,6 +124,9 @@ pub fn render_pivoted(
         )));
     }
     page.push_str("</section>\n");
+    page.push_str(&fleet_outliers::section(
+        &crate::report::fleet_outliers::fleet_outliers(runs),
+    ));
     let all_sweeps: Vec<Vec<Sweep>> = runs.iter().map(sweeps::find).collect();
     page.push_str(&charts_section(runs, &all_sweeps, choice)?);
     page.push_str("<section id=\"summary\">\n<h2>Summary per run</h2>\n");

@@ -202,6 +202,31 @@ impl HttpCase {
     }
 }
 
+/// One client host's own figures, as the article's table has them per
+/// client machine: its requests, mean connect and response times, test
+/// duration and timeouts, each named `NAME@HOST` (`connect_mean@root@c1`).
+/// The merged figures beside them add every host's requests exactly.
+fn client_host_metrics(host: &str, r: &http::LoadReport, timeout_set: bool) -> Vec<Metric> {
+    let name = |metric: &str| format!("{metric}@{host}");
+    let mut metrics = vec![
+        Metric::higher(name("requests"), "requests", r.sent as f64),
+        Metric::higher(name("responses"), "requests", r.responses as f64),
+        Metric::lower(name("latency_mean"), "ms", r.latency.mean_ms),
+        Metric::lower(name("duration"), "s", r.seconds),
+    ];
+    if r.connect.count > 0 {
+        metrics.push(Metric::lower(name("connect_mean"), "ms", r.connect.mean_ms));
+    }
+    if r.errors.timeout > 0 || timeout_set {
+        metrics.push(Metric::lower(
+            name("timeouts"),
+            "requests",
+            r.errors.timeout as f64,
+        ));
+    }
+    metrics
+}
+
 /// The server's CPUs and the generator's, or `(None, None)` with one CPU.
 fn split_cpus(cpus: &[usize]) -> (Option<Vec<usize>>, Option<Vec<usize>>) {
     if cpus.len() < 2 {
@@ -227,9 +252,9 @@ impl Case for HttpCase {
 
     fn trial(&mut self, ctx: &TrialContext) -> anyhow::Result<TrialOutput> {
         let before = cpu_share::snapshot();
-        let report = match &self.clients {
+        let (report, hosts) = match &self.clients {
             Some(clients) => clients.run(&self.load, &ctx.cancel)?,
-            None => http::run(&self.load, &ctx.cancel)?,
+            None => (http::run(&self.load, &ctx.cancel)?, Vec::new()),
         };
         let after = cpu_share::snapshot();
         if let Some(failure) = self.server.as_ref().and_then(Server::failure) {
@@ -260,8 +285,13 @@ impl Case for HttpCase {
             }
             metrics.push(Metric::lower("late", "requests", report.late as f64));
             metrics.push(Metric::lower("dropped", "requests", report.dropped as f64));
+            // httperf's test duration: the schedule's length plus the
+            // last response.
+            metrics.push(Metric::lower("duration", "s", report.seconds));
         }
-        if report.errors.timeout > 0 {
+        // With a timeout set, its count is a figure of the test even when
+        // it is 0 (httperf's table has it).
+        if report.errors.timeout > 0 || self.load.timeout.is_some() {
             metrics.push(Metric::lower(
                 "timeouts",
                 "requests",
@@ -270,6 +300,12 @@ impl Case for HttpCase {
         }
         if report.connect.count > 0 {
             metrics.push(Metric::lower("connect_mean", "ms", report.connect.mean_ms));
+        }
+        if !hosts.is_empty() {
+            metrics.push(Metric::higher("requests", "requests", report.sent as f64));
+        }
+        for (host, part) in &hosts {
+            metrics.extend(client_host_metrics(host, part, self.load.timeout.is_some()));
         }
         self.trials += 1;
         let shares = match (&before, &after, &self.server_config.cpus, &self.load.cpus) {

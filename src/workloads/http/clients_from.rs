@@ -127,9 +127,14 @@ impl Clients {
     }
 
     /// Runs `load` (its targets set) from every host and returns the
-    /// merged report; a host that failed fails the trial, by name, since
-    /// the merge would cover the others only.
-    pub fn run(&self, load: &LoadConfig, cancel: &CancelToken) -> anyhow::Result<LoadReport> {
+    /// merged report and each host's own, as `(host, report)` in the order
+    /// given; a host that failed fails the trial, by name, since the merge
+    /// would cover the others only.
+    pub fn run(
+        &self,
+        load: &LoadConfig,
+        cancel: &CancelToken,
+    ) -> anyhow::Result<(LoadReport, Vec<(String, LoadReport)>)> {
         let report = distributed::run(
             &self.agents,
             &self.agents.hosts(),
@@ -149,9 +154,15 @@ impl Clients {
                 failures.join("; ")
             );
         }
-        report
+        let merged = report
             .merged
-            .ok_or_else(|| anyhow!("no client host finished"))
+            .ok_or_else(|| anyhow!("no client host finished"))?;
+        let hosts = report
+            .hosts
+            .into_iter()
+            .filter_map(|h| Some((h.host, h.report?)))
+            .collect();
+        Ok((merged, hosts))
     }
 }
 
