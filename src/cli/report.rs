@@ -19,6 +19,11 @@ pub struct ReportArgs {
     /// output).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Add a history section: for each case of the runs, every stored run
+    /// of it on the same host over time, with its change points (as
+    /// `sledge history` finds them).
+    #[arg(long)]
+    history: bool,
 }
 
 /// Writes one self-contained HTML report of the runs.
@@ -36,7 +41,12 @@ pub fn execute(args: ReportArgs, store: Option<PathBuf>) -> anyhow::Result<ExitS
     let defaults: Vec<_> = runs.iter().map(crate::suite::defaults_for).collect();
     let generated = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let noise = crate::report::noise::StoreNoise::new(&store, ids.clone());
-    let page = html::render(&runs, &defaults, &generated, &noise)?;
+    let histories = if args.history {
+        crate::report::history::for_runs(&store, &runs)?
+    } else {
+        Vec::new()
+    };
+    let page = html::render_with_history(&runs, &defaults, &generated, &noise, &histories)?;
     match output {
         Some(path) => {
             write_file_atomically(&path, &page)?;

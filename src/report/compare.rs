@@ -968,8 +968,9 @@ fn summarize(cases: &[CaseComparison], detect: f64) -> ComparisonSummary {
     summary
 }
 
-/// The facts about two runs' hosts and software that differ.
-fn host_differences(a: &RunRecord, b: &RunRecord) -> Vec<HostDifference> {
+/// The facts about two runs' hosts and software that differ (also what
+/// `sledge history` names at a change point).
+pub(crate) fn host_differences(a: &RunRecord, b: &RunRecord) -> Vec<HostDifference> {
     let facts = |r: &RunRecord| {
         let h = &r.host;
         let gib = |bytes: u64| format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64);
@@ -979,6 +980,10 @@ fn host_differences(a: &RunRecord, b: &RunRecord) -> Vec<HostDifference> {
             ("CPUs used".to_string(), r.cpus.len().to_string()),
             ("memory".to_string(), gib(h.memory.total_bytes)),
             ("kernel".to_string(), h.os.kernel.clone()),
+            (
+                "microcode".to_string(),
+                h.cpu.microcode.clone().unwrap_or_default(),
+            ),
             (
                 "virtualization".to_string(),
                 h.virtualization

@@ -8,6 +8,7 @@ pub mod export;
 #[cfg(test)]
 pub(crate) mod fixtures;
 pub mod format;
+pub mod history;
 pub mod html;
 mod import_check;
 pub mod listing;

@@ -20,6 +20,7 @@
 //! failed, and a sweep with failed steps marks them and is called partial.
 
 mod charts;
+mod history_chart;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -68,6 +69,18 @@ pub fn render(
     generated: &str,
     noise: &dyn NoiseHistory,
 ) -> anyhow::Result<String> {
+    render_with_history(runs, defaults, generated, noise, &[])
+}
+
+/// [`render`] with a history section (`sledge report --history`): each
+/// case's runs on its host over time, with their change points.
+pub fn render_with_history(
+    runs: &[RunRecord],
+    defaults: &[Defaults],
+    generated: &str,
+    noise: &dyn NoiseHistory,
+    histories: &[super::history::History],
+) -> anyhow::Result<String> {
     let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
     let mut page = String::new();
     writeln!(
@@ -109,6 +122,7 @@ pub fn render(
     page.push_str("</section>\n");
     let all_sweeps: Vec<Vec<Sweep>> = runs.iter().map(sweeps::find).collect();
     page.push_str(&charts_section(runs, &all_sweeps)?);
+    page.push_str(&history_chart::section(histories));
     page.push_str("<section id=\"summary\">\n<h2>Summary per run</h2>\n");
     for (i, run) in runs.iter().enumerate() {
         let empty = Defaults::new();
