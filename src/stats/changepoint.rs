@@ -317,7 +317,10 @@ mod tests {
     fn two_steps_are_both_found() {
         // Seed 3 puts the first one run late (one off, as the rates test
         // allows).
-        let indices: Vec<usize> = change_points(&two_steps(3)).iter().map(|c| c.index).collect();
+        let indices: Vec<usize> = change_points(&two_steps(3))
+            .iter()
+            .map(|c| c.index)
+            .collect();
         assert_eq!(indices, [13, 24]);
     }
 
