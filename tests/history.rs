@@ -231,3 +231,31 @@ fn an_unknown_host_parameter_or_workload_is_named_with_what_there_is() {
         "{err}"
     );
 }
+
+#[test]
+fn the_report_draws_the_history_only_when_asked() {
+    let sandbox = Sandbox::new();
+    store_history(&sandbox, 7, 15, 0.93);
+    let report = |extra: &[&str]| {
+        let out = sandbox
+            .sledge()
+            .args(["report", "30"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let page = report(&["--history"]);
+    let (_, history) = page
+        .split_once("<section id=\"history\">")
+        .expect("a history section");
+    // A point per stored run of the case on its host, not only run 30.
+    assert_eq!(history.matches("<circle").count(), 30);
+    assert!(
+        history.contains("<li>run 16: ") && history.contains("% slower (median ×0.9"),
+        "{history}"
+    );
+    assert!(history.contains("kernel: 6.1.0 → 6.1.1"), "{history}");
+    assert!(!report(&[]).contains("id=\"history\""));
+}
