@@ -129,6 +129,9 @@ pub struct FactChange {
     pub after: String,
 }
 
+/// One case's results in time order, each with the run it came from.
+type Series<'a> = Vec<(&'a HistoryRun, &'a CaseRecord)>;
+
 /// The histories of `workload`'s cases in `runs` (one host's, oldest
 /// first): the cases whose parameters include every `filter` pair (a
 /// count given as `all` matches `all`), each followed on `metric` (else
@@ -140,7 +143,7 @@ pub fn build(
     filter: &BTreeMap<String, String>,
     metric: Option<&str>,
 ) -> History {
-    let mut cases: Vec<(BTreeMap<String, String>, Vec<(&HistoryRun, &CaseRecord)>)> = Vec::new();
+    let mut cases: Vec<(BTreeMap<String, String>, Series)> = Vec::new();
     for history_run in runs {
         for case in history_run
             .run
