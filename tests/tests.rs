@@ -11,6 +11,7 @@ mod cli_store;
 mod compute;
 mod fleet;
 mod hardware;
+mod history;
 mod http;
 mod http_db;
 mod http_distributed;

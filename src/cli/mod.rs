@@ -8,6 +8,7 @@ mod completions;
 mod delete;
 mod export;
 mod fleet;
+mod history;
 mod http;
 mod http_agent;
 mod http_args;
@@ -100,6 +101,10 @@ pub enum Command {
     Calibrate(calibrate::CalibrateArgs),
     /// Compare stored runs with a baseline: ratio, CI and verdict per case.
     Compare(compare::CompareArgs),
+    /// A host's runs of a workload's cases over time, with the change
+    /// points in each case's series and what the host's inventory says
+    /// changed at each of them.
+    History(history::HistoryArgs),
     /// Load any HTTP/1.1 server like wrk or ab (or run the built-in one with --serve).
     Http(http::HttpArgs),
     /// Internal: runs one round of one case, as `sledge run` asks (a job on
@@ -170,6 +175,7 @@ pub fn execute(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Show(args) => show::execute(args, store()?),
         Command::Calibrate(args) => calibrate::execute(args, store()?),
         Command::Compare(args) => compare::execute(args, store()?),
+        Command::History(args) => history::execute(args, store()?),
         Command::Http(args) => http::execute(args),
         Command::Round => round::execute(),
         Command::HttpAgent => http_agent::execute(),

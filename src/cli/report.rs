@@ -26,6 +26,11 @@ pub struct ReportArgs {
     /// own table]
     #[arg(long, value_name = "ROW,COLUMN")]
     pivot: Option<PivotChoice>,
+    /// Add a history section: for each case of the runs, every stored run
+    /// of it on the same host over time, with its change points (as
+    /// `sledge history` finds them).
+    #[arg(long)]
+    history: bool,
 }
 
 /// Writes one self-contained HTML report of the runs.
@@ -44,7 +49,12 @@ pub fn execute(args: ReportArgs, store: Option<PathBuf>) -> anyhow::Result<ExitS
     let generated = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let noise = crate::report::noise::StoreNoise::new(&store, ids.clone());
     let choice = args.pivot.unwrap_or_default();
-    let page = html::render_pivoted(&runs, &defaults, &generated, &noise, &choice)?;
+    let histories = if args.history {
+        crate::report::history::for_runs(&store, &runs)?
+    } else {
+        Vec::new()
+    };
+    let page = html::render_with(&runs, &defaults, &generated, &noise, &choice, &histories)?;
     if choice != PivotChoice::Natural
         && runs
             .iter()

@@ -1012,6 +1012,10 @@ pub(crate) fn host_facts(r: &RunRecord) -> Vec<(String, String)> {
         ("memory".to_string(), gib(h.memory.total_bytes)),
         ("kernel".to_string(), h.os.kernel.clone()),
         (
+            "microcode".to_string(),
+            h.cpu.microcode.clone().unwrap_or_default(),
+        ),
+        (
             "virtualization".to_string(),
             h.virtualization
                 .hypervisor
@@ -1048,8 +1052,9 @@ pub(crate) fn host_facts(r: &RunRecord) -> Vec<(String, String)> {
     facts
 }
 
-/// The facts about two runs' hosts and software that differ.
-fn host_differences(a: &RunRecord, b: &RunRecord) -> Vec<HostDifference> {
+/// The facts about two runs' hosts and software that differ (also what
+/// `sledge history` names at a change point).
+pub(crate) fn host_differences(a: &RunRecord, b: &RunRecord) -> Vec<HostDifference> {
     let (fa, fb) = (host_facts(a), host_facts(b));
     let lookup = |facts: &[(String, String)], what: &str| {
         facts

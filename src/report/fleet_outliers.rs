@@ -230,7 +230,10 @@ pub fn fleet_outliers(runs: &[RunRecord]) -> FleetOutliers {
 fn case_key(case: &CaseRecord) -> (String, BTreeMap<String, String>) {
     (
         case.workload.clone(),
-        later_params::comparable(&case.workload, &case.params),
+        later_params::comparable(
+            crate::workloads::later_params_of(&case.workload),
+            &case.params,
+        ),
     )
 }
 

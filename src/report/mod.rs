@@ -10,6 +10,7 @@ pub mod export;
 pub(crate) mod fixtures;
 pub mod fleet_outliers;
 pub mod format;
+pub mod history;
 pub mod html;
 pub mod http_load;
 mod import_check;

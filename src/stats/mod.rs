@@ -40,11 +40,16 @@
 //! * [`read_histogram`] (`histogram_bytes.rs`): a serialized latency
 //!   histogram from a file or another host, checked before HdrHistogram's
 //!   deserializer (which trusts its input) sees it.
+//! * [`change_points`] (`changepoint.rs`): where a host's history of a
+//!   case moved to another level: **E-Divisive means** (Matteson and
+//!   James) with Welch's t-test as its deterministic significance test,
+//!   as Hunter / Apache Otava do.
 //! * `student_t.rs`: a thin wrapper around `statrs` for the t quantile and
 //!   CDF, so the constants have names.
 //!
 //! Each submodule's documentation gives the detailed reasoning.
 
+mod changepoint;
 mod compare;
 mod hierarchical;
 mod histogram_bytes;
@@ -57,6 +62,7 @@ mod scaling;
 mod student_t;
 mod summary;
 
+pub use changepoint::{CANDIDATE_P_VALUE, ChangePoint, MAX_P_VALUE, MIN_SIDE, change_points};
 pub use compare::{
     Comparison, Direction, NO_HISTORY_THRESHOLD, NOISE_THRESHOLD, SIGNIFICANCE_LEVEL, Side,
     Verdict, VerdictBasis, compare, compare_sides,

@@ -37,6 +37,7 @@ mod pg_conn;
 mod pg_schema;
 mod read;
 mod schema;
+mod workload_runs;
 mod write;
 
 #[cfg(test)]
@@ -55,6 +56,7 @@ pub use history::{CaseHistoryEntry, HistoryMetric};
 pub use location::StoreLocation;
 pub use read::MIN_UUID_PREFIX;
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
+pub use workload_runs::WorkloadRun;
 pub use write::Imported;
 
 use crate::results::RunStatus;

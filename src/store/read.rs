@@ -37,6 +37,22 @@ impl Store {
     /// Loads a whole run: cases in insertion order, metrics in insertion
     /// order, samples in trial order, latency histograms included.
     pub fn load_run(&self, run_id: i64) -> Result<RunRecord, StoreError> {
+        self.load_run_where(run_id, None)
+    }
+
+    /// [`Store::load_run`] with only the cases of `workload`: a host's
+    /// history of a workload (`sledge history`) needs each run's header
+    /// and inventory, and none of its other cases.
+    pub fn load_run_of_workload(
+        &self,
+        run_id: i64,
+        workload: &str,
+    ) -> Result<RunRecord, StoreError> {
+        self.load_run_where(run_id, Some(workload))
+    }
+
+    /// [`Store::load_run`], with only the cases of `workload` when given.
+    fn load_run_where(&self, run_id: i64, workload: Option<&str>) -> Result<RunRecord, StoreError> {
         let path = self.path.as_path();
         let doing = "loading a run";
         // One read transaction, so that a case being added meanwhile is
@@ -96,31 +112,39 @@ impl Store {
         };
         let what = |field: &str| format!("run {run_id}: {field}");
 
-        let case_rows = tx
-            .query(
+        let case_rows = match workload {
+            None => tx.query(
                 "SELECT id, workload, workload_version, params, warnings, error, rounds,
                         given_as_all
                  FROM run_case WHERE run_id = ?1
                  ORDER BY position IS NULL, position, id",
                 params![run_id],
-            )
-            .and_then(|rows| {
-                rows.iter()
-                    .map(|row| {
-                        Ok(CaseRow {
-                            id: row.get(0)?,
-                            workload: row.get(1)?,
-                            workload_version: row.get(2)?,
-                            params: row.get(3)?,
-                            warnings: row.get(4)?,
-                            error: row.get(5)?,
-                            rounds: row.get(6)?,
-                            given_as_all: row.get(7)?,
-                        })
+            ),
+            Some(workload) => tx.query(
+                "SELECT id, workload, workload_version, params, warnings, error, rounds,
+                        given_as_all
+                 FROM run_case WHERE run_id = ?1 AND workload = ?2
+                 ORDER BY position IS NULL, position, id",
+                params![run_id, workload],
+            ),
+        }
+        .and_then(|rows| {
+            rows.iter()
+                .map(|row| {
+                    Ok(CaseRow {
+                        id: row.get(0)?,
+                        workload: row.get(1)?,
+                        workload_version: row.get(2)?,
+                        params: row.get(3)?,
+                        warnings: row.get(4)?,
+                        error: row.get(5)?,
+                        rounds: row.get(6)?,
+                        given_as_all: row.get(7)?,
                     })
-                    .collect::<Result<Vec<_>, DbError>>()
-            })
-            .map_err(sql_err(path, doing))?;
+                })
+                .collect::<Result<Vec<_>, DbError>>()
+        })
+        .map_err(sql_err(path, doing))?;
         let mut cases = Vec::with_capacity(case_rows.len());
         for case_row in case_rows {
             cases.push(load_case(&tx, path, run_id, case_row)?);

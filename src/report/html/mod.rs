@@ -22,6 +22,7 @@
 
 mod charts;
 mod fleet_outliers;
+mod history_chart;
 mod pivot_chart;
 mod pivot_figures;
 
@@ -73,17 +74,20 @@ pub fn render(
     generated: &str,
     noise: &dyn NoiseHistory,
 ) -> anyhow::Result<String> {
-    render_pivoted(runs, defaults, generated, noise, &PivotChoice::Natural)
+    render_with(runs, defaults, generated, noise, &PivotChoice::Natural, &[])
 }
 
 /// [`render`], with the pivot tables (and their charts) that `choice`
-/// makes (`sledge report --pivot`).
-pub fn render_pivoted(
+/// makes (`sledge report --pivot`) and a history section
+/// (`sledge report --history`): each case's runs on its host over time,
+/// with their change points.
+pub fn render_with(
     runs: &[RunRecord],
     defaults: &[Defaults],
     generated: &str,
     noise: &dyn NoiseHistory,
     choice: &PivotChoice,
+    histories: &[super::history::History],
 ) -> anyhow::Result<String> {
     let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
     let mut page = String::new();
@@ -129,6 +133,7 @@ pub fn render_pivoted(
     ));
     let all_sweeps: Vec<Vec<Sweep>> = runs.iter().map(sweeps::find).collect();
     page.push_str(&charts_section(runs, &all_sweeps, choice)?);
+    page.push_str(&history_chart::section(histories));
     page.push_str("<section id=\"summary\">\n<h2>Summary per run</h2>\n");
     for (i, run) in runs.iter().enumerate() {
         let empty = Defaults::new();

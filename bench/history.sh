@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Does `sledge history` find a step this machine is made to take, and name
+# nothing in the inventory for it? Runs one small case RUNS times into a
+# fresh store, the runs from STEP on under a CPU quota of QUOTA% of one
+# CPU (a cgroup), then prints `sledge history` and checks that it found
+# one change point, at run STEP, slower, with no inventory difference.
+#
+#   bench/history.sh [RUNS] [STEP] [QUOTA]    # defaults: 30 15 90
+#
+# Each run is `cpu.primes threads=1` for 3 rounds of 0.5 s trials (about
+# 10 s); 30 runs take about 5 minutes. Target (issue "What the store
+# knows"): the change point at run STEP (or one off), ratio near
+# QUOTA/100, nothing named as changed. STORE=path keeps the runs (default:
+# a temporary store). Needs root and a cgroup cpu controller (v1
+# cpu.cfs_quota_us or v2 cpu.max), as bench/ab.sh power does.
+set -euo pipefail
+
+runs=${1:-30}
+step=${2:-15}
+quota=${3:-90}
+here=$(cd "$(dirname "$0")/.." && pwd)
+SLEDGE=${SLEDGE:-$here/target/release/sledge}
+command -v python3 >/dev/null || { echo "python3 is missing (used to read JSON)" >&2; exit 1; }
+if [ ! -x "$SLEDGE" ]; then
+  (cd "$here" && cargo build --release --locked) >&2
+fi
+if [ "$step" -lt 2 ] || [ "$step" -gt "$runs" ]; then
+  echo "STEP must be from 2 to RUNS ($runs): the run the quota starts at" >&2
+  exit 2
+fi
+
+work=$(mktemp -d)
+cgroup=""
+cleanup() {
+  if [ -n "$cgroup" ] && [ -d "$cgroup" ]; then
+    rmdir "$cgroup" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+store=${STORE:-$work/history.db}
+cd "$work"
+
+if [ -f /sys/fs/cgroup/cpu/cgroup.procs ]; then
+  cgroup=/sys/fs/cgroup/cpu/sledge-history-$$
+  mkdir "$cgroup"
+  echo 100000 > "$cgroup/cpu.cfs_period_us"
+  echo $((quota * 1000)) > "$cgroup/cpu.cfs_quota_us"
+elif [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+  cgroup=/sys/fs/cgroup/sledge-history-$$
+  mkdir "$cgroup"
+  echo "$((quota * 1000)) 100000" > "$cgroup/cpu.max"
+else
+  echo "no cgroup cpu controller found: the check needs one" >&2
+  exit 1
+fi
+
+case_args=(cpu.primes -p threads=1 -p time=0.5 --rounds 3 --max-trials 2 --store "$store")
+started=$(date +%s)
+for i in $(seq 1 "$runs"); do
+  if [ "$i" -ge "$step" ]; then
+    # The shell joins the cgroup, then becomes sledge: its rounds' processes follow.
+    sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$cgroup" \
+      "$SLEDGE" run "${case_args[@]}" >/dev/null 2>"$work/stderr" \
+      || { cat "$work/stderr" >&2; exit 1; }
+  else
+    "$SLEDGE" run "${case_args[@]}" >/dev/null 2>"$work/stderr" \
+      || { cat "$work/stderr" >&2; exit 1; }
+  fi
+  echo "run $i of $runs$([ "$i" -ge "$step" ] && echo " (under ${quota}%)")" >&2
+done
+
+"$SLEDGE" history cpu.primes -p threads=1 --store "$store"
+"$SLEDGE" history cpu.primes -p threads=1 --store "$store" --json > "$work/history.json"
+python3 - "$work/history.json" "$step" "$quota" "$(( $(date +%s) - started ))" <<'EOF'
+import json, sys
+history = json.load(open(sys.argv[1]))
+step, quota, seconds = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+case = history["cases"][0]
+changes = case["change_points"]
+# The run ids of the fresh store are 1..RUNS, so run STEP is index STEP-1.
+found = [c for c in changes if abs(c["index"] - (step - 1)) <= 1]
+ok = len(changes) == 1 and found and found[0]["verdict"] == "slower" and not found[0]["differences"]
+for c in changes:
+    print("change at run %d: ratio %.3f, p %.1e, %s; differences: %s"
+          % (c["run"], c["ratio"], c["p_value"], c["verdict"],
+             c["differences"] or "none"))
+print("%s: %d change point(s) over %d runs, quota %d%% from run %d; %s s"
+      % ("PASS" if ok else "FAIL", len(changes), len(case["runs"]), quota, step, seconds))
+sys.exit(0 if ok else 1)
+EOF
