@@ -26,6 +26,7 @@ set -euo pipefail
 
 mode=${1:-power}
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/bench/quota.sh"
 SLEDGE=${SLEDGE:-$here/target/release/sledge}
 command -v python3 >/dev/null || { echo "python3 is missing (used to read JSON)" >&2; exit 1; }
 if [ ! -x "$SLEDGE" ]; then
@@ -82,19 +83,7 @@ power_selection=(cpu.primes memory.block crypto.speed
 
 power() { # quota-percent [--duet]
   local quota=$1; shift
-  if [ -f /sys/fs/cgroup/cpu/cgroup.procs ]; then
-    cgroup=/sys/fs/cgroup/cpu/sledge-ab-$$
-    mkdir "$cgroup"
-    echo 100000 > "$cgroup/cpu.cfs_period_us"
-    echo $((quota * 1000)) > "$cgroup/cpu.cfs_quota_us"
-  elif [ -f /sys/fs/cgroup/cgroup.controllers ]; then
-    cgroup=/sys/fs/cgroup/sledge-ab-$$
-    mkdir "$cgroup"
-    echo "$((quota * 1000)) 100000" > "$cgroup/cpu.max"
-  else
-    echo "no cgroup cpu controller found: the power check needs one" >&2
-    exit 1
-  fi
+  quota_cgroup "sledge-ab-$$" "$quota"
   local expected started
   expected=$(python3 -c "print($quota / 100)")
   started=$(date +%s)

@@ -19,6 +19,7 @@ runs=${1:-30}
 step=${2:-15}
 quota=${3:-90}
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/bench/quota.sh"
 SLEDGE=${SLEDGE:-$here/target/release/sledge}
 command -v python3 >/dev/null || { echo "python3 is missing (used to read JSON)" >&2; exit 1; }
 if [ ! -x "$SLEDGE" ]; then
@@ -41,19 +42,7 @@ trap cleanup EXIT
 store=${STORE:-$work/history.db}
 cd "$work"
 
-if [ -f /sys/fs/cgroup/cpu/cgroup.procs ]; then
-  cgroup=/sys/fs/cgroup/cpu/sledge-history-$$
-  mkdir "$cgroup"
-  echo 100000 > "$cgroup/cpu.cfs_period_us"
-  echo $((quota * 1000)) > "$cgroup/cpu.cfs_quota_us"
-elif [ -f /sys/fs/cgroup/cgroup.controllers ]; then
-  cgroup=/sys/fs/cgroup/sledge-history-$$
-  mkdir "$cgroup"
-  echo "$((quota * 1000)) 100000" > "$cgroup/cpu.max"
-else
-  echo "no cgroup cpu controller found: the check needs one" >&2
-  exit 1
-fi
+quota_cgroup "sledge-history-$$" "$quota"
 
 case_args=(cpu.primes -p threads=1 -p time=0.5 --rounds 3 --max-trials 2 --store "$store")
 started=$(date +%s)

@@ -31,6 +31,7 @@ set -euo pipefail
 mode=${1:-aa}
 count=${2:-5}
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/bench/quota.sh"
 SLEDGE=${SLEDGE:-$here/target/release/sledge}
 command -v python3 >/dev/null || { echo "python3 is missing (used to read JSON)" >&2; exit 1; }
 if [ ! -x "$SLEDGE" ]; then
@@ -153,22 +154,7 @@ print("TALLY", sum(r[0] for r in rows), sum(r[1] for r in rows), sum(r[2] for r 
 
 power() { # runs
   local runs=$1
-  local root
-  if [ -f /sys/fs/cgroup/cpu/cgroup.procs ]; then
-    root=/sys/fs/cgroup/cpu
-    cgroup=$root/sledge-verdicts-$$
-    mkdir "$cgroup"
-    echo 100000 > "$cgroup/cpu.cfs_period_us"
-    echo 90000 > "$cgroup/cpu.cfs_quota_us"
-  elif [ -f /sys/fs/cgroup/cgroup.controllers ]; then
-    root=/sys/fs/cgroup
-    cgroup=$root/sledge-verdicts-$$
-    mkdir "$cgroup"
-    echo "90000 100000" > "$cgroup/cpu.max"
-  else
-    echo "no cgroup cpu controller found: the power check needs one" >&2
-    exit 1
-  fi
+  quota_cgroup "sledge-verdicts-$$" 90
   local base
   base=$(run_power)
   echo "baseline: run $base (unthrottled)"

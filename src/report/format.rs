@@ -101,6 +101,15 @@ pub fn within(share: f64) -> String {
     }
 }
 
+/// Parameters as `k=v k=v`, in their map's order.
+pub fn params_text(params: &std::collections::BTreeMap<String, String>) -> String {
+    params
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -176,7 +176,7 @@ impl PivotTable {
 
     /// `copies=1 time=0.1`, or empty.
     pub fn fixed_text(&self) -> String {
-        params_text(&self.fixed)
+        crate::report::format::params_text(&self.fixed)
     }
 
     /// `crypto.speed · mb_per_sec (MB/s, higher is better) · copies=1`.
@@ -197,15 +197,6 @@ impl PivotTable {
     pub fn corner(&self) -> String {
         format!("{} ↓ {} →", self.row, self.column)
     }
-}
-
-/// `k=v k=v`.
-fn params_text(params: &BTreeMap<String, String>) -> String {
-    params
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// The run's tables, workloads in the order they first ran.

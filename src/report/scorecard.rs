@@ -298,15 +298,7 @@ fn table_lines(rows: &[Row], cpus: usize) -> Vec<(String, bool)> {
     } else {
         columns(rows, cpus, false)
     };
-    let widths: Vec<usize> = (0..titles.len())
-        .map(|c| {
-            std::iter::once(&titles[c].0)
-                .chain(cells.iter().map(|line| &line[c]))
-                .map(|cell| cell.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
+    let widths = column_widths(&titles, &cells);
     let align = |line: &[String]| -> String {
         line.iter()
             .zip(&widths)
@@ -390,7 +382,13 @@ fn columns(
 /// The width of the table of `titles` and `cells` aligned in columns,
 /// [`GAP`] between them.
 fn aligned_width(titles: &[(String, bool)], cells: &[Vec<String>]) -> usize {
-    let text: usize = (0..titles.len())
+    let text: usize = column_widths(titles, cells).iter().sum();
+    text + GAP.len() * titles.len().saturating_sub(1)
+}
+
+/// Each column's width: its widest cell, the title included.
+fn column_widths(titles: &[(String, bool)], cells: &[Vec<String>]) -> Vec<usize> {
+    (0..titles.len())
         .map(|c| {
             std::iter::once(&titles[c].0)
                 .chain(cells.iter().map(|line| &line[c]))
@@ -398,8 +396,7 @@ fn aligned_width(titles: &[(String, bool)], cells: &[Vec<String>]) -> usize {
                 .max()
                 .unwrap_or(0)
         })
-        .sum();
-    text + GAP.len() * titles.len().saturating_sub(1)
+        .collect()
 }
 
 /// The run in one line (id, profile, status, host and the CPUs used,

@@ -424,15 +424,6 @@ fn all_cpus_as_all(
         .collect()
 }
 
-/// `k=v k=v`.
-fn params_text(params: &BTreeMap<String, String>) -> String {
-    params
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// The key cases are matched on in the charts, and their cases per run.
 type ChartKey = (String, u32, BTreeMap<String, String>);
 
@@ -701,7 +692,7 @@ fn scaling_figures(runs: &[RunRecord], groups: &[SweepGroup]) -> anyhow::Result<
             unit: first.unit.clone(),
             lines,
         })?;
-        let which = params_text(
+        let which = crate::report::format::params_text(
             &key.1
                 .iter()
                 .filter(|(k, _)| varying.contains(k))
@@ -810,7 +801,7 @@ fn latency_figure(
     if lines.is_empty() {
         return Ok(None);
     }
-    let title = params_text(
+    let title = crate::report::format::params_text(
         &params
             .iter()
             .filter(|(k, _)| varying.contains(k))

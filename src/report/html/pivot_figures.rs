@@ -176,10 +176,5 @@ fn failures(runs: &[RunRecord], group: &TableGroup) -> Vec<String> {
 /// The other parameters that tell the table from its workload's others,
 /// as the first run has them (`copies=all` where it was given so).
 fn params_of(table: &PivotTable) -> String {
-    table
-        .fixed_as_given
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(" ")
+    crate::report::format::params_text(&table.fixed_as_given)
 }
