@@ -81,3 +81,39 @@ fn plan_refuses_a_bad_detect_naming_what_is_allowed() {
             "expected a percentage above 0 and below 100",
         ));
 }
+
+#[test]
+fn every_profile_case_has_a_trial_length_to_plan_with() {
+    // A fixed amount of work (STREAM's passes, hackbench's messages, a
+    // build, bonnie's file) is priced from its size at a typical rate,
+    // never counted at the 1 s a trial that stands in for "unknown".
+    for profile in ["quick", "standard", "seeds", "unixbench"] {
+        let out = Sandbox::new()
+            .sledge()
+            .args(["plan", profile, "--json"])
+            .assert()
+            .success();
+        let plan: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        let cases = plan["cases"].as_array().unwrap();
+        assert!(!cases.is_empty());
+        let guessed: Vec<&Value> = cases.iter().filter(|c| c["guessed"] == true).collect();
+        assert!(guessed.is_empty(), "{profile}: {guessed:?}");
+    }
+}
+
+#[test]
+fn a_stream_trial_is_priced_from_the_bytes_it_moves() {
+    // 10 M elements, 2 passes: 6 + 20 sweeps of 80 MB at 12 GB/s, one
+    // trial a round and no warm-up, plus the round's start.
+    let out = Sandbox::new()
+        .sledge()
+        .args(["plan", "memory.stream", "-p", "array_size=10000000"])
+        .args(["-p", "ntimes=2", "-p", "threads=1", "--warmup", "0"])
+        .args(["--min-trials", "1", "--max-trials", "1", "--json"])
+        .assert()
+        .success();
+    let plan: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let round = plan["cases"][0]["round_seconds"].as_f64().unwrap();
+    let expected = 0.15 + 26.0 * 80e6 / 12e9;
+    assert!((round - expected).abs() < 1e-9, "{plan}");
+}

@@ -14,8 +14,8 @@ use clap::Args;
 use super::output::{ExitStatus, UsageError, print};
 use super::run::RunArgs;
 use crate::engine::estimate;
+use crate::report;
 use crate::suite::history::StoreHistory;
-use crate::{probe, report};
 
 /// Options of `sledge plan`.
 #[derive(Debug, Args)]
@@ -48,12 +48,21 @@ pub fn execute(args: PlanArgs, store_path: Option<PathBuf>) -> anyhow::Result<Ex
     let (plan, methodology, cpus) = super::run::plan_only(&args.run)?;
     // No store yet is no history, not an error: a plan must not create
     // one.
+    // The CPUs a run would take (the first `cpus` it may use): what sizes
+    // the work of cases such as STREAM's arrays.
+    let allowed = crate::sys::affinity::allowed_cpus()?;
+    let (host, env) = crate::suite::execute::probe_host(&allowed[..cpus.min(allowed.len())])?;
+    // Price what a run would run: a profile's cases this host lacks
+    // something for are left out, as `run` leaves them out.
+    let (cases, skipped) = crate::suite::execute::cases_this_host_runs(&plan, &env)
+        .map_err(|e| UsageError(e.to_string()))?;
+    for line in &skipped {
+        eprintln!("warning: a run would have {line}");
+    }
     let history = match super::output::open_existing_store(store_path) {
         Ok(store) => {
-            let cwd = std::env::current_dir()?;
-            let host = probe::probe(&cwd);
             let key = crate::results::host_key(&host, cpus);
-            Some(StoreHistory::load(&store, &key, &plan.cases))
+            Some(StoreHistory::load(&store, &key, &cases))
         }
         Err(err) => match err.downcast_ref::<crate::store::StoreError>() {
             Some(crate::store::StoreError::NoStore { .. }) => None,
@@ -64,7 +73,7 @@ pub fn execute(args: PlanArgs, store_path: Option<PathBuf>) -> anyhow::Result<Ex
         Some(h) => h,
         None => &crate::engine::NoHistory,
     };
-    let estimate = estimate::estimate(&plan.cases, &methodology, history, args.detect);
+    let estimate = estimate::estimate(&cases, &methodology, &env, history, args.detect);
     if args.run.json() {
         print(&report::plan_table::json(
             &estimate,

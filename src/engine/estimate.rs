@@ -14,7 +14,7 @@
 use super::methodology::Methodology;
 use super::planner::{History, VarianceHint, trials_per_round};
 use super::precision::{Detectable, half_width_at, rounds_to_detect, rounds_to_reach};
-use super::workload::PlannedCase;
+use super::workload::{CaseEnv, PlannedCase};
 
 /// The trial length assumed for a workload that cannot say and has no
 /// history here, seconds.
@@ -105,18 +105,19 @@ impl PlanEstimate {
     }
 }
 
-/// Plans `plan` under `method` with what `history` knows; with `detect`
-/// (a share, 0.05 for 5%), also the rounds a comparison needs to find a
-/// change that large.
+/// Plans `plan` under `method` on the host `env` describes, with what
+/// `history` knows; with `detect` (a share, 0.05 for 5%), also the rounds
+/// a comparison needs to find a change that large.
 pub fn estimate(
     plan: &[PlannedCase],
     method: &Methodology,
+    env: &CaseEnv,
     history: &dyn History,
     detect: Option<f64>,
 ) -> PlanEstimate {
     let mut cases: Vec<CaseEstimate> = plan
         .iter()
-        .map(|planned| case_estimate(planned, method, history.hint(planned).as_ref(), detect))
+        .map(|planned| case_estimate(planned, method, env, history.hint(planned).as_ref(), detect))
         .collect();
     let mandatory: f64 = cases
         .iter()
@@ -155,6 +156,7 @@ pub fn estimate(
 fn case_estimate(
     planned: &PlannedCase,
     method: &Methodology,
+    env: &CaseEnv,
     hint: Option<&VarianceHint>,
     detect: Option<f64>,
 ) -> CaseEstimate {
@@ -164,7 +166,7 @@ fn case_estimate(
     } else {
         trials_per_round(hint, method.min_trials, method.max_trials)
     };
-    let said = planned.workload.trial_seconds(&planned.params);
+    let said = planned.workload.trial_seconds(&planned.params, env);
     let round_seconds = match hint {
         Some(h) => h.round_overhead_seconds + f64::from(trials) * h.trial_seconds,
         None => {
@@ -295,6 +297,14 @@ mod tests {
         }
     }
 
+    fn env() -> CaseEnv {
+        CaseEnv {
+            cpus: vec![0, 1],
+            total_cache_bytes: 0,
+            memory_bytes: 1 << 30,
+        }
+    }
+
     fn method() -> Methodology {
         Methodology {
             min_rounds: 4,
@@ -314,7 +324,7 @@ mod tests {
         // 3.182 · 1.80 / 2 = 2.87% ≤ 3%, so the minimum suffices. A round
         // is 0.1 s of start and one 0.5 s trial.
         let history = Hints([("test.fast", hint(0.015, 0.01, 0.5, 0.1))].into());
-        let plan = estimate(&[planned(&FAST, 0.5)], &method(), &history, None);
+        let plan = estimate(&[planned(&FAST, 0.5)], &method(), &env(), &history, None);
         let case = &plan.cases[0];
         assert_eq!((case.rounds, case.trials_per_round), (4, 1));
         assert!((case.round_seconds - 0.6).abs() < 1e-12);
@@ -332,7 +342,7 @@ mod tests {
     fn a_noisy_case_gets_the_rounds_its_target_needs_within_its_caps() {
         // Scatter 5%: ±3% takes 14 rounds (2.160 · 5 / √14 = 2.89%).
         let history = Hints([("test.noisy", hint(0.05, 0.0, 0.5, 0.5))].into());
-        let plan = estimate(&[planned(&NOISY, 0.5)], &method(), &history, None);
+        let plan = estimate(&[planned(&NOISY, 0.5)], &method(), &env(), &history, None);
         assert_eq!(plan.cases[0].rounds, 14);
         assert!((plan.cases[0].seconds - 14.0).abs() < 1e-12);
         // A 10 s case budget affords 10 rounds of 1 s.
@@ -340,7 +350,7 @@ mod tests {
             case_budget: Duration::from_secs(10),
             ..method()
         };
-        let plan = estimate(&[planned(&NOISY, 0.5)], &capped, &history, None);
+        let plan = estimate(&[planned(&NOISY, 0.5)], &capped, &env(), &history, None);
         assert_eq!(plan.cases[0].rounds, 10);
         assert_eq!(plan.cases[0].reaches(0.03), Some(false));
     }
@@ -352,6 +362,7 @@ mod tests {
         let plan = estimate(
             &[planned(&NEW, 0.25)],
             &method(),
+            &env(),
             &Hints(HashMap::new()),
             None,
         );
@@ -382,6 +393,7 @@ mod tests {
         let plan = estimate(
             &[planned(&NOISY, 0.5), planned(&FAST, 0.5)],
             &budgeted,
+            &env(),
             &history,
             None,
         );
@@ -395,18 +407,31 @@ mod tests {
     fn detect_gives_rounds_per_side_or_the_run_to_run_limit() {
         let mut quiet = hint(0.03, 0.0, 0.5, 0.5);
         let history = Hints([("test.fast", quiet.clone())].into());
-        let plan = estimate(&[planned(&FAST, 0.5)], &method(), &history, Some(0.05));
+        let plan = estimate(
+            &[planned(&FAST, 0.5)],
+            &method(),
+            &env(),
+            &history,
+            Some(0.05),
+        );
         assert_eq!(plan.cases[0].detect, Some(Detectable::Rounds(9)));
         assert!((plan.cases[0].detect_seconds().unwrap() - 18.0).abs() < 1e-9);
         quiet.run_sd = Some(0.02);
         let history = Hints([("test.fast", quiet)].into());
-        let plan = estimate(&[planned(&FAST, 0.5)], &method(), &history, Some(0.05));
+        let plan = estimate(
+            &[planned(&FAST, 0.5)],
+            &method(),
+            &env(),
+            &history,
+            Some(0.05),
+        );
         assert_eq!(plan.cases[0].detect, Some(Detectable::RunToRun(0.02)));
         assert_eq!(plan.cases[0].detect_seconds(), None);
         // No history: nothing to say.
         let plan = estimate(
             &[planned(&NEW, 0.5)],
             &method(),
+            &env(),
             &Hints(HashMap::new()),
             Some(0.05),
         );

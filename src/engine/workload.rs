@@ -38,12 +38,14 @@ pub trait Workload: Sync {
     /// must not start, create or allocate anything that `cleanup` would
     /// have to undo (that is `prepare`'s work).
     fn build(&self, params: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>>;
-    /// About how long one trial of a case with these parameters runs, in
-    /// seconds, for the plan made before a run (`sledge plan`) where this
-    /// host has no history of the case; `None` when the workload cannot
-    /// say (a fixed amount of work). The default reads a `time` parameter,
-    /// the length of a trial for the workloads that have one.
-    fn trial_seconds(&self, params: &ParamSet) -> Option<f64> {
+    /// About how long one trial of a case with these parameters runs on
+    /// the host `env` describes, in seconds, for the plan made before a
+    /// run (`sledge plan`) where this host has no history of the case;
+    /// `None` when the workload cannot say. The default reads a `time`
+    /// parameter, the length of a trial for the workloads that have one;
+    /// a workload doing a fixed amount of work says what that amount
+    /// takes at a rate it names (sized from `env` where its work is).
+    fn trial_seconds(&self, params: &ParamSet, _env: &CaseEnv) -> Option<f64> {
         params.seconds("time").filter(|s| *s > 0.0)
     }
     /// How many CPUs a case with these parameters keeps busy at once, for

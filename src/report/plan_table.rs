@@ -129,7 +129,10 @@ pub fn render(estimate: &PlanEstimate, method: &Methodology, detect: Option<f64>
         );
     }
     if estimate.with_history() < estimate.cases.len() {
-        out.push_str("cases without history here: time from the workload's trial length, precision unknown until a first run; `?`: the workload cannot say how long a trial runs (a fixed amount of work), 1 s assumed\n");
+        out.push_str("cases without history here: time from the workload's trial length (or its amount of work at a typical server's rate), precision unknown until a first run\n");
+    }
+    if estimate.guessed() > 0 {
+        out.push_str("`?`: the workload cannot say how long a trial runs, 1 s assumed\n");
     }
     if detect.is_some()
         && estimate

@@ -74,6 +74,7 @@ pub fn execute(
     progress.planned(&engine::estimate::estimate(
         &cases,
         &options.methodology,
+        &env,
         &history,
         None,
     ));
@@ -149,7 +150,7 @@ pub fn execute(
 
 /// The host inventory, taken from the working directory, and what the
 /// run's workloads may know of it on `cpus`.
-pub(super) fn probe_host(cpus: &[usize]) -> anyhow::Result<(HostInfo, CaseEnv)> {
+pub fn probe_host(cpus: &[usize]) -> anyhow::Result<(HostInfo, CaseEnv)> {
     let cwd = std::env::current_dir()?;
     let host = probe::probe(&cwd);
     let env = CaseEnv {
@@ -196,14 +197,36 @@ pub(super) fn runnable_cases(
     env: &CaseEnv,
     idle_check: bool,
 ) -> anyhow::Result<(Vec<PlannedCase>, Vec<String>)> {
-    let from_profile = plan.profile != CUSTOM_PROFILE;
-    let skipped = super::preflight::check_cases_skipping(&plan.cases, env, from_profile)?;
-    let mut warnings = Vec::new();
-    for (index, reason) in &skipped {
-        let warning = format!("skipped {}: {reason}", plan.cases[*index].label());
+    let (cases, mut warnings) = cases_this_host_runs(plan, env)?;
+    for warning in &warnings {
+        eprintln!("warning: {warning}");
+    }
+    if idle_check && let Some(warning) = monitor::idle_check(IDLE_CHECK_WINDOW).warning {
         eprintln!("warning: {warning}");
         warnings.push(warning);
     }
+    // Once per run, not per trial: what the hardware monitor cannot see
+    // here (on most VMs: clock, throttling, temperature and energy).
+    if let Some(warning) = engine::host_sensors().not_available_warning() {
+        warnings.push(warning);
+    }
+    Ok((cases, warnings))
+}
+
+/// The cases of `plan` this host can run, and a line for each case of a
+/// profile left out because the host lacks something it needs (a
+/// profile is a menu for any host; a case asked for by name is refused
+/// instead). What `run` runs and what `plan` prices.
+pub fn cases_this_host_runs(
+    plan: &Plan,
+    env: &CaseEnv,
+) -> Result<(Vec<PlannedCase>, Vec<String>), super::CaseCannotRun> {
+    let from_profile = plan.profile != CUSTOM_PROFILE;
+    let skipped = super::preflight::check_cases_skipping(&plan.cases, env, from_profile)?;
+    let warnings = skipped
+        .iter()
+        .map(|(index, reason)| format!("skipped {}: {reason}", plan.cases[*index].label()))
+        .collect();
     let cases: Vec<PlannedCase> = plan
         .cases
         .iter()
@@ -214,15 +237,6 @@ pub(super) fn runnable_cases(
             params: case.params.clone(),
         })
         .collect();
-    if idle_check && let Some(warning) = monitor::idle_check(IDLE_CHECK_WINDOW).warning {
-        eprintln!("warning: {warning}");
-        warnings.push(warning);
-    }
-    // Once per run, not per trial: what the hardware monitor cannot see
-    // here (on most VMs: clock, throttling, temperature and energy).
-    if let Some(warning) = engine::host_sensors().not_available_warning() {
-        warnings.push(warning);
-    }
     Ok((cases, warnings))
 }
 

@@ -103,8 +103,13 @@ pub fn execute_ab(
         ));
     }
     let history = StoreHistory::load(store, &runs[0].host_key(), &cases);
-    let mut estimate =
-        engine::estimate::estimate(&cases, &per_side(&options.methodology), &history, None);
+    let mut estimate = engine::estimate::estimate(
+        &cases,
+        &per_side(&options.methodology),
+        &env,
+        &history,
+        None,
+    );
     estimate.seconds *= if options.duet { 1.0 } else { 2.0 };
     progress.planned(&estimate);
 

@@ -17,6 +17,11 @@ use crate::workloads::common::params;
 use crate::workloads::common::pthread_mutex::PthreadMutex;
 use crate::workloads::common::rng::Xoroshiro128Plus;
 
+/// What the plan assumes without history: one empty loop iteration (about
+/// a cycle at 1-3 GHz) and one uncontended lock and unlock.
+const PLAN_LOOP_SECONDS: f64 = 1e-9;
+const PLAN_LOCK_SECONDS: f64 = 50e-9;
+
 /// The `cpu.mutex` workload.
 pub struct Mutex;
 
@@ -61,6 +66,16 @@ impl Workload for Mutex {
             },
             params::threads("1"),
         ]
+    }
+    /// Each thread makes `locks` lock operations with `loops` empty
+    /// iterations before each, at [`PLAN_LOOP_SECONDS`] an iteration and
+    /// [`PLAN_LOCK_SECONDS`] a lock; threads beyond the CPUs wait their
+    /// turn.
+    fn trial_seconds(&self, p: &ParamSet, env: &CaseEnv) -> Option<f64> {
+        let per_thread =
+            p.u64("locks") as f64 * (p.u64("loops") as f64 * PLAN_LOOP_SECONDS + PLAN_LOCK_SECONDS);
+        let cpus = env.cpus.len().max(1) as u64;
+        Some(per_thread * p.u64("threads").div_ceil(cpus).max(1) as f64)
     }
     fn build(&self, p: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
         let mutex_num = p.u64("mutex_num");

@@ -103,7 +103,7 @@ impl Workload for Wakeup {
         specs
     }
     /// `loops` wake-ups `interval` µs apart.
-    fn trial_seconds(&self, p: &ParamSet) -> Option<f64> {
+    fn trial_seconds(&self, p: &ParamSet, _env: &CaseEnv) -> Option<f64> {
         Some(p.u64("loops") as f64 * p.u64("interval") as f64 / 1e6)
     }
     fn build(&self, p: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {

@@ -57,6 +57,13 @@ const CACHE_FACTOR: u64 = 4;
 
 const ELEMENT: u64 = std::mem::size_of::<f64>() as u64;
 
+/// The bandwidth one thread is assumed to reach, bytes a second, for the
+/// plan's estimate of a trial where this host has no history of the case.
+/// One thread of a 2-vCPU KVM guest moved about 10 GB/s through arrays
+/// past the caches on an Intel Xeon host and about 23 GB/s on an AMD EPYC
+/// one; the plan takes a figure between.
+const PLAN_BYTES_PER_SEC: f64 = 12e9;
+
 /// The `memory.stream` workload.
 pub struct MemoryStream;
 
@@ -98,6 +105,21 @@ impl Workload for MemoryStream {
                 default: "1",
             },
         ]
+    }
+    /// A trial writes the three arrays (initialisation), makes `ntimes`
+    /// passes of ten array sweeps (Copy and Scale read one array and
+    /// write one, Add and Triad read two and write one) and reads the
+    /// three arrays back (validation): `(6 + 10 · ntimes)` sweeps of an
+    /// array per copy, at [`PLAN_BYTES_PER_SEC`] per thread.
+    fn trial_seconds(&self, p: &ParamSet, env: &CaseEnv) -> Option<f64> {
+        let elements = match p.u64("array_size") {
+            0 => auto_elements(env.total_cache_bytes),
+            n => n,
+        };
+        let sweeps = 6 + 10 * p.u64("ntimes");
+        let bytes = (elements * ELEMENT * sweeps * p.u64("copies")) as f64;
+        let streams = (p.u64("threads") * p.u64("copies")).max(1) as f64;
+        Some(bytes / (PLAN_BYTES_PER_SEC * streams))
     }
     fn build(&self, p: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
         let auto = auto_elements(env.total_cache_bytes);
@@ -416,6 +438,45 @@ impl RawArray {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn case_params(assignments: &[&str], cpus: usize) -> ParamSet {
+        let assigned = assignments
+            .iter()
+            .map(|a| crate::engine::params::split_assignment(a).unwrap())
+            .collect();
+        let specs = MemoryStream.params();
+        crate::engine::params::resolve_cases("memory.stream", &specs, &assigned, cpus)
+            .unwrap()
+            .remove(0)
+    }
+
+    #[test]
+    fn a_trial_is_planned_from_the_bytes_it_moves() {
+        let env = CaseEnv {
+            cpus: vec![0, 1],
+            total_cache_bytes: 0,
+            memory_bytes: 1 << 34,
+        };
+        // No cache known: STREAM's 10 M elements; 6 + 10 · 2 sweeps of
+        // 80 MB at 12 GB/s on one thread.
+        let one = case_params(&["ntimes=2", "threads=1"], 2);
+        let seconds = MemoryStream.trial_seconds(&one, &env).unwrap();
+        assert!((seconds - 26.0 * 80e6 / 12e9).abs() < 1e-9, "{seconds}");
+        // Two threads share the sweeps; four copies move four times the
+        // bytes on four times the streams.
+        let two = case_params(&["ntimes=2", "threads=2"], 2);
+        let copies = case_params(&["ntimes=2", "threads=1", "copies=4"], 2);
+        assert!((MemoryStream.trial_seconds(&two, &env).unwrap() - seconds / 2.0).abs() < 1e-9);
+        assert!((MemoryStream.trial_seconds(&copies, &env).unwrap() - seconds).abs() < 1e-9);
+        // The arrays grow with the cache: 4 × 64 MiB of cache is 34 M
+        // elements, rounded up to a million.
+        let cached = CaseEnv {
+            total_cache_bytes: 64 << 20,
+            ..env
+        };
+        let expected = 26.0 * 34e6 * 8.0 / 12e9;
+        assert!((MemoryStream.trial_seconds(&one, &cached).unwrap() - expected).abs() < 1e-9);
+    }
 
     #[test]
     fn static_shares_cover_the_array_once() {

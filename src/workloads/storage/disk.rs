@@ -35,8 +35,26 @@ const REWRITE_EVERY: u64 = 10;
 /// File size with direct I/O when none is given.
 const DIRECT_DEFAULT_SIZE: u64 = 1 << 30;
 
+/// What the plan assumes of a disk it has no history of: sequential
+/// bytes, random seeks and file creations or deletions a second.
+const PLAN_BYTES_PER_SEC: f64 = 400e6;
+const PLAN_SEEKS_PER_SEC: f64 = 2_000.0;
+const PLAN_FILE_OPS_PER_SEC: f64 = 50_000.0;
+
 /// The `disk` workload.
 pub struct Disk;
+
+/// The file's size in whole chunks: the `size` given, or by default 2 ×
+/// RAM (1 GiB with direct I/O).
+fn file_size(p: &ParamSet, env: &CaseEnv) -> u64 {
+    let chunk = p.u64("chunk_size");
+    let size = match p.u64("size") {
+        0 if p.bool("direct") => DIRECT_DEFAULT_SIZE,
+        0 => env.memory_bytes.saturating_mul(2).max(DIRECT_DEFAULT_SIZE),
+        given => given,
+    };
+    size / chunk * chunk
+}
 
 impl Workload for Disk {
     fn id(&self) -> &'static str {
@@ -103,18 +121,20 @@ impl Workload for Disk {
             workdir::dir_param(),
         ]
     }
+    /// Four sweeps of the file (write, rewrite's read and write, read) at
+    /// [`PLAN_BYTES_PER_SEC`], the seeks at [`PLAN_SEEKS_PER_SEC`] and six
+    /// metadata operations per file at [`PLAN_FILE_OPS_PER_SEC`]: a
+    /// plain SSD's order of magnitude, for a plan without history.
+    fn trial_seconds(&self, p: &ParamSet, env: &CaseEnv) -> Option<f64> {
+        let sweeps = 4.0 * file_size(p, env) as f64 / PLAN_BYTES_PER_SEC;
+        let seeks = p.u64("seeks") as f64 / PLAN_SEEKS_PER_SEC;
+        let files = 6.0 * p.u64("files") as f64 / PLAN_FILE_OPS_PER_SEC;
+        Some(sweeps + seeks + files)
+    }
     fn build(&self, p: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
         let direct = p.bool("direct");
         let chunk = p.u64("chunk_size");
-        let mut size = p.u64("size");
-        if size == 0 {
-            size = if direct {
-                DIRECT_DEFAULT_SIZE
-            } else {
-                env.memory_bytes.saturating_mul(2).max(DIRECT_DEFAULT_SIZE)
-            };
-        }
-        size = size / chunk * chunk;
+        let size = file_size(p, env);
         if size == 0 {
             bail!("disk: size must be at least one chunk ({chunk} bytes)");
         }

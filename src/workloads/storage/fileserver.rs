@@ -93,7 +93,7 @@ impl Workload for FileServer {
         ]
     }
     /// Each trial's warm-up, then its measured `time`.
-    fn trial_seconds(&self, p: &ParamSet) -> Option<f64> {
+    fn trial_seconds(&self, p: &ParamSet, _env: &CaseEnv) -> Option<f64> {
         Some(p.f64("warmup") + p.f64("time"))
     }
     fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
