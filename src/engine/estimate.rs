@@ -171,7 +171,14 @@ fn case_estimate(
         Some(h) => h.round_overhead_seconds + f64::from(trials) * h.trial_seconds,
         None => {
             let trial = said.unwrap_or(DEFAULT_TRIAL_SECONDS);
-            DEFAULT_ROUND_START_SECONDS + f64::from(method.warmup_trials + trials) * trial
+            // A case that warms up by itself gets no warm-up trials from
+            // the runner (`Case::warms_up_itself`); building one only
+            // checks and describes, so asking it costs nothing.
+            let warmups = match planned.workload.build(&planned.params, env) {
+                Ok(case) if case.warms_up_itself() => 0,
+                _ => method.warmup_trials,
+            };
+            DEFAULT_ROUND_START_SECONDS + f64::from(warmups + trials) * trial
         }
     };
     let round_sd = hint.map(|h| h.round_sd(trials));
@@ -237,8 +244,24 @@ mod tests {
     use crate::engine::params::{ParamKind, ParamSet, ParamSpec, ParamValue};
     use crate::engine::workload::{Case, CaseEnv, Workload};
 
-    /// A workload whose trials last its `time` parameter.
-    struct Timed(&'static str);
+    /// A workload whose trials last its `time` parameter; with `true`,
+    /// its cases warm up by themselves.
+    struct Timed(&'static str, bool);
+
+    /// A case that is only ever asked whether it warms up by itself.
+    struct SelfWarming;
+
+    impl Case for SelfWarming {
+        fn trial(
+            &mut self,
+            _ctx: &crate::engine::TrialContext,
+        ) -> anyhow::Result<crate::engine::TrialOutput> {
+            unreachable!("a plan never runs a case")
+        }
+        fn warms_up_itself(&self) -> bool {
+            true
+        }
+    }
 
     impl Workload for Timed {
         fn id(&self) -> &'static str {
@@ -262,13 +285,17 @@ mod tests {
             }]
         }
         fn build(&self, _p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
-            anyhow::bail!("never built in plan tests")
+            if self.1 {
+                return Ok(Box::new(SelfWarming));
+            }
+            anyhow::bail!("a case that cannot be built here is planned with warm-ups")
         }
     }
 
-    static FAST: Timed = Timed("test.fast");
-    static NOISY: Timed = Timed("test.noisy");
-    static NEW: Timed = Timed("test.new");
+    static FAST: Timed = Timed("test.fast", false);
+    static NOISY: Timed = Timed("test.noisy", false);
+    static NEW: Timed = Timed("test.new", false);
+    static WARMS_ITSELF: Timed = Timed("test.warm", true);
 
     fn planned(workload: &'static Timed, time: f64) -> PlannedCase {
         let values = [("time".to_string(), ParamValue::Seconds(time))].into();
@@ -369,6 +396,15 @@ mod tests {
         let case = &plan.cases[0];
         assert_eq!(case.history_runs, 0);
         assert!((case.round_seconds - 0.65).abs() < 1e-12);
+        // Without the runner's warm-up trial: 0.15 s and one 0.25 s trial.
+        let warm = estimate(
+            &[planned(&WARMS_ITSELF, 0.25)],
+            &method(),
+            &env(),
+            &Hints(HashMap::new()),
+            None,
+        );
+        assert!((warm.cases[0].round_seconds - 0.4).abs() < 1e-12);
         assert_eq!(case.rounds, 14);
         assert_eq!(case.expected_ci, None);
         assert_eq!(case.reaches(0.03), None);
