@@ -103,6 +103,14 @@ pub trait Workload: Sync {
     fn pivot(&self) -> Option<(&'static str, &'static str)> {
         None
     }
+    /// Whether the HTML report draws the latency percentile spectrum of
+    /// its cases from their stored histograms (a line from p0 to the
+    /// deepest percentile the sample count supports): for workloads whose
+    /// histogram is the latency of the requests a client waits for, as
+    /// wrk's and HdrHistogram's plots show it. `false` by default.
+    fn latency_spectrum(&self) -> bool {
+        false
+    }
 }
 
 /// What a stored case stands for in a score index (see

@@ -190,7 +190,7 @@ fn family(workload: &str) -> &str {
 }
 
 /// The one-CPU and all-CPUs steps of `workload`'s first sweep over a
-/// CPU count (threads, copies, jobs) that has both; a run on one CPU has
+/// CPU count (threads, copies, jobs, cpus) that has both; a run on one CPU has
 /// none. The all-CPUs step's speed-up is against one CPU, since that is
 /// the sweep's smallest step.
 fn cpu_pair<'a>(sweeps: &'a [Sweep], workload: &str, cpus: usize) -> Option<(&'a Step, &'a Step)> {
@@ -742,6 +742,30 @@ mod tests {
         let text = text_of(r);
         assert_fits_one_screen(&text);
         insta::assert_snapshot!(text);
+    }
+
+    /// hackbench's `cpus=1,all`, the articles' one core against all:
+    /// the scaling column has its speed-up and parallel efficiency.
+    #[test]
+    fn hackbench_on_one_cpu_and_all_shows_its_scaling() {
+        let hackbench = |cpus: &str, seconds: f64| {
+            case(
+                "sched.hackbench",
+                &[("cpus", cpus)],
+                metric("seconds", "s", Direction::Lower, &[seconds; 3]),
+            )
+        };
+        let text = text_of(run(
+            1,
+            "alpha",
+            2,
+            vec![hackbench("1", 1.8), hackbench("2", 1.0)],
+        ));
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("sched.hackbench"))
+            .unwrap_or_else(|| panic!("no hackbench row:\n{text}"));
+        assert!(row.contains("1.80× 90%"), "{row}");
     }
 
     /// Every built-in profile's cases, with made-up values (one metric

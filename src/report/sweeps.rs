@@ -1,5 +1,6 @@
 //! Scaling sweeps found in a run: cases of one workload that differ only in
-//! a parallelism parameter (threads, copies, clients, concurrency, jobs). The
+//! a parallelism parameter (threads, copies, clients, concurrency, jobs,
+//! cpus). The
 //! terminal summary and the HTML report show them as scaling blocks: the
 //! headline per step, speed-up against the smallest step, parallel
 //! efficiency, and the Universal Scalability Law fitted to the per-trial
@@ -15,14 +16,23 @@ use crate::results::{CaseRecord, MetricRecord, RunRecord};
 use crate::stats::{self, Direction, SpeedUp, UslFit};
 
 /// Parameters that set how much runs in parallel, in the order they are
-/// looked for.
-pub const SCALING_PARAMS: &[&str] = &["threads", "copies", "clients", "concurrency", "jobs"];
+/// looked for. `cpus` is the number of CPUs a fixed set of tasks may run
+/// on (`sched.hackbench cpus=1,all`, the articles' one core against all).
+pub const SCALING_PARAMS: &[&str] = &[
+    "threads",
+    "copies",
+    "clients",
+    "concurrency",
+    "jobs",
+    "cpus",
+];
 
 /// The scaling parameters that count CPUs kept busy, for which parallel
 /// efficiency (speed-up over the step's multiple) means something. A
 /// count of connections or clients is load, not CPUs: 100 connections
-/// served 8× faster than 1 is not "8% efficient".
-pub const CPU_COUNT_PARAMS: &[&str] = &["threads", "copies", "jobs"];
+/// served 8× faster than 1 is not "8% efficient". A count of CPUs given
+/// to the same work is the plainest case of all.
+pub const CPU_COUNT_PARAMS: &[&str] = &["threads", "copies", "jobs", "cpus"];
 
 /// The unit of a headline that is the wall time of a fixed amount of work
 /// (a build, a hackbench run): its speed-up is the smallest step's time
@@ -513,6 +523,28 @@ mod tests {
         assert_eq!(steps[0].speedup.unwrap().speedup, 1.0);
         // A time is not a throughput: no scalability fit.
         assert!(sweeps[0].usl.is_none());
+    }
+
+    #[test]
+    fn hackbench_on_one_cpu_and_all_is_a_sweep_with_an_efficiency() {
+        use crate::report::fixtures::{case, metric, run};
+        // `sched.hackbench cpus=1,all` on 2 CPUs: 1.8 s on one, 1.0 s on both.
+        let hackbench = |cpus: &str, seconds: f64| {
+            case(
+                "sched.hackbench",
+                &[("cpus", cpus), ("groups", "10"), ("ipc", "socket")],
+                metric("seconds", "s", Direction::Lower, &[seconds; 3]),
+            )
+        };
+        let run = run(1, "a", 2, vec![hackbench("1", 1.8), hackbench("2", 1.0)]);
+        let sweeps = find(&run);
+        assert_eq!(sweeps.len(), 1);
+        let sweep = &sweeps[0];
+        assert_eq!(sweep.param, "cpus");
+        assert!(sweep.has_efficiency());
+        let all = sweep.steps[1].speedup.expect("a fixed amount of work");
+        assert!((all.speedup - 1.8).abs() < 1e-9, "{all:?}");
+        assert!((all.efficiency - 0.9).abs() < 1e-9, "{all:?}");
     }
 
     #[test]

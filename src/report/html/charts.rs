@@ -3,8 +3,9 @@
 //! trials as crosses), scaling curves with the USL fit and its peak, and
 //! the latency percentile spectrum of HTTP cases.
 //!
-//! Charts take plain data and return an `<svg>` element as text; plotters
-//! escapes every label it writes. An axis becomes logarithmic when the
+//! Charts take plain data and return an `<svg>` element as markup
+//! ([`plotters_svg`], the one place the report takes text as markup);
+//! plotters escapes every label it writes. An axis becomes logarithmic when the
 //! values on it span more than [`LOG_AXIS_SPAN`] (an ab-style sweep from
 //! 1 to 500 connections, or a latency tail). A chart with a value outside
 //! what `report::magnitude` allows is not drawn: a note stands in its
@@ -16,6 +17,7 @@
 
 use std::error::Error;
 
+use maud::{Markup, PreEscaped, html};
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
 use plotters::prelude::*;
@@ -58,11 +60,11 @@ pub fn css_color(index: usize) -> String {
 pub(super) type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 pub(super) type DrawResult = Result<(), Box<dyn Error>>;
 
-/// Draws into a new SVG of `size` pixels and returns its text.
+/// Draws into a new SVG of `size` pixels and returns it as markup.
 pub(super) fn svg(
     size: (u32, u32),
     draw: impl FnOnce(&Area) -> DrawResult,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<Markup> {
     let mut text = String::new();
     {
         let root = SVGBackend::with_string(&mut text, size).into_drawing_area();
@@ -72,7 +74,19 @@ pub(super) fn svg(
         root.present()
             .map_err(|e| anyhow::anyhow!("drawing a chart: {e}"))?;
     }
-    Ok(text)
+    Ok(plotters_svg(text))
+}
+
+/// The SVG text plotters wrote, as markup to put in the page unescaped.
+/// This is the report's one exception to escaping by construction, and
+/// it is safe because plotters writes every element and attribute itself
+/// from numbers and colours, and escapes each label it is given (`<`,
+/// `>`, `&`, quotes; `labels_are_escaped` below holds it to that): the
+/// text is markup already, which escaping again would show as tags.
+/// Control characters in labels are left to the page's final
+/// `visible::escape_lines`.
+fn plotters_svg(text: String) -> Markup {
+    PreEscaped(text)
 }
 
 /// Values spanning more than this factor stay on a linear axis: more
@@ -88,12 +102,14 @@ pub(super) fn wants_log(low: f64, high: f64) -> bool {
 /// The note that stands in for a chart whose values include `value`,
 /// which no chart can show (see [`magnitude::is_plausible`]); `None` when
 /// every value can be drawn.
-pub fn not_drawable(values: impl IntoIterator<Item = f64>) -> Option<String> {
+pub fn not_drawable(values: impl IntoIterator<Item = f64>) -> Option<Markup> {
     let value = values.into_iter().find(|&v| !magnitude::is_plausible(v))?;
-    Some(format!(
-        "<p class=\"note\">chart not drawn: it would show {value:e}, and a chart shows {}</p>",
-        magnitude::ALLOWED
-    ))
+    Some(html! {
+        p class="note" {
+            "chart not drawn: it would show " (format!("{value:e}")) ", and a chart shows "
+            (magnitude::ALLOWED)
+        }
+    })
 }
 
 /// A tick label: [`format::value`] where that stays short, else three
@@ -190,7 +206,7 @@ pub struct BarChart {
 
 /// The bar chart as SVG, 360 × 240 pixels (or the note that stands in
 /// for it, see [`not_drawable`]).
-pub fn bar_chart(chart: &BarChart) -> anyhow::Result<String> {
+pub fn bar_chart(chart: &BarChart) -> anyhow::Result<Markup> {
     let values = || {
         chart.bars.iter().flat_map(|b| {
             [b.mean, b.ci_low, b.ci_high]
@@ -313,7 +329,7 @@ pub struct ScalingChart {
 
 /// The scaling curves as SVG, 520 × 300 pixels (or the note that stands
 /// in for them, see [`not_drawable`]).
-pub fn scaling_chart(chart: &ScalingChart) -> anyhow::Result<String> {
+pub fn scaling_chart(chart: &ScalingChart) -> anyhow::Result<Markup> {
     let fits = chart.lines.iter().filter_map(|l| l.fit.as_ref());
     if let Some(note) = not_drawable(
         chart
@@ -523,7 +539,7 @@ pub struct LatencyChart {
 
 /// The percentile spectrum as SVG, 520 × 300 pixels (or the note that
 /// stands in for it, see [`not_drawable`]).
-pub fn latency_chart(chart: &LatencyChart) -> anyhow::Result<String> {
+pub fn latency_chart(chart: &LatencyChart) -> anyhow::Result<Markup> {
     if let Some(note) = not_drawable(
         chart
             .lines
@@ -638,7 +654,8 @@ mod tests {
             unit: "events/s".into(),
             bars: vec![bar(0, 800.0, false), bar(1, 1600.0, true)],
         })
-        .unwrap();
+        .unwrap()
+        .into_string();
         assert!(
             svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"),
             "{svg}"
@@ -665,12 +682,14 @@ mod tests {
             unit: "x".into(),
             bars: vec![bar(0, 50.0, false), bar(1, 100.0, false)],
         })
-        .unwrap();
+        .unwrap()
+        .into_string();
         let log = bar_chart(&BarChart {
             unit: "x".into(),
             bars: vec![bar(0, 5.0, false), bar(1, 5000.0, false)],
         })
-        .unwrap();
+        .unwrap()
+        .into_string();
         // A log axis labels powers of ten across the span; a linear one
         // starts at 0.
         assert!(
@@ -701,7 +720,8 @@ mod tests {
     #[test]
     fn values_no_axis_can_hold_give_a_note_instead_of_a_hang() {
         for value in [1e308, f64::MAX, 1e-307, 5e-324, f64::INFINITY, f64::NAN] {
-            let shown = within_a_minute(move || bar_chart(&two_bars(value, 1.0)).unwrap());
+            let shown =
+                within_a_minute(move || bar_chart(&two_bars(value, 1.0)).unwrap().into_string());
             assert!(
                 shown.starts_with("<p class=\"note\">chart not drawn: it would show ")
                     && shown.contains("between 1e-300 and 1e300"),
@@ -720,6 +740,7 @@ mod tests {
                     }],
                 })
                 .unwrap()
+                .into_string()
             });
             assert!(
                 scaling.starts_with("<p class=\"note\">"),
@@ -734,6 +755,7 @@ mod tests {
                     }],
                 })
                 .unwrap()
+                .into_string()
             });
             assert!(
                 latency.starts_with("<p class=\"note\">"),
@@ -748,7 +770,7 @@ mod tests {
             (2e-300, 9e299),
             (-9e299, 9e299),
         ] {
-            let svg = within_a_minute(move || bar_chart(&two_bars(a, b)).unwrap());
+            let svg = within_a_minute(move || bar_chart(&two_bars(a, b)).unwrap().into_string());
             assert!(svg.starts_with("<svg"), "{a} {b}: {svg}");
             assert!(
                 texts(&svg).iter().all(|t| t.text.chars().count() < 12),
@@ -828,7 +850,7 @@ mod tests {
             unit: "req/s".into(),
             bars: vec![bar(0, 450_000.0, false), bar(1, 820_000.0, false)],
         };
-        assert_y_labels_clear_the_title(&bar_chart(&rates).unwrap());
+        assert_y_labels_clear_the_title(&bar_chart(&rates).unwrap().into_string());
         let scaling = ScalingChart {
             param: "concurrency".into(),
             unit: "req/s".into(),
@@ -843,7 +865,7 @@ mod tests {
                 fit: None,
             }],
         };
-        assert_y_labels_clear_the_title(&scaling_chart(&scaling).unwrap());
+        assert_y_labels_clear_the_title(&scaling_chart(&scaling).unwrap().into_string());
     }
 
     #[test]
@@ -861,6 +883,7 @@ mod tests {
                 }],
             })
             .unwrap()
+            .into_string()
         };
         let svg = chart(vec![4.0]);
         let failed = texts(&svg)
@@ -879,7 +902,8 @@ mod tests {
             unit: "<script>alert(1)</script>".into(),
             bars: vec![bar(0, 1.0, false)],
         })
-        .unwrap();
+        .unwrap()
+        .into_string();
         assert!(!svg.contains("<script"), "{svg}");
         assert!(svg.contains("&lt;script&gt;"), "{svg}");
     }

@@ -2,79 +2,74 @@
 //! ([`crate::report::fleet_outliers`]): shown when the runs cover three or
 //! more hosts of one CPU model, as after `sledge fleet run`.
 
-use std::fmt::Write as _;
+use maud::{Markup, html};
 
-use super::escape;
 use crate::report::fleet_outliers::FleetOutliers;
 
 /// The section, or nothing when no CPU model has three hosts among the
 /// runs.
-pub fn section(view: &FleetOutliers) -> String {
+pub fn section(view: &FleetOutliers) -> Markup {
     if view.populations.is_empty() {
-        return String::new();
+        return html! {};
     }
-    let mut out = String::from("<section id=\"fleet-outliers\">\n<h2>Outlier hosts</h2>\n");
-    let _ = writeln!(
-        out,
-        "<p class=\"note\">A host is named when its value of a case lies more than {} modified \
-         z-scores (median absolute deviations, Iglewicz and Hoaglin) from the median of the hosts \
-         sharing its CPU model; the spread is at least the hosts' median 95% CI half-width and {}% \
-         of the median.</p>",
-        view.threshold,
-        view.min_relative_spread * 100.0
-    );
-    for p in &view.populations {
-        let _ = writeln!(
-            out,
-            "<h3>{} hosts of {}</h3>",
-            p.hosts.len(),
-            escape(&p.cpu_model)
-        );
-        if p.outliers.is_empty() {
-            out.push_str("<p>None: every host is within the fleet's spread in every case.</p>\n");
-            continue;
+    html! {
+        section id="fleet-outliers" {
+            "\n" h2 { "Outlier hosts" } "\n"
+            p class="note" {
+                "A host is named when its value of a case lies more than " (view.threshold)
+                " modified z-scores (median absolute deviations, Iglewicz and Hoaglin) from the \
+                 median of the hosts sharing its CPU model; the spread is at least the hosts' \
+                 median 95% CI half-width and " (view.min_relative_spread * 100.0) "% of the median."
+            }
+            "\n"
+            @for p in &view.populations {
+                h3 { (p.hosts.len()) " hosts of " (p.cpu_model) } "\n"
+                @if p.outliers.is_empty() {
+                    p { "None: every host is within the fleet's spread in every case." } "\n"
+                } @else {
+                    table class="comparison" {
+                        "\n"
+                        thead {
+                            tr {
+                                th { "host" } th { "run" } th { "case" } th { "metric" }
+                                th { "ratio to the median" } th { "modified z" } th { "verdict" }
+                                th { "what differs" }
+                            }
+                        }
+                        "\n"
+                        tbody {
+                            "\n"
+                            @for o in &p.outliers {
+                                tr {
+                                    td { (o.host) }
+                                    td { (o.run) }
+                                    td { (o.case) }
+                                    td { (o.metric) }
+                                    td class="num" { (format!("{:.3}×", o.ratio)) }
+                                    td class="num" { (format!("{:+.1}", o.modified_z)) }
+                                    td class=(o.verdict) { (o.verdict) }
+                                    td {
+                                        @if o.differences.is_empty() {
+                                            "no inventory fact"
+                                        }
+                                        @for (k, d) in o.differences.iter().enumerate() {
+                                            @if k > 0 { br; }
+                                            (d.what) ": " (d.value) " (the others: "
+                                            (d.others.join(", ")) ")"
+                                        }
+                                    }
+                                }
+                                "\n"
+                            }
+                        }
+                        "\n"
+                    }
+                    "\n"
+                }
+            }
         }
-        out.push_str(
-            "<table class=\"comparison\">\n<thead><tr><th>host</th><th>run</th><th>case</th>\
-             <th>metric</th><th>ratio to the median</th><th>modified z</th><th>verdict</th>\
-             <th>what differs</th></tr></thead>\n<tbody>\n",
-        );
-        for o in &p.outliers {
-            let differs = if o.differences.is_empty() {
-                "no inventory fact".to_string()
-            } else {
-                o.differences
-                    .iter()
-                    .map(|d| {
-                        format!(
-                            "{}: {} (the others: {})",
-                            escape(&d.what),
-                            escape(&d.value),
-                            escape(&d.others.join(", "))
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join("<br>")
-            };
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{:.3}×</td>\
-                 <td class=\"num\">{:+.1}</td><td class=\"{}\">{}</td><td>{}</td></tr>",
-                escape(&o.host),
-                o.run,
-                escape(&o.case),
-                escape(&o.metric),
-                o.ratio,
-                o.modified_z,
-                o.verdict,
-                o.verdict,
-                differs
-            );
-        }
-        out.push_str("</tbody>\n</table>\n");
+        "\n"
     }
-    out.push_str("</section>\n");
-    out
 }
 
 #[cfg(test)]
@@ -102,7 +97,7 @@ mod tests {
                 run
             })
             .collect();
-        let html = section(&fleet_outliers(&runs));
+        let html = section(&fleet_outliers(&runs)).into_string();
         assert!(
             html.contains("<h3>3 hosts of Example CPU @ 2.0GHz</h3>"),
             "{html}"
@@ -118,6 +113,6 @@ mod tests {
             html.contains("memory: 4.0 GiB (the others: 8.0 GiB)"),
             "{html}"
         );
-        assert_eq!(section(&fleet_outliers(&runs[..2])), "");
+        assert_eq!(section(&fleet_outliers(&runs[..2])).into_string(), "");
     }
 }

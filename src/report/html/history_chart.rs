@@ -3,12 +3,12 @@
 //! each segment's median between change points, and a dashed line at each
 //! change point with what changed there.
 //!
-//! The SVG is written by hand from numbers and escaped text only, so the
-//! section stands apart from the rest of the page's charts.
+//! The SVG is built here from numbers and the store's text (escaped, as
+//! everywhere in the page), so the section stands apart from the rest of
+//! the page's charts, which plotters draws.
 
-use std::fmt::Write as _;
+use maud::{Markup, html};
 
-use super::escape;
 use crate::report::history::{CaseHistory, History};
 use crate::results::case_label;
 
@@ -24,70 +24,76 @@ const BOTTOM: f64 = 30.0;
 
 /// The history section for `histories` (one per host and workload);
 /// empty when there is none.
-pub fn section(histories: &[History]) -> String {
+pub fn section(histories: &[History]) -> Markup {
     if histories.is_empty() {
-        return String::new();
+        return html! {};
     }
-    let mut out = String::from("<section id=\"history\">\n<h2>History</h2>\n");
-    let _ = writeln!(
-        out,
-        "<p class=\"note\">Every stored run of each case on its host, oldest first. Change \
-         points (dashed) by E-Divisive means with Welch's t-test between their sides at p &lt; \
-         {}, at least {} runs on each side; the horizontal lines are the medians between them.</p>",
-        crate::stats::MAX_P_VALUE,
-        crate::stats::MIN_SIDE
-    );
-    for history in histories {
-        for case in &history.cases {
-            out.push_str(&figure(&history.host, case));
+    html! {
+        section id="history" {
+            "\n" h2 { "History" } "\n"
+            p class="note" {
+                "Every stored run of each case on its host, oldest first. Change points \
+                 (dashed) by E-Divisive means with Welch's t-test between their sides at p < "
+                (crate::stats::MAX_P_VALUE) ", at least " (crate::stats::MIN_SIDE)
+                " runs on each side; the horizontal lines are the medians between them."
+            }
+            "\n"
+            @for history in histories {
+                @for case in &history.cases {
+                    (figure(&history.host, case))
+                }
+            }
         }
+        "\n"
     }
-    out.push_str("</section>\n");
-    out
 }
 
 /// One case's figure: its title, its chart and its change points.
-fn figure(host: &str, case: &CaseHistory) -> String {
-    let mut out = format!(
-        "<figure class=\"wide\"><figcaption>{} on {} <span class=\"metric\">{} ({})</span></figcaption>\n",
-        escape(&case_label(&case.workload, &case.params)),
-        escape(host),
-        escape(&case.metric),
-        escape(&case.unit)
-    );
-    out.push_str(&chart(case));
-    out.push('\n');
-    if !case.change_points.is_empty() {
-        out.push_str("<ul>\n");
-        for change in &case.change_points {
-            let facts: Vec<String> = change
-                .differences
-                .iter()
-                .map(|d| format!("{}: {} → {}", d.what, d.before, d.after))
-                .collect();
-            let _ = writeln!(
-                out,
-                "<li>run {}: {} {} (median ×{:.3}, p = {:.1e}){}</li>",
-                change.run,
-                escape(&crate::report::format::percent((change.ratio - 1.0).abs())),
-                change.verdict,
-                change.ratio,
-                change.p_value,
-                if facts.is_empty() {
-                    "; nothing in the inventory differs from the run before".to_string()
-                } else {
-                    format!("; {}", escape(&facts.join("; ")))
+fn figure(host: &str, case: &CaseHistory) -> Markup {
+    html! {
+        figure class="wide" {
+            figcaption {
+                (case_label(&case.workload, &case.params)) " on " (host) " "
+                span class="metric" { (case.metric) " (" (case.unit) ")" }
+            }
+            "\n" (chart(case)) "\n"
+            @if !case.change_points.is_empty() {
+                ul {
+                    "\n"
+                    @for change in &case.change_points {
+                        @let facts: Vec<String> = change
+                            .differences
+                            .iter()
+                            .map(|d| format!("{}: {} → {}", d.what, d.before, d.after))
+                            .collect();
+                        li {
+                            "run " (change.run) ": "
+                            (crate::report::format::percent((change.ratio - 1.0).abs())) " "
+                            (change.verdict)
+                            (format!(" (median ×{:.3}, p = {:.1e})", change.ratio, change.p_value))
+                            @if facts.is_empty() {
+                                "; nothing in the inventory differs from the run before"
+                            } @else {
+                                "; " (facts.join("; "))
+                            }
+                        }
+                        "\n"
+                    }
                 }
-            );
+                "\n"
+            }
         }
-        out.push_str("</ul>\n");
+        "\n"
     }
-    out.push_str("</figure>\n");
-    out
+}
+
+/// A coordinate as the chart writes it: one decimal.
+fn at(v: f64) -> String {
+    format!("{v:.1}")
 }
 
 /// The SVG chart of one case's series.
-pub fn chart(case: &CaseHistory) -> String {
+pub fn chart(case: &CaseHistory) -> Markup {
     let runs = &case.runs;
     let finite = |v: f64| v.is_finite().then_some(v);
     let low = runs
@@ -98,13 +104,7 @@ pub fn chart(case: &CaseHistory) -> String {
         .iter()
         .filter_map(|p| finite(p.ci_high).or(finite(p.mean)))
         .fold(f64::NEG_INFINITY, f64::max);
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" width=\"{WIDTH}\" height=\"{HEIGHT}\" role=\"img\">"
-    );
-    if runs.is_empty() || !low.is_finite() || !high.is_finite() {
-        svg.push_str("</svg>");
-        return svg;
-    }
+    let empty = runs.is_empty() || !low.is_finite() || !high.is_finite();
     // A flat series still gets an axis: 1% either side.
     let (low, high) = if high > low {
         let pad = (high - low) * 0.05;
@@ -125,99 +125,75 @@ pub fn chart(case: &CaseHistory) -> String {
         }
     };
     let y = |v: f64| TOP + plot_h * (high - v) / (high - low);
-    let _ = write!(
-        svg,
-        "<rect x=\"{LEFT}\" y=\"{TOP}\" width=\"{plot_w}\" height=\"{plot_h}\" fill=\"none\" stroke=\"#ccc\"/>"
-    );
     let fmt = crate::report::format::value;
-    for v in [high, (high + low) / 2.0, low] {
-        let _ = write!(
-            svg,
-            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"end\">{}</text>",
-            LEFT - 4.0,
-            y(v) + 4.0,
-            escape(&fmt(v))
-        );
-    }
-    for (i, point) in [(0, runs.first()), (runs.len() - 1, runs.last())] {
-        if let Some(point) = point {
-            let _ = write!(
-                svg,
-                "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"{}\">run {}</text>",
-                x(i),
-                HEIGHT - 10.0,
-                if i == 0 { "start" } else { "end" },
-                point.run
-            );
-        }
-    }
-    // The segments' medians between change points.
+    // The segments' medians between change points: (first, last, median).
     let mut bounds: Vec<usize> = vec![0];
     bounds.extend(case.change_points.iter().map(|c| c.index));
     bounds.push(runs.len());
-    for pair in bounds.windows(2) {
-        let mut values: Vec<f64> = runs[pair[0]..pair[1]].iter().map(|p| p.mean).collect();
-        values.sort_unstable_by(f64::total_cmp);
-        let mid = values.len() / 2;
-        let median = if values.len() % 2 == 1 {
-            values[mid]
-        } else {
-            (values[mid - 1] + values[mid]) / 2.0
-        };
-        let _ = write!(
-            svg,
-            "<line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#888\" stroke-width=\"2\"/>",
-            x(pair[0]),
-            y(median),
-            x(pair[1] - 1),
-            y(median)
-        );
-    }
-    for change in &case.change_points {
-        let at = (x(change.index - 1) + x(change.index)) / 2.0;
-        let _ = write!(
-            svg,
-            "<line x1=\"{at:.1}\" y1=\"{TOP}\" x2=\"{at:.1}\" y2=\"{:.1}\" stroke=\"#c00\" stroke-dasharray=\"4 3\"/>",
-            TOP + plot_h
-        );
-    }
-    let line: Vec<String> = runs
+    let medians: Vec<(usize, usize, f64)> = if empty {
+        Vec::new()
+    } else {
+        bounds
+            .windows(2)
+            .map(|pair| {
+                let mut values: Vec<f64> = runs[pair[0]..pair[1]].iter().map(|p| p.mean).collect();
+                values.sort_unstable_by(f64::total_cmp);
+                let mid = values.len() / 2;
+                let median = if values.len() % 2 == 1 {
+                    values[mid]
+                } else {
+                    (values[mid - 1] + values[mid]) / 2.0
+                };
+                (pair[0], pair[1] - 1, median)
+            })
+            .collect()
+    };
+    let points: Vec<String> = runs
         .iter()
         .enumerate()
         .map(|(i, p)| format!("{:.1},{:.1}", x(i), y(p.mean)))
         .collect();
-    let _ = write!(
-        svg,
-        "<polyline points=\"{}\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"1\"/>",
-        line.join(" ")
-    );
-    for (i, p) in runs.iter().enumerate() {
-        if p.ci_low.is_finite() && p.ci_high.is_finite() {
-            let _ = write!(
-                svg,
-                "<line x1=\"{0:.1}\" y1=\"{1:.1}\" x2=\"{0:.1}\" y2=\"{2:.1}\" stroke=\"#1f77b4\" stroke-opacity=\"0.5\"/>",
-                x(i),
-                y(p.ci_high),
-                y(p.ci_low)
-            );
+    html! {
+        svg xmlns="http://www.w3.org/2000/svg" viewBox=(format!("0 0 {WIDTH} {HEIGHT}"))
+            width=(WIDTH) height=(HEIGHT) role="img" {
+            @if !empty {
+                rect x=(LEFT) y=(TOP) width=(plot_w) height=(plot_h) fill="none" stroke="#ccc" {}
+                @for v in [high, (high + low) / 2.0, low] {
+                    text x=(at(LEFT - 4.0)) y=(at(y(v) + 4.0)) font-size="11" text-anchor="end" {
+                        (fmt(v))
+                    }
+                }
+                @for (i, point) in [(0, runs.first()), (runs.len() - 1, runs.last())] {
+                    @if let Some(point) = point {
+                        text x=(at(x(i))) y=(at(HEIGHT - 10.0)) font-size="11"
+                            text-anchor=(if i == 0 { "start" } else { "end" }) {
+                            "run " (point.run)
+                        }
+                    }
+                }
+                @for &(first, last, median) in &medians {
+                    line x1=(at(x(first))) y1=(at(y(median))) x2=(at(x(last))) y2=(at(y(median)))
+                        stroke="#888" stroke-width="2" {}
+                }
+                @for change in &case.change_points {
+                    @let between = at((x(change.index - 1) + x(change.index)) / 2.0);
+                    line x1=(between) y1=(TOP) x2=(between) y2=(at(TOP + plot_h))
+                        stroke="#c00" stroke-dasharray="4 3" {}
+                }
+                polyline points=(points.join(" ")) fill="none" stroke="#1f77b4" stroke-width="1" {}
+                @for (i, p) in runs.iter().enumerate() {
+                    @if p.ci_low.is_finite() && p.ci_high.is_finite() {
+                        line x1=(at(x(i))) y1=(at(y(p.ci_high))) x2=(at(x(i))) y2=(at(y(p.ci_low)))
+                            stroke="#1f77b4" stroke-opacity="0.5" {}
+                    }
+                    circle cx=(at(x(i))) cy=(at(y(p.mean))) r="2.5"
+                        fill=(if p.disturbed.is_empty() { "#1f77b4" } else { "#c80000" }) {
+                        title { "run " (p.run) " · " (p.started) " · " (fmt(p.mean)) }
+                    }
+                }
+            }
         }
-        let _ = write!(
-            svg,
-            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"2.5\" fill=\"{}\"><title>run {} · {} · {}</title></circle>",
-            x(i),
-            y(p.mean),
-            if p.disturbed.is_empty() {
-                "#1f77b4"
-            } else {
-                "#c80000"
-            },
-            p.run,
-            escape(&p.started),
-            escape(&fmt(p.mean))
-        );
     }
-    svg.push_str("</svg>");
-    svg
 }
 
 #[cfg(test)]
@@ -275,7 +251,7 @@ mod tests {
 
     #[test]
     fn the_chart_has_a_point_per_run_a_median_per_segment_and_the_change() {
-        let svg = chart(&case());
+        let svg = chart(&case()).into_string();
         assert_eq!(svg.matches("<circle").count(), 4);
         // Two medians and one dashed change line.
         assert_eq!(svg.matches("stroke=\"#888\"").count(), 2);
@@ -295,10 +271,10 @@ mod tests {
             min_runs_each_side: 3,
             cases: vec![case()],
         };
-        let html = section(&[history]);
+        let html = section(&[history]).into_string();
         assert!(html.contains("threads=&lt;1&gt; on h&lt;b&gt;"), "{html}");
         assert!(html.contains("kernel: 6.1 → 6.2&lt;x&gt;"), "{html}");
         assert!(!html.contains("<b>") && !html.contains("<x>"));
-        assert_eq!(section(&[]), "");
+        assert_eq!(section(&[]).into_string(), "");
     }
 }

@@ -4,12 +4,19 @@
 //! Everything is inside the file: the style sheet is inline, the charts are
 //! inline SVG drawn by plotters, there is no script and no font, image or
 //! link to fetch (a Content-Security-Policy of `default-src 'none'` says
-//! so to the browser), and it reads the same with JavaScript off. Every
-//! string that comes from a store or an imported file (host names,
-//! parameters, warnings, command lines) goes through [`escape`]; the
-//! finished page goes through [`visible::escape_lines`], so that control
-//! characters and bidi overrides from a run (in text or in a chart's
-//! labels) show as `\x1b` or `\u{202e}`, as in the terminal.
+//! so to the browser), and it reads the same with JavaScript off.
+//!
+//! The markup is written with maud's `html!`, which escapes every value
+//! put into the page, so that a string from a store or an imported file
+//! (host names, parameters, warnings, command lines) cannot be added
+//! unescaped by forgetting to. Two things go in as they are, each in one
+//! place with its reason: the style sheet ([`style_sheet`]) and the SVG
+//! that plotters draws (`charts::plotters_svg`). The `"\n"` literals keep
+//! the page's lines: one table row, list item or figure part a line, so
+//! the page reads as text too. The finished page goes through
+//! [`visible::escape_lines`], so that control characters and bidi
+//! overrides from a run (in text or in a chart's labels) show as `\x1b` or
+//! `\u{202e}`, as in the terminal.
 //!
 //! The page: the hosts side by side with the facts that differ marked; a
 //! comparison of each run against the first (`report::compare`); charts
@@ -27,10 +34,10 @@ mod pivot_chart;
 mod pivot_figures;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::Deserializer;
+use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use super::compare::{
     CaseComparison, CompareOptions, JudgedOn, MetricComparison, NoiseHistory, RunComparison,
@@ -49,20 +56,12 @@ use charts::{Bar, BarChart, LatencyChart, LatencyLine, ScalingChart, ScalingLine
 /// The style sheet, inline in every report.
 const STYLE: &str = include_str!("page.css");
 
-/// Escapes text for HTML element content and quoted attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            other => out.push(other),
-        }
-    }
-    out
+/// The style sheet as markup. It goes in unescaped because it is
+/// sledge's own, fixed when sledge is built, and because the inside of a
+/// `<style>` element is not decoded by the browser: escaped, its quoted
+/// font names would reach the CSS parser as `&quot;`.
+fn style_sheet() -> Markup {
+    PreEscaped(STYLE.to_string())
 }
 
 /// The report of `runs` (the first is the baseline of the comparisons);
@@ -90,73 +89,105 @@ pub fn render_with(
     histories: &[super::history::History],
 ) -> anyhow::Result<String> {
     let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
-    let mut page = String::new();
-    writeln!(
-        page,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>sledge report: run{} {}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>",
-        if runs.len() == 1 { "" } else { "s" },
-        escape(&ids.join(", "))
-    )?;
-    writeln!(
-        page,
-        "<h1>sledge report</h1>\n<p class=\"meta\">{} run{} · made by sledge {} at {}</p>",
-        runs.len(),
-        if runs.len() == 1 { "" } else { "s" },
-        env!("CARGO_PKG_VERSION"),
-        escape(generated)
-    )?;
-    page.push_str(
-        "<nav><a href=\"#hosts\">Hosts</a> · <a href=\"#comparison\">Comparison</a> · \
-         <a href=\"#charts\">Charts</a> · <a href=\"#summary\">Summary per run</a></nav>\n",
-    );
-    page.push_str(&hosts(runs));
-    page.push_str("<section id=\"comparison\">\n<h2>Comparison</h2>\n");
-    if runs.len() < 2 {
-        page.push_str(
-            "<p>One run: nothing to compare. Give more runs to compare them with the first.</p>\n",
-        );
-    }
-    for candidate in runs.iter().skip(1) {
-        page.push_str(&comparison(&compare_runs(
-            &runs[0],
-            candidate,
-            noise,
-            CompareOptions::default(),
-        )));
-    }
-    page.push_str("</section>\n");
-    page.push_str(&fleet_outliers::section(
-        &crate::report::fleet_outliers::fleet_outliers(runs),
-    ));
+    let plural = if runs.len() == 1 { "" } else { "s" };
+    let comparisons: Vec<Markup> = runs
+        .iter()
+        .skip(1)
+        .map(|candidate| {
+            comparison(&compare_runs(
+                &runs[0],
+                candidate,
+                noise,
+                CompareOptions::default(),
+            ))
+        })
+        .collect();
     let all_sweeps: Vec<Vec<Sweep>> = runs.iter().map(sweeps::find).collect();
-    page.push_str(&charts_section(runs, &all_sweeps, choice)?);
-    page.push_str(&history_chart::section(histories));
-    page.push_str("<section id=\"summary\">\n<h2>Summary per run</h2>\n");
-    for (i, run) in runs.iter().enumerate() {
-        let empty = Defaults::new();
-        let defaults = defaults.get(i).unwrap_or(&empty);
-        page.push_str(&run_summary(i, run, &all_sweeps[i], defaults));
-    }
-    page.push_str("</section>\n");
-    page.push_str(LEGEND);
-    page.push_str("</body>\n</html>\n");
+    let charts = charts_section(runs, &all_sweeps, choice)?;
+    let empty = Defaults::new();
+    let page = html! {
+        (DOCTYPE) "\n"
+        html lang="en" {
+            "\n"
+            head {
+                "\n"
+                meta charset="utf-8"; "\n"
+                meta http-equiv="Content-Security-Policy"
+                    content="default-src 'none'; style-src 'unsafe-inline'"; "\n"
+                meta name="viewport" content="width=device-width, initial-scale=1"; "\n"
+                title { "sledge report: run" (plural) " " (ids.join(", ")) } "\n"
+                style { "\n" (style_sheet()) } "\n"
+            }
+            "\n"
+            body {
+                "\n"
+                h1 { "sledge report" } "\n"
+                p class="meta" {
+                    (runs.len()) " run" (plural) " · made by sledge " (env!("CARGO_PKG_VERSION"))
+                    " at " (generated)
+                }
+                "\n"
+                nav {
+                    a href="#hosts" { "Hosts" } " · " a href="#comparison" { "Comparison" } " · "
+                    a href="#charts" { "Charts" } " · " a href="#summary" { "Summary per run" }
+                }
+                "\n"
+                (hosts(runs))
+                section id="comparison" {
+                    "\n" h2 { "Comparison" } "\n"
+                    @if runs.len() < 2 {
+                        p {
+                            "One run: nothing to compare. Give more runs to compare them with \
+                             the first."
+                        }
+                        "\n"
+                    }
+                    @for c in &comparisons { (c) }
+                }
+                "\n"
+                (fleet_outliers::section(&crate::report::fleet_outliers::fleet_outliers(runs)))
+                (charts)
+                (history_chart::section(histories))
+                section id="summary" {
+                    "\n" h2 { "Summary per run" } "\n"
+                    @for (i, run) in runs.iter().enumerate() {
+                        (run_summary(i, run, &all_sweeps[i], defaults.get(i).unwrap_or(&empty)))
+                    }
+                }
+                "\n"
+                (legend())
+            }
+            "\n"
+        }
+        "\n"
+    };
     // A control character or bidi override from a run (in the text or a
     // chart's labels) is shown as `\x1b` or `\u{202e}`, as in the terminal;
     // the page itself holds none but line breaks.
+    let page = page.into_string();
     Ok(visible::escape_lines(&page).into_owned())
 }
 
 /// What the marks mean, at the end of the page.
-const LEGEND: &str = "<footer>\n<p><b>Reading the charts.</b> Bars are means with their 95% \
-confidence intervals; dots are the trials (● counted, ○ outlier by Tukey's fences, \
-<span class=\"disturbed\">✕</span> disturbed: the monitor saw other processes, steal or \
-swapping during it). A logarithmic axis is used where the values span more than 100×. \
-Scaling curves: solid lines join the means per step, dashed lines are the Universal \
-Scalability Law fitted to every trial, ▲ marks its predicted peak. Latency spectra come \
-from the stored HdrHistograms of all counted trials.</p>\n</footer>\n";
+fn legend() -> Markup {
+    html! {
+        footer {
+            "\n"
+            p {
+                b { "Reading the charts." } " Bars are means with their 95% confidence intervals; \
+                dots are the trials (● counted, ○ outlier by Tukey's fences, "
+                span class="disturbed" { "✕" }
+                " disturbed: the monitor saw other processes, steal or swapping during it). A \
+                logarithmic axis is used where the values span more than 100×. Scaling curves: \
+                solid lines join the means per step, dashed lines are the Universal Scalability \
+                Law fitted to every trial, ▲ marks its predicted peak. Latency spectra come from \
+                the stored HdrHistograms of all counted trials."
+            }
+            "\n"
+        }
+        "\n"
+    }
+}
 
 /// `run 3`: how a run is named in tables and charts.
 fn run_name(run: &RunRecord) -> String {
@@ -164,12 +195,11 @@ fn run_name(run: &RunRecord) -> String {
 }
 
 /// A coloured square and the run's name.
-fn run_heading(index: usize, run: &RunRecord) -> String {
-    format!(
-        "<span class=\"swatch\" style=\"background:{}\"></span>{}",
-        charts::css_color(index),
-        escape(&run_name(run))
-    )
+fn run_heading(index: usize, run: &RunRecord) -> Markup {
+    html! {
+        span class="swatch" style=(format!("background:{}", charts::css_color(index))) {}
+        (run_name(run))
+    }
 }
 
 /// Facts about a run's host and the run itself, one per row.
@@ -213,145 +243,51 @@ fn host_facts(run: &RunRecord) -> Vec<(String, String)> {
 const ALWAYS_DIFFERENT: &[&str] = &["Started", "UUID"];
 
 /// The hosts side by side; rows whose values differ are marked.
-fn hosts(runs: &[RunRecord]) -> String {
+fn hosts(runs: &[RunRecord]) -> Markup {
     let facts: Vec<Vec<(String, String)>> = runs.iter().map(host_facts).collect();
-    let mut out = String::from(
-        "<section id=\"hosts\">\n<h2>Hosts</h2>\n<table class=\"hosts\">\n<thead><tr><th></th><th>fact</th>",
-    );
-    for (i, run) in runs.iter().enumerate() {
-        let _ = write!(out, "<th>{}</th>", run_heading(i, run));
-    }
-    out.push_str("</tr></thead>\n<tbody>\n");
-    for (row, (key, _)) in facts[0].iter().enumerate() {
-        let values: Vec<&str> = facts.iter().map(|f| f[row].1.as_str()).collect();
-        let differs = runs.len() > 1
-            && !ALWAYS_DIFFERENT.contains(&key.as_str())
-            && values.iter().any(|v| *v != values[0]);
-        let _ = write!(
-            out,
-            "<tr{}><td class=\"mark\">{}</td><th>{}</th>",
-            if differs { " class=\"differs\"" } else { "" },
-            if differs { "≠" } else { "" },
-            escape(key)
-        );
-        for value in values {
-            let _ = write!(out, "<td>{}</td>", escape(value));
+    html! {
+        section id="hosts" {
+            "\n" h2 { "Hosts" } "\n"
+            table class="hosts" {
+                "\n"
+                thead {
+                    tr {
+                        th {}
+                        th { "fact" }
+                        @for (i, run) in runs.iter().enumerate() { th { (run_heading(i, run)) } }
+                    }
+                }
+                "\n"
+                tbody {
+                    "\n"
+                    @for (row, (key, _)) in facts[0].iter().enumerate() {
+                        @let values: Vec<&str> = facts.iter().map(|f| f[row].1.as_str()).collect();
+                        @let differs = runs.len() > 1
+                            && !ALWAYS_DIFFERENT.contains(&key.as_str())
+                            && values.iter().any(|v| *v != values[0]);
+                        tr class=[differs.then_some("differs")] {
+                            td class="mark" { @if differs { "≠" } }
+                            th { (key) }
+                            @for value in &values { td { (value) } }
+                        }
+                        "\n"
+                    }
+                }
+                "\n"
+            }
+            "\n"
+            @if runs.len() > 1 {
+                p class="note" { "≠ marks the facts that differ between the runs." } "\n"
+            }
         }
-        out.push_str("</tr>\n");
+        "\n"
     }
-    out.push_str("</tbody>\n</table>\n");
-    if runs.len() > 1 {
-        out.push_str("<p class=\"note\">≠ marks the facts that differ between the runs.</p>\n");
-    }
-    out.push_str("</section>\n");
-    out
 }
 
 /// One candidate against the baseline: what `report::compare` returns,
 /// one row per matched case with its headline metric (the first one
 /// compared); `sledge compare` shows every metric.
-fn comparison(c: &RunComparison) -> String {
-    let mut out = format!(
-        "<h3>run {} against run {} (baseline)</h3>\n",
-        c.candidate, c.baseline
-    );
-    if !c.host_differences.is_empty() {
-        out.push_str("<ul class=\"differences\">\n");
-        for d in &c.host_differences {
-            let _ = writeln!(
-                out,
-                "<li>{}: {} → {}</li>",
-                escape(&d.what),
-                escape(&d.baseline),
-                escape(&d.candidate)
-            );
-        }
-        out.push_str("</ul>\n");
-    }
-    out.push_str(
-        "<table class=\"comparison\">\n<thead><tr><th>workload</th><th>parameters</th><th>metric</th>\
-         <th>baseline</th><th>candidate</th><th>ratio [95% CI]</th><th>verdict</th><th>basis</th></tr></thead>\n<tbody>\n",
-    );
-    for case in &c.cases {
-        let Some(m) = case.metrics.first() else {
-            continue;
-        };
-        let (ratio, verdict, class, basis) = match &m.comparison {
-            Some(cmp) => {
-                let (verdict, class) = match m.verdict() {
-                    Some(Verdict::Faster) => ("faster".to_string(), "faster"),
-                    Some(Verdict::Slower) => ("slower".to_string(), "slower"),
-                    Some(Verdict::NoDifference) => (
-                        match m.no_difference_within {
-                            Some(w) => {
-                                format!("no significant difference, within {}", format::within(w))
-                            }
-                            None => "no significant difference".to_string(),
-                        },
-                        "same",
-                    ),
-                    None => (not_judged(case, m), "same"),
-                };
-                let basis = match cmp.basis {
-                    VerdictBasis::Paired => format!("{} paired rounds", m.paired_rounds),
-                    VerdictBasis::History => format!(
-                        "history of {} runs",
-                        m.baseline_history_runs.max(m.candidate_history_runs)
-                    ),
-                    VerdictBasis::Rounds => "rounds".to_string(),
-                    VerdictBasis::Trials => "trials (weak)".to_string(),
-                };
-                let basis = if cmp.history_suspect {
-                    format!(
-                        "{basis}; history suspect (runs scatter by more than {})",
-                        super::format::percent(crate::stats::MAX_RUN_NOISE_SD_LOG.exp() - 1.0)
-                    )
-                } else {
-                    basis
-                };
-                let basis = if m.judged && m.judged_on == JudgedOn::Unflagged {
-                    format!(
-                        "{basis}; judged on unflagged trials ({} left out)",
-                        case.disturbed_sides("baseline", "candidate").join("; ")
-                    )
-                } else {
-                    basis
-                };
-                (
-                    format!(
-                        "{:.3} [{:.3}, {:.3}]",
-                        cmp.ratio, cmp.ratio_ci_low, cmp.ratio_ci_high
-                    ),
-                    verdict,
-                    class,
-                    basis,
-                )
-            }
-            None => (
-                "-".into(),
-                m.not_compared
-                    .clone()
-                    .unwrap_or_else(|| "no samples".into()),
-                "same",
-                String::new(),
-            ),
-        };
-        let _ = writeln!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td>{} ({})</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
-             <td class=\"num\">{}</td><td class=\"{class}\">{}</td><td>{}</td></tr>",
-            escape(&case.workload),
-            escape(&case.params),
-            escape(&m.name),
-            escape(&m.unit),
-            format::value(m.baseline_mean),
-            format::value(m.candidate_mean),
-            ratio,
-            escape(&verdict),
-            escape(&basis),
-        );
-    }
-    out.push_str("</tbody>\n</table>\n");
+fn comparison(c: &RunComparison) -> Markup {
     let s = &c.summary;
     let geo = match (s.geometric_mean, s.geometric_mean_ci) {
         (Some(g), Some((lo, hi))) => {
@@ -378,15 +314,131 @@ fn comparison(c: &RunComparison) -> String {
     } else {
         String::new()
     };
-    let _ = writeln!(
-        out,
-        "<p class=\"note\">{geo}{} faster, {} slower, {} no difference{blind}, {} not judged{unflagged}</p>",
-        s.faster, s.slower, s.no_difference, s.not_judged
-    );
-    for line in &c.unmatched {
-        let _ = writeln!(out, "<p class=\"note\">unmatched: {}</p>", escape(line));
+    html! {
+        h3 { "run " (c.candidate) " against run " (c.baseline) " (baseline)" } "\n"
+        @if !c.host_differences.is_empty() {
+            ul class="differences" {
+                "\n"
+                @for d in &c.host_differences {
+                    li { (d.what) ": " (d.baseline) " → " (d.candidate) } "\n"
+                }
+            }
+            "\n"
+        }
+        table class="comparison" {
+            "\n"
+            thead {
+                tr {
+                    th { "workload" } th { "parameters" } th { "metric" } th { "baseline" }
+                    th { "candidate" } th { "ratio [95% CI]" } th { "verdict" } th { "basis" }
+                }
+            }
+            "\n"
+            tbody {
+                "\n"
+                @for case in &c.cases {
+                    @if let Some(m) = case.metrics.first() {
+                        @let row = judged(case, m);
+                        tr {
+                            td { (case.workload) }
+                            td { (case.params) }
+                            td { (m.name) " (" (m.unit) ")" }
+                            td class="num" { (format::value(m.baseline_mean)) }
+                            td class="num" { (format::value(m.candidate_mean)) }
+                            td class="num" { (row.ratio) }
+                            td class=(row.class) { (row.verdict) }
+                            td { (row.basis) }
+                        }
+                        "\n"
+                    }
+                }
+            }
+            "\n"
+        }
+        "\n"
+        p class="note" {
+            (geo) (s.faster) " faster, " (s.slower) " slower, " (s.no_difference) " no difference"
+            (blind) ", " (s.not_judged) " not judged" (unflagged)
+        }
+        "\n"
+        @for line in &c.unmatched {
+            p class="note" { "unmatched: " (line) } "\n"
+        }
     }
-    out
+}
+
+/// A comparison row's judgement of its headline metric, as the table
+/// shows it.
+struct Judged {
+    /// The ratio with its 95% CI, or `-`.
+    ratio: String,
+    /// What was concluded, or why nothing was.
+    verdict: String,
+    /// The verdict cell's class: `faster`, `slower` or `same`.
+    class: &'static str,
+    /// What the verdict rests on.
+    basis: String,
+}
+
+/// How the comparison of metric `m` of `case` reads in its row.
+fn judged(case: &CaseComparison, m: &MetricComparison) -> Judged {
+    let Some(cmp) = &m.comparison else {
+        return Judged {
+            ratio: "-".into(),
+            verdict: m
+                .not_compared
+                .clone()
+                .unwrap_or_else(|| "no samples".into()),
+            class: "same",
+            basis: String::new(),
+        };
+    };
+    let (verdict, class) = match m.verdict() {
+        Some(Verdict::Faster) => ("faster".to_string(), "faster"),
+        Some(Verdict::Slower) => ("slower".to_string(), "slower"),
+        Some(Verdict::NoDifference) => (
+            match m.no_difference_within {
+                Some(w) => format!("no significant difference, within {}", format::within(w)),
+                None => "no significant difference".to_string(),
+            },
+            "same",
+        ),
+        None => (not_judged(case, m), "same"),
+    };
+    let basis = match cmp.basis {
+        VerdictBasis::Paired => format!("{} paired rounds", m.paired_rounds),
+        VerdictBasis::History => format!(
+            "history of {} runs",
+            m.baseline_history_runs.max(m.candidate_history_runs)
+        ),
+        VerdictBasis::Rounds => "rounds".to_string(),
+        VerdictBasis::Trials => "trials (weak)".to_string(),
+    };
+    let basis = if cmp.history_suspect {
+        format!(
+            "{basis}; history suspect (runs scatter by more than {})",
+            super::format::percent(crate::stats::MAX_RUN_NOISE_SD_LOG.exp() - 1.0)
+        )
+    } else {
+        basis
+    };
+    let basis = if m.judged && m.judged_on == JudgedOn::Unflagged {
+        format!(
+            "{basis}; judged on unflagged trials ({} left out)",
+            case.disturbed_sides("baseline", "candidate").join("; ")
+        )
+    } else {
+        basis
+    };
+    Judged {
+        ratio: format!(
+            "{:.3} [{:.3}, {:.3}]",
+            cmp.ratio, cmp.ratio_ci_low, cmp.ratio_ci_high
+        ),
+        verdict,
+        class,
+        basis,
+    }
 }
 
 /// Why a metric was not judged: which side's trials were disturbed, and
@@ -434,8 +486,7 @@ fn charts_section(
     runs: &[RunRecord],
     all_sweeps: &[Vec<Sweep>],
     choice: &PivotChoice,
-) -> anyhow::Result<String> {
-    let mut out = String::from("<section id=\"charts\">\n<h2>Charts</h2>\n");
+) -> anyhow::Result<Markup> {
     let mut pivot_groups = pivot_figures::group_tables(runs, choice);
     // Each key with (run index, case) per run that has it, keys in
     // first-seen order; each workload's keys, workloads in first-seen order.
@@ -462,8 +513,8 @@ fn charts_section(
         }
     }
     let mut sweep_groups = group_sweeps(runs, all_sweeps);
+    let mut parts: Vec<Markup> = Vec::new();
     for (workload, keys) in workloads {
-        let _ = writeln!(out, "<h3 id=\"w-{0}\">{0}</h3>", escape(workload));
         // Which parameters tell this workload's cases apart.
         let varying: Vec<String> = {
             let cases: Vec<&CaseRecord> = keys
@@ -475,11 +526,12 @@ fn charts_section(
         // A pivot table's chart stands for its cases' bar charts.
         let tables = pivot_groups.remove(workload).unwrap_or_default();
         let mut charted: HashSet<*const CaseRecord> = HashSet::new();
+        let mut pivots = Vec::new();
         for group in &tables {
-            out.push_str(&pivot_figures::figure(runs, group)?);
+            pivots.push(pivot_figures::figure(runs, group)?);
             charted.extend(pivot_figures::cases(group).map(|(i, c)| &runs[i].cases[c] as *const _));
         }
-        out.push_str("<div class=\"grid\">\n");
+        let mut bars = Vec::new();
         for &k in &keys {
             let (key, cases) = &matched[k];
             if cases
@@ -488,22 +540,43 @@ fn charts_section(
             {
                 continue;
             }
-            out.push_str(&case_figure(runs, workload, key, cases, &varying)?);
+            bars.push(case_figure(runs, workload, key, cases, &varying)?);
         }
-        out.push_str("</div>\n");
         let groups = sweep_groups.remove(workload).unwrap_or_default();
-        out.push_str(&scaling_figures(runs, &groups)?);
-        if workload.starts_with("http.") {
+        let scaling = scaling_figures(runs, &groups)?;
+        let mut latency = Vec::new();
+        if shows_latency_spectrum(workload) {
             for &k in &keys {
                 let (key, cases) = &matched[k];
-                if let Some(figure) = latency_figure(runs, cases, &key.2, &varying)? {
-                    out.push_str(&figure);
-                }
+                latency.extend(latency_figure(runs, cases, &key.2, &varying)?);
             }
         }
+        parts.push(html! {
+            h3 id=(format!("w-{workload}")) { (workload) } "\n"
+            @for pivot in &pivots { (pivot) }
+            div class="grid" {
+                "\n"
+                @for bar in &bars { (bar) }
+            }
+            "\n"
+            (scaling)
+            @for figure in &latency { (figure) }
+        });
     }
-    out.push_str("</section>\n");
-    Ok(out)
+    Ok(html! {
+        section id="charts" {
+            "\n" h2 { "Charts" } "\n"
+            @for part in &parts { (part) }
+        }
+        "\n"
+    })
+}
+
+/// Whether the charts show `workload`'s latency percentile spectrum: the
+/// workload says so ([`crate::engine::Workload::latency_spectrum`]); a
+/// workload this sledge does not know has none.
+fn shows_latency_spectrum(workload: &str) -> bool {
+    crate::workloads::find(workload).is_some_and(|w| w.latency_spectrum())
 }
 
 /// One case across runs: its bar chart, and which runs it failed in (a
@@ -514,7 +587,7 @@ fn case_figure(
     key: &ChartKey,
     cases: &[(usize, &CaseRecord)],
     varying: &[String],
-) -> anyhow::Result<String> {
+) -> anyhow::Result<Markup> {
     let chart = bar_data(runs, cases);
     let failures: Vec<String> = cases
         .iter()
@@ -524,24 +597,25 @@ fn case_figure(
         })
         .collect();
     if chart.is_none() && failures.is_empty() {
-        return Ok(String::new());
+        return Ok(html! {});
     }
     let title = case_title(runs, key, cases, varying);
     let metric = cases.iter().find_map(|(_, c)| sweeps::headline(c));
-    let mut figure = format!(
-        "<figure class=\"case\"><figcaption>{} <span class=\"metric\">{}</span></figcaption>\n",
-        escape(if title.is_empty() { workload } else { &title }),
-        escape(&metric.map_or(String::new(), |m| format!("{} ({})", m.name, m.unit))),
-    );
-    if let Some(chart) = chart {
-        figure.push_str(&charts::bar_chart(&chart)?);
-        figure.push('\n');
-    }
-    for failure in failures {
-        let _ = writeln!(figure, "<p class=\"note failed\">{}</p>", escape(&failure));
-    }
-    figure.push_str("</figure>\n");
-    Ok(figure)
+    let svg = chart.as_ref().map(charts::bar_chart).transpose()?;
+    Ok(html! {
+        figure class="case" {
+            figcaption {
+                (if title.is_empty() { workload } else { &title }) " "
+                span class="metric" {
+                    @if let Some(m) = metric { (m.name) " (" (m.unit) ")" }
+                }
+            }
+            "\n"
+            @if let Some(svg) = svg { (svg) "\n" }
+            @for failure in &failures { p class="note failed" { (failure) } "\n" }
+        }
+        "\n"
+    })
 }
 
 /// A case's chart title: the parameters that tell it from its workload's
@@ -656,7 +730,7 @@ fn group_sweeps<'a>(
 
 /// Scaling curves of one workload: one chart per sweep (matched across
 /// runs by parameter and fixed parameters), one line per run.
-fn scaling_figures(runs: &[RunRecord], groups: &[SweepGroup]) -> anyhow::Result<String> {
+fn scaling_figures(runs: &[RunRecord], groups: &[SweepGroup]) -> anyhow::Result<Markup> {
     let varying: Vec<String> = {
         let fixed: Vec<&BTreeMap<String, String>> = groups.iter().map(|g| &g.0.1).collect();
         let names: std::collections::BTreeSet<&String> =
@@ -667,7 +741,7 @@ fn scaling_figures(runs: &[RunRecord], groups: &[SweepGroup]) -> anyhow::Result<
             .cloned()
             .collect()
     };
-    let mut out = String::new();
+    let mut figures = Vec::new();
     for (key, members) in groups {
         let first = members[0].1;
         let lines: Vec<ScalingLine> = members
@@ -699,35 +773,45 @@ fn scaling_figures(runs: &[RunRecord], groups: &[SweepGroup]) -> anyhow::Result<
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
         );
-        let _ = write!(
-            out,
-            "<figure class=\"wide\"><figcaption>scaling over {} {}<span class=\"metric\">{} ({})</span></figcaption>\n{svg}\n",
-            escape(&first.param),
-            if which.is_empty() {
-                String::new()
-            } else {
-                format!("· {} ", escape(&which))
-            },
-            escape(&first.metric),
-            escape(&first.unit)
-        );
-        out.push_str("<table class=\"scaling\"><thead><tr><th>run</th><th>steps</th><th>speed-up at the last step</th><th>USL</th></tr></thead><tbody>\n");
-        for &(i, sweep) in members {
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-                run_heading(i, &runs[i]),
-                escape(&steps_text(sweep)),
-                escape(&last_speedup_text(sweep)),
-                sweep.usl.as_ref().map_or_else(
-                    || format!("needs {} steps", crate::stats::MIN_USL_STEPS),
-                    |fit| escape(&sweeps::usl_line(fit, &sweep.param, &sweep.unit))
-                ),
-            );
-        }
-        out.push_str("</tbody></table>\n</figure>\n");
+        figures.push(html! {
+            figure class="wide" {
+                figcaption {
+                    "scaling over " (first.param) " "
+                    @if !which.is_empty() { "· " (which) " " }
+                    span class="metric" { (first.metric) " (" (first.unit) ")" }
+                }
+                "\n" (svg) "\n"
+                table class="scaling" {
+                    thead {
+                        tr {
+                            th { "run" } th { "steps" } th { "speed-up at the last step" }
+                            th { "USL" }
+                        }
+                    }
+                    tbody {
+                        "\n"
+                        @for &(i, sweep) in members {
+                            tr {
+                                td { (run_heading(i, &runs[i])) }
+                                td class="num" { (steps_text(sweep)) }
+                                td class="num" { (last_speedup_text(sweep)) }
+                                td {
+                                    @match &sweep.usl {
+                                        Some(fit) => (sweeps::usl_line(fit, &sweep.param, &sweep.unit)),
+                                        None => { "needs " (crate::stats::MIN_USL_STEPS) " steps" }
+                                    }
+                                }
+                            }
+                            "\n"
+                        }
+                    }
+                }
+                "\n"
+            }
+            "\n"
+        });
     }
-    Ok(out)
+    Ok(html! { @for figure in &figures { (figure) } })
 }
 
 /// A sweep's steps, smallest first, failed ones marked: `1, 2, 4 (failed)`.
@@ -787,7 +871,7 @@ fn latency_figure(
     cases: &[(usize, &CaseRecord)],
     params: &BTreeMap<String, String>,
     varying: &[String],
-) -> anyhow::Result<Option<String>> {
+) -> anyhow::Result<Option<Markup>> {
     let lines: Vec<LatencyLine> = cases
         .iter()
         .filter_map(|&(i, case)| {
@@ -808,11 +892,14 @@ fn latency_figure(
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
     );
-    Ok(Some(format!(
-        "<figure class=\"wide\"><figcaption>latency percentiles {}<span class=\"metric\">ms</span></figcaption>\n{}\n</figure>\n",
-        escape(&title),
-        charts::latency_chart(&LatencyChart { lines })?
-    )))
+    let svg = charts::latency_chart(&LatencyChart { lines })?;
+    Ok(Some(html! {
+        figure class="wide" {
+            figcaption { "latency percentiles " (title) span class="metric" { "ms" } }
+            "\n" (svg) "\n"
+        }
+        "\n"
+    }))
 }
 
 /// (nines, milliseconds) from a serialized histogram of nanoseconds: every
@@ -836,54 +923,7 @@ fn percentile_spectrum(bytes: &[u8]) -> Option<Vec<(f64, f64)>> {
 }
 
 /// One run's summary tables (the terminal summary as HTML).
-fn run_summary(index: usize, run: &RunRecord, sweeps: &[Sweep], defaults: &Defaults) -> String {
-    let mut out = format!(
-        "<h3>{}</h3>\n<p class=\"meta\">{}</p>\n",
-        run_heading(index, run),
-        escape(run_table::header(run).trim_end())
-    );
-    for section in summary::sections(run, sweeps, defaults) {
-        let title = match &section.headline {
-            Some((name, unit, direction)) => format!(
-                "{} · {name} ({unit}, {} is better)",
-                section.workload,
-                match direction {
-                    crate::stats::Direction::Higher => "higher",
-                    crate::stats::Direction::Lower => "lower",
-                }
-            ),
-            None => section.workload.clone(),
-        };
-        let _ = writeln!(out, "<h4>{}</h4>", escape(&title));
-        if !section.set.is_empty() {
-            let _ = writeln!(
-                out,
-                "<p class=\"set\">set: {}</p>",
-                escape(&section.set.join(" "))
-            );
-        }
-        out.push_str("<table class=\"summary\"><thead><tr>");
-        for column in &section.columns {
-            let _ = write!(out, "<th>{}</th>", escape(column));
-        }
-        out.push_str("</tr></thead><tbody>\n");
-        for row in &section.rows {
-            out.push_str("<tr>");
-            for (cell, numeric) in row.iter().zip(&section.numeric) {
-                let _ = write!(
-                    out,
-                    "<td{}>{}</td>",
-                    if *numeric { " class=\"num\"" } else { "" },
-                    escape(cell)
-                );
-            }
-            out.push_str("</tr>\n");
-        }
-        out.push_str("</tbody></table>\n");
-        for fit in &section.fits {
-            let _ = writeln!(out, "<p class=\"fit\">{}</p>", escape(fit));
-        }
-    }
+fn run_summary(index: usize, run: &RunRecord, sweeps: &[Sweep], defaults: &Defaults) -> Markup {
     let mut notes = Vec::new();
     for case in &run.cases {
         if let Some(error) = &case.error {
@@ -898,14 +938,50 @@ fn run_summary(index: usize, run: &RunRecord, sweeps: &[Sweep], defaults: &Defau
         }
     }
     notes.extend(run.warnings.iter().map(|w| format!("warning: {w}")));
-    if !notes.is_empty() {
-        out.push_str("<ul class=\"warnings\">\n");
-        for note in notes {
-            let _ = writeln!(out, "<li>{}</li>", escape(&note));
+    html! {
+        h3 { (run_heading(index, run)) } "\n"
+        p class="meta" { (run_table::header(run).trim_end()) } "\n"
+        @for section in summary::sections(run, sweeps, defaults) {
+            h4 {
+                (section.workload)
+                @if let Some((name, unit, direction)) = &section.headline {
+                    " · " (name) " (" (unit) ", "
+                    (match direction {
+                        crate::stats::Direction::Higher => "higher",
+                        crate::stats::Direction::Lower => "lower",
+                    })
+                    " is better)"
+                }
+            }
+            "\n"
+            @if !section.set.is_empty() {
+                p class="set" { "set: " (section.set.join(" ")) } "\n"
+            }
+            table class="summary" {
+                thead { tr { @for column in &section.columns { th { (column) } } } }
+                tbody {
+                    "\n"
+                    @for row in &section.rows {
+                        tr {
+                            @for (cell, numeric) in row.iter().zip(&section.numeric) {
+                                td class=[numeric.then_some("num")] { (cell) }
+                            }
+                        }
+                        "\n"
+                    }
+                }
+            }
+            "\n"
+            @for fit in &section.fits { p class="fit" { (fit) } "\n" }
         }
-        out.push_str("</ul>\n");
+        @if !notes.is_empty() {
+            ul class="warnings" {
+                "\n"
+                @for note in &notes { li { (note) } "\n" }
+            }
+            "\n"
+        }
     }
-    out
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 //! [`LOG_AXIS_SPAN`](super::charts::LOG_AXIS_SPAN); an interval reaching
 //! below the axis is cut at its bottom.
 
+use maud::Markup;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
@@ -47,7 +48,7 @@ pub struct PivotChart {
 
 /// The chart as SVG, 760 × 360 pixels (or the note that stands in for it,
 /// see [`not_drawable`]).
-pub fn pivot_chart(chart: &PivotChart) -> anyhow::Result<String> {
+pub fn pivot_chart(chart: &PivotChart) -> anyhow::Result<Markup> {
     let values = || {
         chart
             .lines

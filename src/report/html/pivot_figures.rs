@@ -5,10 +5,11 @@
 //! their errors, as the bar charts they replace did.
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
+
+use maud::{Markup, html};
 
 use super::pivot_chart::{PivotChart, PivotLine, pivot_chart};
-use super::{escape, run_heading, run_name};
+use super::{run_heading, run_name};
 use crate::report::pivot::{self, Cell, PivotChoice, PivotTable};
 use crate::results::RunRecord;
 
@@ -49,7 +50,7 @@ pub fn cases(group: &TableGroup) -> impl Iterator<Item = (usize, usize)> + '_ {
 }
 
 /// The group's figure: caption, chart, table and failures.
-pub fn figure(runs: &[RunRecord], group: &TableGroup) -> anyhow::Result<String> {
+pub fn figure(runs: &[RunRecord], group: &TableGroup) -> anyhow::Result<Markup> {
     let first = &group[0].1;
     let rows = pivot::ordered(group.iter().flat_map(|(_, t)| t.rows.iter()));
     let columns = pivot::ordered(group.iter().flat_map(|(_, t)| t.columns.iter()));
@@ -89,54 +90,46 @@ pub fn figure(runs: &[RunRecord], group: &TableGroup) -> anyhow::Result<String> 
         lines,
     })?;
     let fixed = params_of(first);
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "<figure class=\"wide pivot\"><figcaption>{} by {}{} <span class=\"metric\">{} ({}), mean ± 95% CI</span></figcaption>\n{svg}",
-        escape(&first.row),
-        escape(&first.column),
-        if fixed.is_empty() {
-            String::new()
-        } else {
-            format!(" · {}", escape(&fixed))
-        },
-        escape(&first.metric.0),
-        escape(&first.metric.1),
-    );
-    out.push_str("<table class=\"pivot\"><thead><tr>");
-    let _ = write!(out, "<th>{}</th>", escape(&first.corner()));
-    if several {
-        out.push_str("<th>run</th>");
-    }
-    for column in &columns {
-        let _ = write!(out, "<th class=\"num\">{}</th>", escape(column));
-    }
-    out.push_str("</tr></thead><tbody>\n");
-    for row in &rows {
-        for (k, (i, table)) in group.iter().enumerate() {
-            out.push_str("<tr>");
-            if k == 0 {
-                let _ = write!(out, "<th rowspan=\"{}\">{}</th>", group.len(), escape(row));
+    Ok(html! {
+        figure class="wide pivot" {
+            figcaption {
+                (first.row) " by " (first.column)
+                @if !fixed.is_empty() { " · " (fixed) }
+                " "
+                span class="metric" { (first.metric.0) " (" (first.metric.1) "), mean ± 95% CI" }
             }
-            if several {
-                let _ = write!(out, "<td>{}</td>", run_heading(*i, &runs[*i]));
+            "\n" (svg) "\n"
+            table class="pivot" {
+                thead {
+                    tr {
+                        th { (first.corner()) }
+                        @if several { th { "run" } }
+                        @for column in &columns { th class="num" { (column) } }
+                    }
+                }
+                tbody {
+                    "\n"
+                    @for row in &rows {
+                        @for (k, (i, table)) in group.iter().enumerate() {
+                            tr {
+                                @if k == 0 { th rowspan=(group.len()) { (row) } }
+                                @if several { td { (run_heading(*i, &runs[*i])) } }
+                                @for column in &columns {
+                                    td class="num" { (cell(table, row, column).text()) }
+                                }
+                            }
+                            "\n"
+                        }
+                    }
+                }
             }
-            for column in &columns {
-                let _ = write!(
-                    out,
-                    "<td class=\"num\">{}</td>",
-                    escape(&cell(table, row, column).text())
-                );
+            "\n"
+            @for failure in failures(runs, group) {
+                p class="note failed" { (failure) } "\n"
             }
-            out.push_str("</tr>\n");
         }
-    }
-    out.push_str("</tbody></table>\n");
-    for failure in failures(runs, group) {
-        let _ = writeln!(out, "<p class=\"note failed\">{}</p>", escape(&failure));
-    }
-    out.push_str("</figure>\n");
-    Ok(out)
+        "\n"
+    })
 }
 
 /// A run's cell at (row value, column value).

@@ -197,7 +197,104 @@ fn strings_from_the_store_are_escaped() {
     );
     assert!(!page.contains("<img"), "an img tag got through");
     assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
-    assert_eq!(escape("a&b<c>\"d'"), "a&amp;b&lt;c&gt;&quot;d&#39;");
+    assert!(page.contains("&quot;&gt;&lt;img src=x onerror=alert(1)&gt;"));
+}
+
+#[test]
+fn hostile_text_is_escaped_in_every_section_that_shows_it() {
+    use crate::report::fixtures::{case, metric, run};
+    use crate::report::history::{self, HistoryRun};
+    const HOSTILE: &str = "<script>alert(1)</script>";
+    const ESCAPED: &str = "&lt;script&gt;alert(1)&lt;/script&gt;";
+    // Three hosts of one CPU model, the third slow, for the fleet section;
+    // hostile in each a host name, the CPU model, a parameter, a unit, a
+    // warning and a failed case's error.
+    let runs: Vec<RunRecord> = [1000.0, 990.0, 300.0]
+        .iter()
+        .enumerate()
+        .map(|(i, &mean)| {
+            let samples = [mean, mean * 1.001, mean * 0.999];
+            let mut primes = case(
+                "cpu.primes",
+                &[("threads", "1"), ("dir", HOSTILE)],
+                metric(
+                    "events_per_sec",
+                    HOSTILE,
+                    crate::stats::Direction::Higher,
+                    &samples,
+                ),
+            );
+            primes.warnings.push(format!("warning {HOSTILE}"));
+            let mut failed = primes.clone();
+            failed.workload = "fileio".into();
+            failed.metrics.clear();
+            failed.error = Some(format!("error {HOSTILE}"));
+            let mut run = run(
+                i as i64 + 1,
+                &format!("h{i}{HOSTILE}"),
+                2,
+                vec![primes, failed],
+            );
+            run.host.cpu.model = format!("CPU {HOSTILE}");
+            run.warnings.push(format!("run warning {HOSTILE}"));
+            run
+        })
+        .collect();
+    let stored: Vec<HistoryRun> = runs
+        .iter()
+        .map(|run| HistoryRun {
+            run: run.clone(),
+            imported: false,
+        })
+        .collect();
+    let histories = [history::build(
+        &runs[0].host.hostname,
+        "cpu.primes",
+        &stored,
+        &BTreeMap::new(),
+        None,
+    )];
+    let page = render_with(
+        &runs,
+        &[],
+        "2026-03-01T12:00:00Z",
+        &crate::report::compare::NoNoiseHistory,
+        &PivotChoice::Natural,
+        &histories,
+    )
+    .unwrap();
+    assert!(!page.to_lowercase().contains("<script"), "{page}");
+    let sections: Vec<&str> = page.split("<section id=\"").skip(1).collect();
+    let ids: Vec<&str> = sections
+        .iter()
+        .map(|s| s.split('"').next().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "hosts",
+            "comparison",
+            "fleet-outliers",
+            "charts",
+            "history",
+            "summary"
+        ]
+    );
+    // What each section shows of the hostile text.
+    let shown = [
+        ("hosts", "h0"),
+        ("comparison", "dir="),
+        ("fleet-outliers", "h2"),
+        ("charts", "error "),
+        ("history", "on h0"),
+        ("summary", "run warning "),
+    ];
+    for ((id, before), section) in shown.iter().zip(&sections) {
+        assert!(
+            section.contains(&format!("{before}{ESCAPED}")),
+            "{id}: no {before}{ESCAPED} in {section}"
+        );
+    }
 }
 
 /// The line of `page`'s hosts table for `fact`.

@@ -55,4 +55,10 @@ impl Workload for DynamicPage {
     fn later_params(&self) -> &'static [LaterParam] {
         super::clients_from::LATER_PARAMS
     }
+
+    /// Its histogram is the requests' latencies: the report draws their
+    /// percentile spectrum.
+    fn latency_spectrum(&self) -> bool {
+        true
+    }
 }
