@@ -23,6 +23,7 @@ pub mod runner;
 #[cfg(test)]
 mod sensor_tests;
 pub mod trial_monitor;
+pub mod typed_params;
 #[cfg(test)]
 mod warmup_tests;
 pub mod workload;
@@ -37,6 +38,7 @@ pub use planner::{History, NoHistory, VarianceHint};
 pub use progress::{Progress, Silent};
 pub use runner::{CaseOutcome, PlanOutcome, RunSetup, run_case, run_plan};
 pub use trial_monitor::{ProcMonitor, ScriptedMonitor, TrialMonitor, host_sensors};
+pub use typed_params::{FromParam, Params};
 pub use workload::{
     Case, CaseEnv, IndexEntry, LaterParam, Metric, PlannedCase, TrialOutput, Workload,
 };

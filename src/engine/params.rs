@@ -299,27 +299,13 @@ impl ParamSet {
         ParamSet { values }
     }
 
-    fn get(&self, name: &str) -> &ParamValue {
+    /// One value, by the name the workload declared it with (what
+    /// [`crate::engine::typed_params::Params::from_set`] reads). Panics on
+    /// a name the workload did not declare: a bug, not an input error.
+    pub fn value(&self, name: &str) -> &ParamValue {
         self.values.get(name).unwrap_or_else(|| {
             panic!("parameter `{name}` missing: the workload did not declare it")
         })
-    }
-
-    /// An integer, size or thread-count parameter.
-    pub fn u64(&self, name: &str) -> u64 {
-        match self.get(name) {
-            ParamValue::Int(v) | ParamValue::PerCpu(v) | ParamValue::Size(v) => *v,
-            other => panic!("parameter `{name}` is {other:?}, not an integer"),
-        }
-    }
-
-    /// A number or duration (seconds).
-    pub fn f64(&self, name: &str) -> f64 {
-        match self.get(name) {
-            ParamValue::Float(v) | ParamValue::Seconds(v) => *v,
-            ParamValue::Int(v) | ParamValue::PerCpu(v) | ParamValue::Size(v) => *v as f64,
-            other => panic!("parameter `{name}` is {other:?}, not a number"),
-        }
     }
 
     /// A duration parameter in seconds, `None` when the set has no such
@@ -328,22 +314,6 @@ impl ParamSet {
         match self.values.get(name)? {
             ParamValue::Seconds(v) => Some(*v),
             _ => None,
-        }
-    }
-
-    /// A choice or text parameter.
-    pub fn str(&self, name: &str) -> &str {
-        match self.get(name) {
-            ParamValue::Choice(v) | ParamValue::Text(v) => v,
-            other => panic!("parameter `{name}` is {other:?}, not text"),
-        }
-    }
-
-    /// A boolean parameter.
-    pub fn bool(&self, name: &str) -> bool {
-        match self.get(name) {
-            ParamValue::Bool(v) => *v,
-            other => panic!("parameter `{name}` is {other:?}, not a boolean"),
         }
     }
 
@@ -513,6 +483,15 @@ pub fn resolve_cases(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::typed_params::FromParam;
+
+    fn int(set: &ParamSet, name: &str) -> u64 {
+        u64::from_param(name, set.value(name))
+    }
+
+    fn text(set: &ParamSet, name: &str) -> String {
+        String::from_param(name, set.value(name))
+    }
 
     fn specs() -> Vec<ParamSpec> {
         vec![
@@ -571,9 +550,9 @@ mod tests {
     fn defaults_make_one_case() {
         let cases = resolve_cases("w", &specs(), &BTreeMap::new(), 2).unwrap();
         assert_eq!(cases.len(), 1);
-        assert_eq!(cases[0].u64("threads"), 1);
-        assert_eq!(cases[0].u64("block_size"), 1024);
-        assert_eq!(cases[0].str("oper"), "write");
+        assert_eq!(int(&cases[0], "threads"), 1);
+        assert_eq!(int(&cases[0], "block_size"), 1024);
+        assert_eq!(text(&cases[0], "oper"), "write");
     }
 
     #[test]
@@ -587,7 +566,7 @@ mod tests {
         .unwrap();
         // `all` is 2 here, so threads is {1, 2}: 2 x 2 cases.
         assert_eq!(cases.len(), 4);
-        let threads: Vec<u64> = cases.iter().map(|c| c.u64("threads")).collect();
+        let threads: Vec<u64> = cases.iter().map(|c| int(c, "threads")).collect();
         assert_eq!(threads, vec![1, 1, 2, 2]);
     }
 
@@ -598,7 +577,7 @@ mod tests {
             .iter()
             .map(|c| {
                 (
-                    c.u64("threads"),
+                    int(c, "threads"),
                     c.given_as_all(),
                     c.to_strings()["threads"].clone(),
                 )
@@ -742,7 +721,7 @@ mod tests {
             1,
         )
         .unwrap();
-        let dirs: Vec<&str> = cases.iter().map(|c| c.str("dir")).collect();
+        let dirs: Vec<String> = cases.iter().map(|c| text(c, "dir")).collect();
         assert_eq!(dirs, vec![" /mnt/a,b ", "/c"]);
     }
 

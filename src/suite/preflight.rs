@@ -140,7 +140,7 @@ mod tests {
             params: &crate::engine::ParamSet,
             _env: &CaseEnv,
         ) -> anyhow::Result<Box<dyn crate::engine::Case>> {
-            match params.str("which") {
+            match params.value("which").to_string().as_str() {
                 "lacks" => Err(crate::engine::HostLacks(
                     "needs `make`; on Debian: apt-get install make".into(),
                 )

@@ -110,6 +110,32 @@ mod tests {
     }
 
     #[test]
+    fn every_workload_builds_its_typed_parameters_from_its_defaults() {
+        // Building reads the parameters into the workload's typed struct
+        // first: a field whose name or type does not match its parameter
+        // panics there. Whether the case can run on this host (a kernel
+        // source, room on the disk) is not the question: an error is fine,
+        // a panic is not.
+        let env = crate::engine::CaseEnv {
+            cpus: vec![0, 1],
+            total_cache_bytes: 32 << 20,
+            memory_bytes: 1 << 30,
+        };
+        let mut workloads = all();
+        workloads.push(&scripted::Scripted);
+        for w in workloads {
+            let cases =
+                crate::engine::params::resolve_cases(w.id(), &w.params(), &Default::default(), 2)
+                    .unwrap();
+            let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let _ = w.build(&cases[0], &env);
+                let _ = w.trial_seconds(&cases[0], &env);
+            }));
+            assert!(built.is_ok(), "{} panicked reading its parameters", w.id());
+        }
+    }
+
+    #[test]
     fn families_select_by_prefix() {
         assert_eq!(family("cpu").len(), 3);
         assert!(family("cp").is_empty());

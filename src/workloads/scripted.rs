@@ -9,7 +9,8 @@
 use std::time::Duration;
 
 use crate::engine::{
-    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput, Workload,
+    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext, TrialOutput,
+    Workload,
 };
 
 /// The environment variable that makes test workloads visible.
@@ -39,49 +40,56 @@ impl Workload for Scripted {
         "returns the values it is given (for sledge's own tests)"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        vec![
-            ParamSpec {
-                name: "values",
-                help: "the value of each trial call, rounds separated by `/`, calls by `:` \
-                       (warm-up calls included); a round's last value repeats, and so does the \
-                       last round; SLEDGE_SCRIPTED_VALUES, when set, replaces it",
-                kind: ParamKind::Text,
-                default: "100",
-            },
-            ParamSpec {
-                name: "sleep",
-                help: "how long each trial call sleeps",
-                kind: ParamKind::Seconds {
-                    min: 0.0,
-                    max: 60.0,
-                },
-                default: "0",
-            },
-            ParamSpec {
-                name: "cleanup",
-                help: "how long each round's cleanup takes (not cut short by Ctrl-C)",
-                kind: ParamKind::Seconds {
-                    min: 0.0,
-                    max: 60.0,
-                },
-                default: "0",
-            },
-            ParamSpec {
-                name: "label",
-                help: "any text, to make cases differ",
-                kind: ParamKind::Text,
-                default: "a",
-            },
-        ]
+        ScriptedParams::specs()
     }
     fn build(&self, params: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
-        let values = std::env::var(VALUES_VAR).unwrap_or_else(|_| params.str("values").to_string());
+        let params = ScriptedParams::from_set(params);
+        let values =
+            std::env::var(VALUES_VAR).unwrap_or_else(|_| params.values.as_str().to_string());
         Ok(Box::new(ScriptedCase {
             rounds: parse_values(&values)?,
-            sleep: Duration::from_secs_f64(params.f64("sleep")),
-            cleanup: Duration::from_secs_f64(params.f64("cleanup")),
+            sleep: Duration::from_secs_f64(params.sleep),
+            cleanup: Duration::from_secs_f64(params.cleanup),
             call: 0,
         }))
+    }
+}
+
+crate::workload_params! {
+    /// The parameters of `test.scripted`.
+    pub struct ScriptedParams {
+        values: String = ParamSpec {
+            name: "values",
+            help: "the value of each trial call, rounds separated by `/`, calls by `:` \
+                   (warm-up calls included); a round's last value repeats, and so does the \
+                   last round; SLEDGE_SCRIPTED_VALUES, when set, replaces it",
+            kind: ParamKind::Text,
+            default: "100",
+        },
+        sleep: f64 = ParamSpec {
+            name: "sleep",
+            help: "how long each trial call sleeps",
+            kind: ParamKind::Seconds {
+                min: 0.0,
+                max: 60.0,
+            },
+            default: "0",
+        },
+        cleanup: f64 = ParamSpec {
+            name: "cleanup",
+            help: "how long each round's cleanup takes (not cut short by Ctrl-C)",
+            kind: ParamKind::Seconds {
+                min: 0.0,
+                max: 60.0,
+            },
+            default: "0",
+        },
+        label: String = ParamSpec {
+            name: "label",
+            help: "any text, to make cases differ",
+            kind: ParamKind::Text,
+            default: "a",
+        },
     }
 }
 

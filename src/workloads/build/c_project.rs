@@ -14,7 +14,7 @@ use super::c_tree::{self, Spec};
 use super::make::{self, MakeCommand};
 use super::{cache, tools};
 use crate::engine::{
-    Case, CaseEnv, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput, Workload,
+    Case, CaseEnv, ParamKind, ParamSet, ParamSpec, Params, TrialContext, TrialOutput, Workload,
 };
 use crate::workloads::common::params::MAX_THREADS;
 use crate::workloads::common::workdir::{ScratchDir, remove_scratch};
@@ -38,52 +38,28 @@ impl Workload for CBuild {
         "wall time of compiling a generated C project (shared headers, make -jN, cc -O2); needs only build-essential"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        vec![
-            ParamSpec {
-                name: "files",
-                help: "C files in the project (in groups of 8 sharing a header), besides main.c",
-                kind: ParamKind::Int {
-                    min: 1,
-                    max: 100_000,
-                },
-                default: "32",
-            },
-            ParamSpec {
-                name: "lines_per_file",
-                help: "lines per C file, about (at the default, cc -O2 takes about 1.5 s of CPU per group of 8 files)",
-                kind: ParamKind::Int {
-                    min: 30,
-                    max: 100_000,
-                },
-                default: "300",
-            },
-            ParamSpec {
-                name: "jobs",
-                help: "make -j: parallel jobs (`all`: one per CPU of the run)",
-                kind: ParamKind::Threads { max: MAX_THREADS },
-                default: "all",
-            },
-            cache::dir_param(),
-        ]
+        CBuildParams::specs()
     }
     /// Every C file and main.c compiled at [`PLAN_LINE_CPU_SECONDS`] a
     /// line, shared by the jobs as far as the CPUs allow.
     fn trial_seconds(&self, p: &ParamSet, env: &CaseEnv) -> Option<f64> {
-        let lines = ((p.u64("files") + 1) * p.u64("lines_per_file")) as f64;
+        let p = CBuildParams::from_set(p);
+        let lines = ((p.files + 1) * p.lines_per_file) as f64;
         let cpus = env.cpus.len().max(1) as u64;
-        Some(lines * PLAN_LINE_CPU_SECONDS / p.u64("jobs").clamp(1, cpus) as f64)
+        Some(lines * PLAN_LINE_CPU_SECONDS / p.jobs.clamp(1, cpus) as f64)
     }
     fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
+        let p = CBuildParams::from_set(p);
         tools::require(self.id(), &[tools::MAKE, tools::CC])?;
         let spec = Spec {
-            files: p.u64("files") as usize,
-            lines_per_file: p.u64("lines_per_file") as usize,
+            files: p.files as usize,
+            lines_per_file: p.lines_per_file as usize,
         };
-        cache::check_space(self.id(), p.str("dir"), spec.estimated_bytes())?;
+        cache::check_space(self.id(), p.dir.as_str(), spec.estimated_bytes())?;
         Ok(Box::new(CCase {
             spec,
-            jobs: p.u64("jobs"),
-            cache_dir: cache::resolve(p.str("dir")),
+            jobs: p.jobs,
+            cache_dir: cache::resolve(p.dir.as_str()),
             tree: None,
             scratch: None,
             trials: 0,
@@ -93,7 +69,39 @@ impl Workload for CBuild {
 
     /// The cache directory, given or the default.
     fn scratch_parents(&self, params: &ParamSet) -> Vec<std::path::PathBuf> {
-        cache::scratch_parents(params.str("dir"))
+        let params = CBuildParams::from_set(params);
+        cache::scratch_parents(params.dir.as_str())
+    }
+}
+
+crate::workload_params! {
+    /// The parameters of `build.c`.
+    pub struct CBuildParams {
+        files: u64 = ParamSpec {
+            name: "files",
+            help: "C files in the project (in groups of 8 sharing a header), besides main.c",
+            kind: ParamKind::Int {
+                min: 1,
+                max: 100_000,
+            },
+            default: "32",
+        },
+        lines_per_file: u64 = ParamSpec {
+            name: "lines_per_file",
+            help: "lines per C file, about (at the default, cc -O2 takes about 1.5 s of CPU per group of 8 files)",
+            kind: ParamKind::Int {
+                min: 30,
+                max: 100_000,
+            },
+            default: "300",
+        },
+        jobs: u64 = ParamSpec {
+            name: "jobs",
+            help: "make -j: parallel jobs (`all`: one per CPU of the run)",
+            kind: ParamKind::Threads { max: MAX_THREADS },
+            default: "all",
+        },
+        dir: String = cache::dir_param(),
     }
 }
 

@@ -18,13 +18,21 @@ use super::make::{self, MakeCommand};
 use super::source::{self, Source};
 use super::{cache, tools};
 use crate::engine::{
-    Case, CaseEnv, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput, Workload,
+    Case, CaseEnv, ParamKind, ParamSet, ParamSpec, Params, TrialContext, TrialOutput, Workload,
 };
 use crate::workloads::common::params::MAX_THREADS;
 use crate::workloads::common::workdir::{ScratchDir, remove_scratch};
 
-/// The configs the workload knows how to size and check for.
-pub const CONFIGS: &[&str] = &["tinyconfig", "defconfig", "allnoconfig", "allmodconfig"];
+crate::param_choice! {
+    /// The configs the workload knows how to size and check for, by the
+    /// make target that makes each.
+    pub enum KernelConfig {
+        Tinyconfig = "tinyconfig",
+        Defconfig = "defconfig",
+        Allnoconfig = "allnoconfig",
+        Allmodconfig = "allmodconfig",
+    }
+}
 
 /// The `build.kernel` workload.
 pub struct KernelBuild;
@@ -40,57 +48,32 @@ impl Workload for KernelBuild {
         "wall time of a Linux kernel compile (make -jN, out of tree) from Debian's linux-source or any tree; like Phoronix's build-linux-kernel"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        vec![
-            ParamSpec {
-                name: "config",
-                help: "the config made (untimed) before each build: tinyconfig (quick), defconfig (standard), allnoconfig, allmodconfig",
-                kind: ParamKind::Choice(CONFIGS),
-                default: "defconfig",
-            },
-            ParamSpec {
-                name: "jobs",
-                help: "make -j: parallel jobs (`all`: one per CPU of the run)",
-                kind: ParamKind::Threads { max: MAX_THREADS },
-                default: "all",
-            },
-            ParamSpec {
-                name: "target",
-                help: "make targets, space-separated (default: vmlinux, plus modules when the config has any)",
-                kind: ParamKind::Text,
-                default: "",
-            },
-            ParamSpec {
-                name: "src",
-                help: "a kernel tree or tarball (default: the newest /usr/src/linux-source-*.tar.* of Debian's linux-source)",
-                kind: ParamKind::Text,
-                default: "",
-            },
-            cache::dir_param(),
-        ]
+        KernelBuildParams::specs()
     }
     fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
+        let p = KernelBuildParams::from_set(p);
         let workload = self.id();
-        let config = p.str("config").to_string();
-        let targets = parse_targets(workload, p.str("target"))?;
+        let config = p.config;
+        let targets = parse_targets(workload, p.target.as_str())?;
         // Tools first: a host without them cannot use any source.
-        tools::require(workload, &needs(&config, None))?;
-        let source = Source::locate(workload, p.str("src"))?;
+        tools::require(workload, &needs(config, None))?;
+        let source = Source::locate(workload, p.src.as_str())?;
         if let Some(name) = source.tarball_name() {
-            let unpacking: Vec<tools::Need> = needs(&config, Some(&name))
+            let unpacking: Vec<tools::Need> = needs(config, Some(&name))
                 .into_iter()
-                .filter(|need| !needs(&config, None).contains(need))
+                .filter(|need| !needs(config, None).contains(need))
                 .collect();
             tools::require(workload, &unpacking)?;
         }
-        let cache_dir = cache::resolve(p.str("dir"));
+        let cache_dir = cache::resolve(p.dir.as_str());
         let cached = source
             .entry(&cache_dir)?
             .is_some_and(|entry| source::is_kernel_tree(&entry));
         let unpack = if cached { 0 } else { source.unpacked_bytes() };
-        cache::check_space(workload, p.str("dir"), unpack + build_dir_bytes(&config))?;
+        cache::check_space(workload, p.dir.as_str(), unpack + build_dir_bytes(config))?;
         Ok(Box::new(KernelCase {
             config,
-            jobs: p.u64("jobs"),
+            jobs: p.jobs,
             targets,
             source,
             cache_dir,
@@ -104,13 +87,46 @@ impl Workload for KernelBuild {
     /// A build's CPU time for its config ([`build_cpu_seconds`]) shared by
     /// its jobs, as far as the CPUs allow.
     fn trial_seconds(&self, p: &ParamSet, env: &CaseEnv) -> Option<f64> {
+        let p = KernelBuildParams::from_set(p);
         let cpus = env.cpus.len().max(1) as u64;
-        let parallel = p.u64("jobs").clamp(1, cpus) as f64;
-        Some(build_cpu_seconds(p.str("config")) / parallel)
+        let parallel = p.jobs.clamp(1, cpus) as f64;
+        Some(build_cpu_seconds(p.config) / parallel)
     }
     /// The cache directory, given or the default.
     fn scratch_parents(&self, params: &ParamSet) -> Vec<std::path::PathBuf> {
-        cache::scratch_parents(params.str("dir"))
+        let params = KernelBuildParams::from_set(params);
+        cache::scratch_parents(params.dir.as_str())
+    }
+}
+
+crate::workload_params! {
+    /// The parameters of `build.kernel`.
+    pub struct KernelBuildParams {
+        config: KernelConfig = ParamSpec {
+            name: "config",
+            help: "the config made (untimed) before each build: tinyconfig (quick), defconfig (standard), allnoconfig, allmodconfig",
+            kind: ParamKind::Choice(KernelConfig::NAMES),
+            default: "defconfig",
+        },
+        jobs: u64 = ParamSpec {
+            name: "jobs",
+            help: "make -j: parallel jobs (`all`: one per CPU of the run)",
+            kind: ParamKind::Threads { max: MAX_THREADS },
+            default: "all",
+        },
+        target: String = ParamSpec {
+            name: "target",
+            help: "make targets, space-separated (default: vmlinux, plus modules when the config has any)",
+            kind: ParamKind::Text,
+            default: "",
+        },
+        src: String = ParamSpec {
+            name: "src",
+            help: "a kernel tree or tarball (default: the newest /usr/src/linux-source-*.tar.* of Debian's linux-source)",
+            kind: ParamKind::Text,
+            default: "",
+        },
+        dir: String = cache::dir_param(),
     }
 }
 
@@ -119,7 +135,7 @@ impl Workload for KernelBuild {
 /// allnoconfig (which make 32-bit ones) run objtool, which needs libelf;
 /// defconfig and allmodconfig build the certificate tools, which need
 /// OpenSSL.
-pub fn needs(config: &str, tarball: Option<&str>) -> Vec<tools::Need> {
+pub fn needs(config: KernelConfig, tarball: Option<&str>) -> Vec<tools::Need> {
     let mut needs = vec![
         tools::MAKE,
         tools::GCC,
@@ -127,7 +143,7 @@ pub fn needs(config: &str, tarball: Option<&str>) -> Vec<tools::Need> {
         tools::BISON,
         tools::BC,
     ];
-    if matches!(config, "defconfig" | "allmodconfig") {
+    if matches!(config, KernelConfig::Defconfig | KernelConfig::Allmodconfig) {
         needs.extend([tools::LIBELF, tools::OPENSSL]);
     }
     if let Some(name) = tarball {
@@ -143,23 +159,23 @@ pub fn needs(config: &str, tarball: Option<&str>) -> Vec<tools::Need> {
 /// current server CPU (defconfig about 20 minutes serial, tinyconfig and
 /// allnoconfig a minute or two, allmodconfig about twelve times
 /// defconfig). The first run stores the real cost, and later plans use it.
-pub fn build_cpu_seconds(config: &str) -> f64 {
+pub fn build_cpu_seconds(config: KernelConfig) -> f64 {
     match config {
-        "tinyconfig" => 90.0,
-        "allnoconfig" => 120.0,
-        "defconfig" => 1200.0,
-        _ => 15_000.0,
+        KernelConfig::Tinyconfig => 90.0,
+        KernelConfig::Allnoconfig => 120.0,
+        KernelConfig::Defconfig => 1200.0,
+        KernelConfig::Allmodconfig => 15_000.0,
     }
 }
 
 /// Space one build directory takes, with room to spare (measured on
 /// Linux 6.1, x86-64: tinyconfig about 60 MB; defconfig about 1.5 GB;
 /// allmodconfig tens of GB).
-pub fn build_dir_bytes(config: &str) -> u64 {
+pub fn build_dir_bytes(config: KernelConfig) -> u64 {
     match config {
-        "tinyconfig" | "allnoconfig" => 512 << 20,
-        "defconfig" => 4 << 30,
-        _ => 48 << 30,
+        KernelConfig::Tinyconfig | KernelConfig::Allnoconfig => 512 << 20,
+        KernelConfig::Defconfig => 4 << 30,
+        KernelConfig::Allmodconfig => 48 << 30,
     }
 }
 
@@ -196,7 +212,7 @@ pub fn default_targets(config_text: &str) -> Vec<String> {
 }
 
 struct KernelCase {
-    config: String,
+    config: KernelConfig,
     jobs: u64,
     targets: Vec<String>,
     source: Source,
@@ -243,7 +259,7 @@ impl Case for KernelCase {
         let result = (|| {
             std::fs::create_dir(&out)?;
             make::run(
-                &self.make_in(&tree, &out, &[&self.config], "config.log"),
+                &self.make_in(&tree, &out, &[self.config.as_str()], "config.log"),
                 &ctx.cancel,
             )?;
             let targets = if self.targets.is_empty() {
@@ -331,9 +347,9 @@ mod tests {
 
     #[test]
     fn larger_configs_need_libelf_and_openssl() {
-        assert!(!needs("tinyconfig", None).contains(&tools::LIBELF));
-        assert!(needs("defconfig", None).contains(&tools::OPENSSL));
-        let from_tarball = needs("tinyconfig", Some("linux.tar.xz"));
+        assert!(!needs(KernelConfig::Tinyconfig, None).contains(&tools::LIBELF));
+        assert!(needs(KernelConfig::Defconfig, None).contains(&tools::OPENSSL));
+        let from_tarball = needs(KernelConfig::Tinyconfig, Some("linux.tar.xz"));
         assert!(from_tarball.contains(&tools::TAR) && from_tarball.contains(&tools::XZ));
     }
 }

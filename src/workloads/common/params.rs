@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::engine::{ParamKind, ParamSet, ParamSpec};
+use crate::engine::{ParamKind, ParamSpec};
 
 /// Most threads any workload accepts.
 pub const MAX_THREADS: u64 = 4096;
@@ -44,7 +44,7 @@ pub fn events() -> ParamSpec {
     }
 }
 
-/// The `time` parameter as a Duration.
-pub fn trial_time(params: &ParamSet) -> Duration {
-    Duration::from_secs_f64(params.f64("time"))
+/// The `time` parameter (seconds) as a Duration.
+pub fn trial_time(seconds: f64) -> Duration {
+    Duration::from_secs_f64(seconds)
 }

@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use anyhow::bail;
 
 use crate::engine::{
-    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput, Workload,
+    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext, TrialOutput,
+    Workload,
 };
 use crate::sys::workers::run_workers;
 use crate::workloads::common::params;
@@ -36,49 +37,21 @@ impl Workload for Mutex {
         "random mutex lock/unlock with busy loops between; compatible with `sysbench mutex`"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        vec![
-            ParamSpec {
-                name: "mutex_num",
-                help: "mutexes in the array (sysbench's --mutex-num)",
-                kind: ParamKind::Int {
-                    min: 1,
-                    max: 100_000_000,
-                },
-                default: "4096",
-            },
-            ParamSpec {
-                name: "locks",
-                help: "lock operations per thread (sysbench's --mutex-locks)",
-                kind: ParamKind::Int {
-                    min: 1,
-                    max: 1_000_000_000,
-                },
-                default: "50000",
-            },
-            ParamSpec {
-                name: "loops",
-                help: "empty loop iterations before each lock (sysbench's --mutex-loops)",
-                kind: ParamKind::Int {
-                    min: 0,
-                    max: 1_000_000_000,
-                },
-                default: "10000",
-            },
-            params::threads("1"),
-        ]
+        MutexParams::specs()
     }
     /// Each thread makes `locks` lock operations with `loops` empty
     /// iterations before each, at [`PLAN_LOOP_SECONDS`] an iteration and
     /// [`PLAN_LOCK_SECONDS`] a lock; threads beyond the CPUs wait their
     /// turn.
     fn trial_seconds(&self, p: &ParamSet, env: &CaseEnv) -> Option<f64> {
-        let per_thread =
-            p.u64("locks") as f64 * (p.u64("loops") as f64 * PLAN_LOOP_SECONDS + PLAN_LOCK_SECONDS);
+        let p = MutexParams::from_set(p);
+        let per_thread = p.locks as f64 * (p.loops as f64 * PLAN_LOOP_SECONDS + PLAN_LOCK_SECONDS);
         let cpus = env.cpus.len().max(1) as u64;
-        Some(per_thread * p.u64("threads").div_ceil(cpus).max(1) as f64)
+        Some(per_thread * p.threads.div_ceil(cpus).max(1) as f64)
     }
     fn build(&self, p: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
-        let mutex_num = p.u64("mutex_num");
+        let p = MutexParams::from_set(p);
+        let mutex_num = p.mutex_num;
         let bytes = mutex_num.saturating_mul(std::mem::size_of::<PaddedMutex>() as u64);
         if env.memory_bytes > 0 && bytes > env.memory_bytes / 4 {
             bail!(
@@ -87,14 +60,48 @@ impl Workload for Mutex {
             );
         }
         Ok(Box::new(MutexCase {
-            locks_per_thread: p.u64("locks"),
-            loops: p.u64("loops"),
-            threads: p.u64("threads") as usize,
+            locks_per_thread: p.locks,
+            loops: p.loops,
+            threads: p.threads as usize,
             state: Shared {
                 mutexes: (0..mutex_num).map(|_| PaddedMutex::default()).collect(),
                 counter: CacheLinePadded(AtomicU64::new(0)),
             },
         }))
+    }
+}
+
+crate::workload_params! {
+    /// The parameters of `cpu.mutex`.
+    pub struct MutexParams {
+        mutex_num: u64 = ParamSpec {
+            name: "mutex_num",
+            help: "mutexes in the array (sysbench's --mutex-num)",
+            kind: ParamKind::Int {
+                min: 1,
+                max: 100_000_000,
+            },
+            default: "4096",
+        },
+        locks: u64 = ParamSpec {
+            name: "locks",
+            help: "lock operations per thread (sysbench's --mutex-locks)",
+            kind: ParamKind::Int {
+                min: 1,
+                max: 1_000_000_000,
+            },
+            default: "50000",
+        },
+        loops: u64 = ParamSpec {
+            name: "loops",
+            help: "empty loop iterations before each lock (sysbench's --mutex-loops)",
+            kind: ParamKind::Int {
+                min: 0,
+                max: 1_000_000_000,
+            },
+            default: "10000",
+        },
+        threads: u64 = params::threads("1"),
     }
 }
 

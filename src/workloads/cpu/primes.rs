@@ -5,9 +5,11 @@
 //! a floating-point bound, exactly as sysbench does, because the cost of
 //! those divisions is what the test measures.
 
+use std::time::Duration;
+
 use crate::engine::{
-    CancelToken, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput,
-    Workload,
+    CancelToken, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext,
+    TrialOutput, Workload,
 };
 use crate::workloads::common::event_loop::{Accounting, EventLimits, latency_metrics, run_events};
 use crate::workloads::common::params;
@@ -26,32 +28,38 @@ impl Workload for Primes {
         "prime checking by trial division; compatible with `sysbench cpu`"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        vec![
-            ParamSpec {
-                name: "max_prime",
-                help: "check numbers below this (sysbench's --cpu-max-prime)",
-                kind: ParamKind::Int {
-                    min: 3,
-                    max: u32::MAX as u64,
-                },
-                default: "10000",
-            },
-            params::threads("1"),
-            params::time("10"),
-            params::events(),
-        ]
+        PrimesParams::specs()
     }
     fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
+        let p = PrimesParams::from_set(p);
         Ok(Box::new(PrimesCase {
-            max_prime: p.u64("max_prime"),
+            max_prime: p.max_prime,
             limits: EventLimits {
                 accounting: Accounting::Sysbench,
-                threads: p.u64("threads") as usize,
-                time: params::trial_time(p),
-                max_events: p.u64("events"),
+                threads: p.threads,
+                time: p.time,
+                max_events: p.events,
                 events_per_thread: 0,
             },
         }))
+    }
+}
+
+crate::workload_params! {
+    /// The parameters of `cpu.primes`.
+    pub struct PrimesParams {
+        max_prime: u64 = ParamSpec {
+            name: "max_prime",
+            help: "check numbers below this (sysbench's --cpu-max-prime)",
+            kind: ParamKind::Int {
+                min: 3,
+                max: u32::MAX as u64,
+            },
+            default: "10000",
+        },
+        threads: usize = params::threads("1"),
+        time: Duration = params::time("10"),
+        events: u64 = params::events(),
     }
 }
 

@@ -7,7 +7,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::engine::{
-    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput, Workload,
+    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext, TrialOutput,
+    Workload,
 };
 use crate::workloads::common::event_loop::{Accounting, EventLimits, latency_metrics, run_events};
 use crate::workloads::common::params;
@@ -27,44 +28,48 @@ impl Workload for Threads {
         "lock / sched_yield / unlock loops on shared mutexes; compatible with `sysbench threads`"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        vec![
-            ParamSpec {
-                name: "yields",
-                help: "lock-yield-unlock rounds per event (sysbench's --thread-yields)",
-                kind: ParamKind::Int {
-                    min: 1,
-                    max: 1_000_000_000,
-                },
-                default: "1000",
-            },
-            ParamSpec {
-                name: "locks",
-                help: "mutexes shared by the threads (sysbench's --thread-locks)",
-                kind: ParamKind::Int {
-                    min: 1,
-                    max: 1_000_000,
-                },
-                default: "8",
-            },
-            params::threads("1"),
-            params::time("10"),
-            params::events(),
-        ]
+        ThreadsParams::specs()
     }
     fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
+        let p = ThreadsParams::from_set(p);
         Ok(Box::new(ThreadsCase {
-            yields: p.u64("yields"),
-            locks: (0..p.u64("locks"))
-                .map(|_| PthreadMutex::default())
-                .collect(),
+            yields: p.yields,
+            locks: (0..p.locks).map(|_| PthreadMutex::default()).collect(),
             limits: EventLimits {
                 accounting: Accounting::Sysbench,
-                threads: p.u64("threads") as usize,
-                time: params::trial_time(p),
-                max_events: p.u64("events"),
+                threads: p.threads as usize,
+                time: params::trial_time(p.time),
+                max_events: p.events,
                 events_per_thread: 0,
             },
         }))
+    }
+}
+
+crate::workload_params! {
+    /// The parameters of `cpu.threads`.
+    pub struct ThreadsParams {
+        yields: u64 = ParamSpec {
+            name: "yields",
+            help: "lock-yield-unlock rounds per event (sysbench's --thread-yields)",
+            kind: ParamKind::Int {
+                min: 1,
+                max: 1_000_000_000,
+            },
+            default: "1000",
+        },
+        locks: u64 = ParamSpec {
+            name: "locks",
+            help: "mutexes shared by the threads (sysbench's --thread-locks)",
+            kind: ParamKind::Int {
+                min: 1,
+                max: 1_000_000,
+            },
+            default: "8",
+        },
+        threads: u64 = params::threads("1"),
+        time: f64 = params::time("10"),
+        events: u64 = params::events(),
     }
 }
 

@@ -113,6 +113,13 @@ impl Algorithm {
     }
 }
 
+/// The `algorithm` parameter reads as the algorithm it names.
+impl crate::engine::FromParam for Algorithm {
+    fn from_param(name: &str, value: &crate::engine::ParamValue) -> Self {
+        crate::engine::typed_params::choice_by(name, value, Algorithm::from_name)
+    }
+}
+
 impl fmt::Display for Algorithm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())

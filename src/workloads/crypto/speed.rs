@@ -19,12 +19,12 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, anyhow, bail};
+use anyhow::{Context, bail};
 
 use super::algorithm::{Algorithm, Operation};
 use crate::engine::{
-    CancelToken, Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext,
-    TrialOutput, Workload,
+    CancelToken, Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params,
+    TrialContext, TrialOutput, Workload,
 };
 use crate::sys::affinity::set_affinity;
 use crate::sys::workers::try_run_workers;
@@ -61,44 +61,12 @@ impl Workload for CryptoSpeed {
         "digests and ciphers on fixed-size blocks; compatible with `openssl speed -elapsed -evp` and `-multi`"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        vec![
-            ParamSpec {
-                name: "algorithm",
-                help: "the algorithm, by its openssl name",
-                kind: ParamKind::Choice(Algorithm::NAMES),
-                default: "sha256",
-            },
-            ParamSpec {
-                name: "block_size",
-                help: "bytes per operation (openssl's sizes: 16,64,256,1024,8192,16384)",
-                kind: ParamKind::Size {
-                    min: 1,
-                    max: MAX_BLOCK,
-                    power_of_two: false,
-                },
-                default: "8192",
-            },
-            ParamSpec {
-                name: "copies",
-                help: "copies running at once, one per CPU (openssl's -multi; `all`: one per CPU)",
-                kind: ParamKind::Threads { max: MAX_THREADS },
-                default: "1",
-            },
-            ParamSpec {
-                help: "length of one trial, per block size (openssl's -seconds; 3 by default as openssl)",
-                ..params::time("3")
-            },
-        ]
+        CryptoSpeedParams::specs()
     }
     fn build(&self, p: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
-        let name = p.str("algorithm");
-        let algorithm = Algorithm::from_name(name).ok_or_else(|| {
-            anyhow!(
-                "crypto.speed: unknown algorithm `{name}`; allowed: {}",
-                Algorithm::NAMES.join(", ")
-            )
-        })?;
-        let block_size = p.u64("block_size") as usize;
+        let p = CryptoSpeedParams::from_set(p);
+        let algorithm = p.algorithm;
+        let block_size = p.block_size as usize;
         let multiple = algorithm.block_multiple();
         if !block_size.is_multiple_of(multiple) {
             bail!(
@@ -109,10 +77,42 @@ impl Workload for CryptoSpeed {
         Ok(Box::new(SpeedCase {
             algorithm,
             block_size,
-            copies: p.u64("copies") as usize,
-            time: params::trial_time(p),
+            copies: p.copies as usize,
+            time: params::trial_time(p.time),
             cpus: env.cpus.clone(),
         }))
+    }
+}
+
+crate::workload_params! {
+    /// The parameters of `crypto.speed`.
+    pub struct CryptoSpeedParams {
+        algorithm: Algorithm = ParamSpec {
+            name: "algorithm",
+            help: "the algorithm, by its openssl name",
+            kind: ParamKind::Choice(Algorithm::NAMES),
+            default: "sha256",
+        },
+        block_size: u64 = ParamSpec {
+            name: "block_size",
+            help: "bytes per operation (openssl's sizes: 16,64,256,1024,8192,16384)",
+            kind: ParamKind::Size {
+                min: 1,
+                max: MAX_BLOCK,
+                power_of_two: false,
+            },
+            default: "8192",
+        },
+        copies: u64 = ParamSpec {
+            name: "copies",
+            help: "copies running at once, one per CPU (openssl's -multi; `all`: one per CPU)",
+            kind: ParamKind::Threads { max: MAX_THREADS },
+            default: "1",
+        },
+        time: f64 = ParamSpec {
+            help: "length of one trial, per block size (openssl's -seconds; 3 by default as openssl)",
+            ..params::time("3")
+        },
     }
 }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::Context;
 
 use crate::engine::{
-    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput,
+    Case, CaseEnv, Metric, ParamKind, ParamSpec, Params, TrialContext, TrialOutput,
 };
 use crate::http::server::{DEFAULT_MAX_THREADS, DbSource, Limits};
 use crate::http::{self, LoadConfig, Model, Rate, Server, ServerConfig};
@@ -47,12 +47,29 @@ pub fn keepalive() -> ParamSpec {
     }
 }
 
+crate::param_choice! {
+    /// `model`'s choices: the built-in server's models.
+    pub enum ServerModel {
+        Async = "async",
+        Threads = "threads",
+    }
+}
+
+impl From<ServerModel> for Model {
+    fn from(model: ServerModel) -> Model {
+        match model {
+            ServerModel::Async => Model::Async,
+            ServerModel::Threads => Model::Threads,
+        }
+    }
+}
+
 /// `model`: the server model.
 pub fn model() -> ParamSpec {
     ParamSpec {
         name: "model",
         help: "server model: async (event loops, like nginx) or threads (a thread per connection, like Apache prefork)",
-        kind: ParamKind::Choice(&["async", "threads"]),
+        kind: ParamKind::Choice(ServerModel::NAMES),
         default: "async",
     }
 }
@@ -70,14 +87,14 @@ pub fn requests() -> ParamSpec {
     }
 }
 
-/// The shared parameters, after the workload's own.
-pub fn common_params() -> Vec<ParamSpec> {
-    vec![
-        concurrency(),
-        keepalive(),
-        model(),
-        requests(),
-        ParamSpec {
+crate::workload_params! {
+    /// The parameters both HTTP workloads share, after each one's own.
+    pub struct HttpLoadParams {
+        concurrency: u64 = concurrency(),
+        keepalive: bool = keepalive(),
+        model: ServerModel = model(),
+        requests: u64 = requests(),
+        think: f64 = ParamSpec {
             name: "think",
             help: "closed loop: think time between a client's requests, uniformly random up to this (siege's realistic mode); 0 = benchmark mode",
             kind: ParamKind::Seconds {
@@ -86,13 +103,13 @@ pub fn common_params() -> Vec<ParamSpec> {
             },
             default: "0",
         },
-        ParamSpec {
+        rate_per_client: f64 = ParamSpec {
             name: "rate_per_client",
             help: "open loop: requests per second per client (httperf's --rate per client machine), at least 1/3600 (one request per hour); 0 = closed loop",
             kind: ParamKind::Float { min: 0.0, max: 1e7 },
             default: "0",
         },
-        ParamSpec {
+        timeout: f64 = ParamSpec {
             name: "timeout",
             help: "a request without a complete response by then is an error (httperf's --timeout); 0 = none",
             kind: ParamKind::Seconds {
@@ -101,9 +118,14 @@ pub fn common_params() -> Vec<ParamSpec> {
             },
             default: "0",
         },
-        params::time("10"),
-        clients_from::param(),
-    ]
+        time: f64 = params::time("10"),
+        clients_from: String = clients_from::param(),
+    }
+}
+
+/// The shared parameters, after the workload's own.
+pub fn common_params() -> Vec<ParamSpec> {
+    HttpLoadParams::specs()
 }
 
 /// A server plus generator case for `path` on a server built from `server`.
@@ -125,14 +147,14 @@ pub struct HttpCase {
 impl HttpCase {
     /// Builds the case from the common parameters.
     pub fn build(
-        p: &ParamSet,
+        p: &HttpLoadParams,
         env: &CaseEnv,
         sizes: Vec<u64>,
         dynamic: Option<DbSource>,
         path: String,
     ) -> anyhow::Result<HttpCase> {
-        let connections = p.u64("concurrency") as usize;
-        let client_hosts = clients_from::hosts(p.str("clients_from"))?;
+        let connections = p.concurrency as usize;
+        let client_hosts = clients_from::hosts(&p.clients_from)?;
         let remote = !client_hosts.is_empty();
         crate::sys::fd_limit::ensure_open_files(2 * connections as u64 + SPARE_FDS)?;
         // The generator runs elsewhere: the server has every CPU.
@@ -148,23 +170,23 @@ impl HttpCase {
                     .to_string(),
             );
         }
-        let requests = p.u64("requests");
-        let rate = p.f64("rate_per_client");
-        let think = p.f64("think");
+        let requests = p.requests;
+        let rate = p.rate_per_client;
+        let think = p.think;
         if rate > 0.0 && think > 0.0 {
             anyhow::bail!(
                 "think applies to the closed loop and rate_per_client to the open loop; set one of them"
             );
         }
-        let timeout = p.f64("timeout");
+        let timeout = p.timeout;
         let load = LoadConfig {
             think: Duration::from_secs_f64(think),
             rate: (rate > 0.0).then_some(Rate::PerConnection(rate)),
             timeout: (timeout > 0.0).then(|| Duration::from_secs_f64(timeout)),
             threads: client_cpus.as_ref().map_or(1, Vec::len).min(connections),
-            keep_alive: p.bool("keepalive"),
+            keep_alive: p.keepalive,
             requests: (requests > 0).then_some(requests),
-            duration: Some(params::trial_time(p)),
+            duration: Some(params::trial_time(p.time)),
             cpus: client_cpus,
             ..LoadConfig::closed(Vec::new(), connections)
         };
@@ -175,7 +197,7 @@ impl HttpCase {
             clients_from::check_split(&load, client_hosts.len())?;
         }
         let server_config = ServerConfig {
-            model: Model::parse(p.str("model")).expect("validated choice"),
+            model: p.model.into(),
             threads: server_cpus.as_ref().map_or(1, Vec::len),
             cpus: server_cpus,
             sizes,
@@ -366,7 +388,7 @@ mod tests {
         }
     }
 
-    fn resolve(workload: &dyn Workload, assignments: &[(&str, &str)]) -> ParamSet {
+    fn resolve(workload: &dyn Workload, assignments: &[(&str, &str)]) -> crate::engine::ParamSet {
         let assignments: BTreeMap<String, Vec<String>> = assignments
             .iter()
             .map(|(k, v)| (k.to_string(), vec![v.to_string()]))
@@ -420,7 +442,7 @@ mod tests {
         let env = env();
         let ctx = TrialContext::new(env.cpus.clone(), CancelToken::new());
         let mut case = HttpCase::build(
-            &p,
+            &HttpLoadParams::from_set(&p),
             &env,
             Vec::new(),
             Some(DbSource::Sqlite),

@@ -7,13 +7,25 @@
 //! fails the case in `prepare`, before any trial. Preparing creates a
 //! table for the case on the server and cleanup drops it.
 
-use crate::engine::{Case, CaseEnv, LaterParam, ParamKind, ParamSet, ParamSpec, Workload};
+use crate::engine::{Case, CaseEnv, LaterParam, ParamKind, ParamSet, ParamSpec, Params, Workload};
 use crate::http::server::DbSource;
 
-use super::case::{HttpCase, common_params};
+use super::case::{HttpCase, HttpLoadParams, common_params};
 
 /// The `http.dynamic` workload.
 pub struct DynamicPage;
+
+crate::workload_params! {
+    /// The parameters of `http.dynamic` before the shared ones.
+    pub struct DynamicPageParams {
+        db: String = ParamSpec {
+        name: "db",
+        help: "the page's database: sqlite (an embedded file), postgres://user@host[:port]/database (or libpq's `host=... user=... dbname=...`) or mysql://user@host[:port]/database (no TLS; a table is created for the case and dropped after it); a password is best left out, as the command line is visible to other users: PGPASSWORD or ~/.pgpass (PGPASSFILE), ~/.my.cnf [client] or MYSQL_PWD are used; one given anyway is masked as *** wherever the case is shown or stored",
+        kind: ParamKind::Text,
+        default: "sqlite",
+    },
+    }
+}
 
 impl Workload for DynamicPage {
     fn id(&self) -> &'static str {
@@ -26,19 +38,14 @@ impl Workload for DynamicPage {
         "requests/s for a page that opens a database, reads one 100 B row and disconnects per request"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        let mut params = vec![ParamSpec {
-            name: "db",
-            help: "the page's database: sqlite (an embedded file), postgres://user@host[:port]/database (or libpq's `host=... user=... dbname=...`) or mysql://user@host[:port]/database (no TLS; a table is created for the case and dropped after it); a password is best left out, as the command line is visible to other users: PGPASSWORD or ~/.pgpass (PGPASSFILE), ~/.my.cnf [client] or MYSQL_PWD are used; one given anyway is masked as *** wherever the case is shown or stored",
-            kind: ParamKind::Text,
-            default: "sqlite",
-        }];
+        let mut params = DynamicPageParams::specs();
         params.extend(common_params());
         params
     }
     fn build(&self, p: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
-        let source = DbSource::parse(p.str("db"))?;
+        let source = DbSource::parse(&DynamicPageParams::from_set(p).db)?;
         Ok(Box::new(HttpCase::build(
-            p,
+            &HttpLoadParams::from_set(p),
             env,
             Vec::new(),
             Some(source),

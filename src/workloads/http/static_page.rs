@@ -1,13 +1,29 @@
 //! `http.static`: a static response of a fixed size (the articles' 1 B,
 //! 2 KiB, 200 KiB, 2 MiB and 10 MiB pages) from the built-in server.
 
-use crate::engine::{Case, CaseEnv, LaterParam, ParamKind, ParamSet, ParamSpec, Workload};
+use crate::engine::{Case, CaseEnv, LaterParam, ParamKind, ParamSet, ParamSpec, Params, Workload};
 use crate::http::server::static_path;
 
-use super::case::{HttpCase, common_params};
+use super::case::{HttpCase, HttpLoadParams, common_params};
 
 /// The `http.static` workload.
 pub struct StaticPage;
+
+crate::workload_params! {
+    /// The parameters of `http.static` before the shared ones.
+    pub struct StaticPageParams {
+        size: u64 = ParamSpec {
+            name: "size",
+            help: "response body size (the articles used 1, 2K, 200K, 2M, 10M)",
+            kind: ParamKind::Size {
+                min: 0,
+                max: 1 << 30,
+                power_of_two: false,
+            },
+            default: "1",
+        },
+    }
+}
 
 impl Workload for StaticPage {
     /// The articles' table: a page size per row, a concurrency per
@@ -25,23 +41,14 @@ impl Workload for StaticPage {
         "requests/s for a static response from the built-in server over loopback (like ab/wrk against a file)"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        let mut params = vec![ParamSpec {
-            name: "size",
-            help: "response body size (the articles used 1, 2K, 200K, 2M, 10M)",
-            kind: ParamKind::Size {
-                min: 0,
-                max: 1 << 30,
-                power_of_two: false,
-            },
-            default: "1",
-        }];
+        let mut params = StaticPageParams::specs();
         params.extend(common_params());
         params
     }
     fn build(&self, p: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
-        let size = p.u64("size");
+        let size = StaticPageParams::from_set(p).size;
         Ok(Box::new(HttpCase::build(
-            p,
+            &HttpLoadParams::from_set(p),
             env,
             vec![size],
             None,

@@ -8,15 +8,36 @@
 use std::time::Duration;
 
 use super::clock;
-use super::interactive_tasks::{self, Host, TASK_NAMES, Task};
+use super::interactive_tasks::{self, Host, Task};
 use super::loads::{self, LoadPlan, PreparedLoad};
 use crate::engine::{
-    CancelToken, Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext,
-    TrialOutput, Workload,
+    CancelToken, Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params,
+    TrialContext, TrialOutput, Workload,
 };
 
 /// The `latency.interactive` workload.
 pub struct Interactive;
+
+crate::workload_params! {
+    /// The parameters of `latency.interactive` before the load's.
+    pub struct InteractiveParams {
+        task: Task = ParamSpec {
+            name: "task",
+            help: "audio (2.5 ms of CPU every 50 ms), video (40% of every 1/60 s), x (0 to 100% of CPU in 1 ms steps), gaming (all the CPU it can get, 100 ms frames)",
+            kind: ParamKind::Choice(Task::NAMES),
+            default: "audio",
+        },
+        time: f64 = ParamSpec {
+            name: "time",
+            help: "how long the task runs in one trial (X's ramp takes about 10 s; Interbench runs 30 s)",
+            kind: ParamKind::Seconds {
+                min: 0.1,
+                max: 86_400.0,
+            },
+            default: "10",
+        },
+    }
+}
 
 impl Workload for Interactive {
     fn id(&self) -> &'static str {
@@ -29,32 +50,17 @@ impl Workload for Interactive {
         "Interbench's simulated audio, video, X and gaming tasks under a background load: deadlines met, desired CPU obtained, latency"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        let mut params = vec![
-            ParamSpec {
-                name: "task",
-                help: "audio (2.5 ms of CPU every 50 ms), video (40% of every 1/60 s), x (0 to 100% of CPU in 1 ms steps), gaming (all the CPU it can get, 100 ms frames)",
-                kind: ParamKind::Choice(TASK_NAMES),
-                default: "audio",
-            },
-            ParamSpec {
-                name: "time",
-                help: "how long the task runs in one trial (X's ramp takes about 10 s; Interbench runs 30 s)",
-                kind: ParamKind::Seconds {
-                    min: 0.1,
-                    max: 86_400.0,
-                },
-                default: "10",
-            },
-        ];
+        let mut params = InteractiveParams::specs();
         params.extend(loads::params());
         params
     }
     fn build(&self, p: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
-        let task = Task::parse(p.str("task")).expect("the parameter only allows known tasks");
+        let plan = LoadPlan::from_params(self.id(), p, env)?;
+        let p = InteractiveParams::from_set(p);
         Ok(Box::new(InteractiveCase {
-            task,
-            time: Duration::from_secs_f64(p.f64("time")),
-            plan: LoadPlan::from_params(self.id(), p, env)?,
+            task: p.task,
+            time: Duration::from_secs_f64(p.time),
+            plan,
             load: None,
         }))
     }

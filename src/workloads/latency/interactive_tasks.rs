@@ -33,17 +33,15 @@ use hdrhistogram::Histogram;
 
 use crate::stats::latency_histogram;
 
-/// An interactive task.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Task {
-    Audio,
-    Video,
-    X,
-    Gaming,
+crate::param_choice! {
+    /// An interactive task, as the `task` parameter names it.
+    pub enum Task {
+        Audio = "audio",
+        Video = "video",
+        X = "x",
+        Gaming = "gaming",
+    }
 }
-
-/// The values of the `task` parameter, in [`Task`] order.
-pub const TASK_NAMES: &[&str] = &["audio", "video", "x", "gaming"];
 
 const MS: u64 = 1_000_000;
 const US: u64 = 1_000;
@@ -57,17 +55,6 @@ const VIDEO_RUN: u64 = VIDEO_INTERVAL * 40 / 100;
 const GAME_RUN: u64 = 100 * MS;
 
 impl Task {
-    /// Parses a `task` value.
-    pub fn parse(name: &str) -> Option<Task> {
-        match name {
-            "audio" => Some(Task::Audio),
-            "video" => Some(Task::Video),
-            "x" => Some(Task::X),
-            "gaming" => Some(Task::Gaming),
-            _ => None,
-        }
-    }
-
     /// Whether the task has deadlines (gaming has none).
     pub fn has_deadlines(self) -> bool {
         self != Task::Gaming

@@ -24,14 +24,81 @@ use super::clock;
 use super::loads::{self, LoadPlan, PreparedLoad};
 use super::realtime::{DmaLatency, Policy};
 use crate::engine::{
-    Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput,
-    Workload,
+    Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext,
+    TrialOutput, Workload,
 };
 use crate::stats::latency_histogram;
 use crate::workloads::common::params;
 
 /// The `latency.wakeup` workload.
 pub struct Wakeup;
+
+crate::param_choice! {
+    /// `policy`'s choices: the timer threads' scheduling class.
+    pub enum SchedPolicy {
+        Other = "other",
+        Fifo = "fifo",
+    }
+}
+
+crate::workload_params! {
+    /// The parameters of `latency.wakeup` before the load's.
+    pub struct WakeupParams {
+        threads: u64 = ParamSpec {
+            name: "threads",
+            help: "timer threads (cyclictest -t; `all`: one per CPU of the run)",
+            kind: ParamKind::Threads {
+                max: params::MAX_THREADS,
+            },
+            default: "all",
+        },
+        interval: u64 = ParamSpec {
+            name: "interval",
+            help: "µs between a thread's deadlines (cyclictest -i)",
+            kind: ParamKind::Int {
+                min: 1,
+                max: 1_000_000,
+            },
+            default: "1000",
+        },
+        distance: u64 = ParamSpec {
+            name: "distance",
+            help: "µs added to the interval of each further thread (cyclictest -d; its default is 500, sledge's 0: every thread at `interval`)",
+            kind: ParamKind::Int {
+                min: 0,
+                max: 1_000_000,
+            },
+            default: "0",
+        },
+        loops: u64 = ParamSpec {
+            name: "loops",
+            help: "wake-ups per thread in one trial (cyclictest -l)",
+            kind: ParamKind::Int {
+                min: 1,
+                max: 1_000_000_000,
+            },
+            default: "1000",
+        },
+        policy: SchedPolicy = ParamSpec {
+            name: "policy",
+            help: "other: SCHED_OTHER; fifo: SCHED_FIFO at `priority` (cyclictest -p), which needs root or CAP_SYS_NICE: refused with the reason otherwise",
+            kind: ParamKind::Choice(SchedPolicy::NAMES),
+            default: "other",
+        },
+        priority: u64 = ParamSpec {
+            name: "priority",
+            help: "SCHED_FIFO priority, 1 to 99, for policy=fifo (0 with policy=other)",
+            kind: ParamKind::Int { min: 0, max: 99 },
+            default: "0",
+        },
+        pm_qos: bool = ParamSpec {
+            name: "pm_qos",
+            help: "hold /dev/cpu_dma_latency at 0 µs during a trial, as cyclictest does (false: cyclictest --default-system)",
+            kind: ParamKind::Bool,
+            default: "true",
+        },
+    }
+}
 
 impl Workload for Wakeup {
     fn id(&self) -> &'static str {
@@ -44,75 +111,24 @@ impl Workload for Wakeup {
         "timer wake-up latency of threads sleeping to absolute deadlines, idle or under a load; compatible with cyclictest"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        let mut specs = vec![
-            ParamSpec {
-                name: "threads",
-                help: "timer threads (cyclictest -t; `all`: one per CPU of the run)",
-                kind: ParamKind::Threads {
-                    max: params::MAX_THREADS,
-                },
-                default: "all",
-            },
-            ParamSpec {
-                name: "interval",
-                help: "µs between a thread's deadlines (cyclictest -i)",
-                kind: ParamKind::Int {
-                    min: 1,
-                    max: 1_000_000,
-                },
-                default: "1000",
-            },
-            ParamSpec {
-                name: "distance",
-                help: "µs added to the interval of each further thread (cyclictest -d; its default is 500, sledge's 0: every thread at `interval`)",
-                kind: ParamKind::Int {
-                    min: 0,
-                    max: 1_000_000,
-                },
-                default: "0",
-            },
-            ParamSpec {
-                name: "loops",
-                help: "wake-ups per thread in one trial (cyclictest -l)",
-                kind: ParamKind::Int {
-                    min: 1,
-                    max: 1_000_000_000,
-                },
-                default: "1000",
-            },
-            ParamSpec {
-                name: "policy",
-                help: "other: SCHED_OTHER; fifo: SCHED_FIFO at `priority` (cyclictest -p), which needs root or CAP_SYS_NICE: refused with the reason otherwise",
-                kind: ParamKind::Choice(&["other", "fifo"]),
-                default: "other",
-            },
-            ParamSpec {
-                name: "priority",
-                help: "SCHED_FIFO priority, 1 to 99, for policy=fifo (0 with policy=other)",
-                kind: ParamKind::Int { min: 0, max: 99 },
-                default: "0",
-            },
-            ParamSpec {
-                name: "pm_qos",
-                help: "hold /dev/cpu_dma_latency at 0 µs during a trial, as cyclictest does (false: cyclictest --default-system)",
-                kind: ParamKind::Bool,
-                default: "true",
-            },
-        ];
+        let mut specs = WakeupParams::specs();
         specs.extend(loads::params());
         specs
     }
     /// `loops` wake-ups `interval` µs apart.
     fn trial_seconds(&self, p: &ParamSet, _env: &CaseEnv) -> Option<f64> {
-        Some(p.u64("loops") as f64 * p.u64("interval") as f64 / 1e6)
+        let p = WakeupParams::from_set(p);
+        Some(p.loops as f64 * p.interval as f64 / 1e6)
     }
     fn build(&self, p: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
-        let priority = p.u64("priority") as i32;
-        let policy = match (p.str("policy"), priority) {
-            ("fifo", 0) => bail!(
+        let plan = LoadPlan::from_params(self.id(), p, env)?;
+        let p = WakeupParams::from_set(p);
+        let priority = p.priority as i32;
+        let policy = match (p.policy, priority) {
+            (SchedPolicy::Fifo, 0) => bail!(
                 "latency.wakeup: policy=fifo needs a priority; allowed is priority=1 to 99 (cyclictest -p)"
             ),
-            ("fifo", prio) => Policy::Fifo(prio),
+            (SchedPolicy::Fifo, prio) => Policy::Fifo(prio),
             (_, 0) => Policy::Other,
             (_, prio) => bail!(
                 "latency.wakeup: priority={prio} applies to policy=fifo only; with policy=other allowed is priority=0"
@@ -120,13 +136,13 @@ impl Workload for Wakeup {
         };
         policy.check_allowed()?;
         Ok(Box::new(WakeupCase {
-            threads: p.u64("threads") as usize,
-            interval_ns: p.u64("interval") * 1_000,
-            distance_ns: p.u64("distance") * 1_000,
-            loops: p.u64("loops"),
+            threads: p.threads as usize,
+            interval_ns: p.interval * 1_000,
+            distance_ns: p.distance * 1_000,
+            loops: p.loops,
             policy,
-            pm_qos: p.bool("pm_qos"),
-            plan: LoadPlan::from_params(self.id(), p, env)?,
+            pm_qos: p.pm_qos,
+            plan,
             load: None,
             warnings: Vec::new(),
         }))

@@ -14,7 +14,8 @@ use anyhow::bail;
 
 use crate::engine::params::format_size;
 use crate::engine::{
-    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput, Workload,
+    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext, TrialOutput,
+    Workload,
 };
 use crate::workloads::common::event_loop::{Accounting, EventLimits, latency_metrics, run_events};
 use crate::workloads::common::params;
@@ -44,59 +45,13 @@ impl Workload for MemoryBlock {
         "passes over a memory block in native words; compatible with `sysbench memory`"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        vec![
-            ParamSpec {
-                name: "block_size",
-                help: "bytes per event, a power of two (sysbench's --memory-block-size)",
-                kind: ParamKind::Size {
-                    min: WORD as u64,
-                    max: 1 << 32,
-                    power_of_two: true,
-                },
-                default: "1K",
-            },
-            ParamSpec {
-                name: "total_size",
-                help: "stop after this many bytes in total; 0 = no limit (sysbench's --memory-total-size)",
-                kind: ParamKind::Size {
-                    min: 0,
-                    max: 1 << 60,
-                    power_of_two: false,
-                },
-                default: "100G",
-            },
-            ParamSpec {
-                name: "scope",
-                help: "one block shared by all threads, or one per thread (--memory-scope)",
-                kind: ParamKind::Choice(&["global", "local"]),
-                default: "global",
-            },
-            ParamSpec {
-                name: "oper",
-                help: "store or load each word (--memory-oper)",
-                kind: ParamKind::Choice(&["write", "read"]),
-                default: "write",
-            },
-            ParamSpec {
-                name: "access",
-                help: "words in order or at random offsets (--memory-access-mode)",
-                kind: ParamKind::Choice(&["seq", "rnd"]),
-                default: "seq",
-            },
-            ParamSpec {
-                name: "accounting",
-                help: "per-event bookkeeping: `sysbench` does what sysbench 1.0.20 does around each event (spinlocked timer, shared log histogram) so MiB/s agree with it; `lean` only times the event, closer to the memory's own speed",
-                kind: ParamKind::Choice(&["sysbench", "lean"]),
-                default: "sysbench",
-            },
-            params::threads("1"),
-            params::time("10"),
-        ]
+        MemoryBlockParams::specs()
     }
     fn build(&self, p: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
-        let block_size = p.u64("block_size") as usize;
-        let threads = p.u64("threads") as usize;
-        let scope_local = p.str("scope") == "local";
+        let p = MemoryBlockParams::from_set(p);
+        let block_size = p.block_size as usize;
+        let threads = p.threads as usize;
+        let scope_local = p.scope == Scope::Local;
         let buffers = if scope_local { threads } else { 1 };
         let needed = (block_size as u64).saturating_mul(buffers as u64);
         if env.memory_bytes > 0 && needed > env.memory_bytes / 2 {
@@ -108,7 +63,7 @@ impl Workload for MemoryBlock {
             );
         }
         // As sysbench: each thread does its own share of total_size.
-        let total_size = p.u64("total_size");
+        let total_size = p.total_size;
         let events_per_thread = total_size / block_size as u64 / threads as u64;
         if total_size > 0 && events_per_thread == 0 {
             bail!(
@@ -119,22 +74,106 @@ impl Workload for MemoryBlock {
         }
         Ok(Box::new(BlockCase {
             block_size,
-            write: p.str("oper") == "write",
-            random: p.str("access") == "rnd",
+            write: p.oper == Oper::Write,
+            random: p.access == Access::Rnd,
             scope_local,
             buffers: Vec::new(),
             limits: EventLimits {
-                accounting: if p.str("accounting") == "lean" {
-                    Accounting::Lean
-                } else {
-                    Accounting::Sysbench
+                accounting: match p.accounting {
+                    AccountingChoice::Lean => Accounting::Lean,
+                    AccountingChoice::Sysbench => Accounting::Sysbench,
                 },
                 threads,
-                time: params::trial_time(p),
+                time: params::trial_time(p.time),
                 max_events: 0,
                 events_per_thread,
             },
         }))
+    }
+}
+
+crate::param_choice! {
+    /// `scope`: one buffer shared by the threads, or one each.
+    pub enum Scope {
+        Global = "global",
+        Local = "local",
+    }
+}
+
+crate::param_choice! {
+    /// `oper`: what is done to each block.
+    pub enum Oper {
+        Write = "write",
+        Read = "read",
+    }
+}
+
+crate::param_choice! {
+    /// `access`: the order of the blocks.
+    pub enum Access {
+        Seq = "seq",
+        Rnd = "rnd",
+    }
+}
+
+crate::param_choice! {
+    /// `accounting`: how events are counted (sysbench's way or the lean
+    /// one).
+    pub enum AccountingChoice {
+        Sysbench = "sysbench",
+        Lean = "lean",
+    }
+}
+
+crate::workload_params! {
+    /// The parameters of `memory.block`.
+    pub struct MemoryBlockParams {
+        block_size: u64 = ParamSpec {
+            name: "block_size",
+            help: "bytes per event, a power of two (sysbench's --memory-block-size)",
+            kind: ParamKind::Size {
+                min: WORD as u64,
+                max: 1 << 32,
+                power_of_two: true,
+            },
+            default: "1K",
+        },
+        total_size: u64 = ParamSpec {
+            name: "total_size",
+            help: "stop after this many bytes in total; 0 = no limit (sysbench's --memory-total-size)",
+            kind: ParamKind::Size {
+                min: 0,
+                max: 1 << 60,
+                power_of_two: false,
+            },
+            default: "100G",
+        },
+        scope: Scope = ParamSpec {
+            name: "scope",
+            help: "one block shared by all threads, or one per thread (--memory-scope)",
+            kind: ParamKind::Choice(Scope::NAMES),
+            default: "global",
+        },
+        oper: Oper = ParamSpec {
+            name: "oper",
+            help: "store or load each word (--memory-oper)",
+            kind: ParamKind::Choice(Oper::NAMES),
+            default: "write",
+        },
+        access: Access = ParamSpec {
+            name: "access",
+            help: "words in order or at random offsets (--memory-access-mode)",
+            kind: ParamKind::Choice(Access::NAMES),
+            default: "seq",
+        },
+        accounting: AccountingChoice = ParamSpec {
+            name: "accounting",
+            help: "per-event bookkeeping: `sysbench` does what sysbench 1.0.20 does around each event (spinlocked timer, shared log histogram) so MiB/s agree with it; `lean` only times the event, closer to the memory's own speed",
+            kind: ParamKind::Choice(AccountingChoice::NAMES),
+            default: "sysbench",
+        },
+        threads: u64 = params::threads("1"),
+        time: f64 = params::time("10"),
     }
 }
 

@@ -24,8 +24,8 @@ use anyhow::{anyhow, bail};
 use super::chase::{self, LINE};
 use super::numa;
 use crate::engine::{
-    Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput,
-    Workload,
+    Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext,
+    TrialOutput, Workload,
 };
 use crate::sys::affinity::set_affinity;
 use crate::sys::anon_map::{AnonMap, Sharing};
@@ -54,34 +54,11 @@ impl Workload for MemoryLatency {
         "load-to-use latency of a random pointer chase; sweep size to see L1, L2, L3 and DRAM"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        vec![
-            ParamSpec {
-                name: "size",
-                help: "working set, a power of two (sweep e.g. 16K,256K,4M,64M,1G)",
-                kind: ParamKind::Size {
-                    min: MIN_SIZE,
-                    max: MAX_SIZE,
-                    power_of_two: true,
-                },
-                default: "256M",
-            },
-            ParamSpec {
-                name: "numa",
-                help: "memory on the thread's own node or on another one",
-                kind: ParamKind::Choice(&["local", "remote"]),
-                default: "local",
-            },
-            ParamSpec {
-                name: "hugepages",
-                help: "ask for transparent huge pages so TLB misses do not add to the latency",
-                kind: ParamKind::Bool,
-                default: "true",
-            },
-            params::time("1"),
-        ]
+        MemoryLatencyParams::specs()
     }
     fn build(&self, p: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
-        let size = p.u64("size");
+        let p = MemoryLatencyParams::from_set(p);
+        let size = p.size;
         if env.memory_bytes > 0 && size > env.memory_bytes / 2 {
             bail!(
                 "memory.latency: a working set of {size} B is more than half of this host's memory ({} B); use a smaller size",
@@ -91,7 +68,7 @@ impl Workload for MemoryLatency {
         let cpu = env.cpus.first().copied();
         let mut warnings = Vec::new();
         let mut memory_node = None;
-        if p.str("numa") == "remote" {
+        if p.numa == Numa::Remote {
             let nodes = numa::nodes();
             let home = cpu.and_then(|c| nodes.iter().find(|(_, cpus)| cpus.contains(&c)));
             let other = home.and_then(|(h, _)| nodes.iter().map(|(n, _)| *n).find(|n| n != h));
@@ -105,14 +82,51 @@ impl Workload for MemoryLatency {
         }
         Ok(Box::new(LatencyCase {
             size: size as usize,
-            hugepages: p.bool("hugepages"),
-            time: params::trial_time(p),
+            hugepages: p.hugepages,
+            time: params::trial_time(p.time),
             memory_node,
             cpu,
             buffer: None,
             start: 0,
             warnings,
         }))
+    }
+}
+
+crate::param_choice! {
+    /// `numa`: the memory's node, the CPU's own or another.
+    pub enum Numa {
+        Local = "local",
+        Remote = "remote",
+    }
+}
+
+crate::workload_params! {
+    /// The parameters of `memory.latency`.
+    pub struct MemoryLatencyParams {
+        size: u64 = ParamSpec {
+            name: "size",
+            help: "working set, a power of two (sweep e.g. 16K,256K,4M,64M,1G)",
+            kind: ParamKind::Size {
+                min: MIN_SIZE,
+                max: MAX_SIZE,
+                power_of_two: true,
+            },
+            default: "256M",
+        },
+        numa: Numa = ParamSpec {
+            name: "numa",
+            help: "memory on the thread's own node or on another one",
+            kind: ParamKind::Choice(Numa::NAMES),
+            default: "local",
+        },
+        hugepages: bool = ParamSpec {
+            name: "hugepages",
+            help: "ask for transparent huge pages so TLB misses do not add to the latency",
+            kind: ParamKind::Bool,
+            default: "true",
+        },
+        time: f64 = params::time("1"),
     }
 }
 

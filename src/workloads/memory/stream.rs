@@ -29,8 +29,8 @@ use super::spin_barrier::SpinBarrier;
 use super::stream_kernels::{self, Isa, Kernel, Share};
 use crate::engine::params::format_size;
 use crate::engine::{
-    Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput,
-    Workload,
+    Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext,
+    TrialOutput, Workload,
 };
 use crate::sys::affinity::set_affinity;
 use crate::sys::anon_map::{AnonMap, Sharing};
@@ -78,33 +78,7 @@ impl Workload for MemoryStream {
         "STREAM Copy/Scale/Add/Triad memory bandwidth; compatible with STREAM built with gcc -O3 -fopenmp"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        vec![
-            ParamSpec {
-                name: "array_size",
-                help: "elements (doubles) per array, STREAM_ARRAY_SIZE; 0 = 4 × the total cache, at least 10 M",
-                kind: ParamKind::Int {
-                    min: 0,
-                    max: MAX_ELEMENTS,
-                },
-                default: "0",
-            },
-            ParamSpec {
-                name: "ntimes",
-                help: "passes per trial, the first one discarded (STREAM's NTIMES)",
-                kind: ParamKind::Int {
-                    min: 2,
-                    max: MAX_NTIMES,
-                },
-                default: "10",
-            },
-            params::threads("all"),
-            ParamSpec {
-                name: "copies",
-                help: "independent STREAMs running at once, each with its own arrays",
-                kind: ParamKind::Threads { max: MAX_THREADS },
-                default: "1",
-            },
-        ]
+        MemoryStreamParams::specs()
     }
     /// A trial writes the three arrays (initialisation), makes `ntimes`
     /// passes of ten array sweeps (Copy and Scale read one array and
@@ -113,19 +87,21 @@ impl Workload for MemoryStream {
     /// array per copy, at [`PLAN_BYTES_PER_SEC`] per thread running on a
     /// CPU of its own (more threads than CPUs take turns).
     fn trial_seconds(&self, p: &ParamSet, env: &CaseEnv) -> Option<f64> {
-        let elements = match p.u64("array_size") {
+        let p = MemoryStreamParams::from_set(p);
+        let elements = match p.array_size {
             0 => auto_elements(env.total_cache_bytes),
             n => n,
         };
-        let sweeps = 6 + 10 * p.u64("ntimes");
-        let bytes = (elements * ELEMENT * sweeps * p.u64("copies")) as f64;
+        let sweeps = 6 + 10 * p.ntimes;
+        let bytes = (elements * ELEMENT * sweeps * p.copies) as f64;
         let cpus = env.cpus.len().max(1) as u64;
-        let streams = (p.u64("threads") * p.u64("copies")).clamp(1, cpus) as f64;
+        let streams = (p.threads * p.copies).clamp(1, cpus) as f64;
         Some(bytes / (PLAN_BYTES_PER_SEC * streams))
     }
     fn build(&self, p: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
+        let p = MemoryStreamParams::from_set(p);
         let auto = auto_elements(env.total_cache_bytes);
-        let elements = match p.u64("array_size") {
+        let elements = match p.array_size {
             0 => auto,
             n if n < MIN_ELEMENTS => bail!(
                 "memory.stream: array_size {n} is too small to be meaningful; allowed is 0 (auto: {auto} elements here, 4 × the {} B of cache) or {MIN_ELEMENTS} to {MAX_ELEMENTS} elements",
@@ -133,8 +109,8 @@ impl Workload for MemoryStream {
             ),
             n => n,
         };
-        let threads = p.u64("threads") as usize;
-        let copies = p.u64("copies") as usize;
+        let threads = p.threads as usize;
+        let copies = p.copies as usize;
         if elements < (threads as u64) * 1000 {
             bail!(
                 "memory.stream: array_size {elements} gives each of {threads} threads under 1000 elements; use at least {} elements",
@@ -159,7 +135,7 @@ impl Workload for MemoryStream {
         }
         Ok(Box::new(StreamCase {
             elements: elements as usize,
-            ntimes: p.u64("ntimes") as u32,
+            ntimes: p.ntimes as u32,
             threads,
             copies,
             isa: Isa::detect(),
@@ -167,6 +143,37 @@ impl Workload for MemoryStream {
             warnings,
             corrupt: None,
         }))
+    }
+}
+
+crate::workload_params! {
+    /// The parameters of `memory.stream`.
+    pub struct MemoryStreamParams {
+        array_size: u64 = ParamSpec {
+            name: "array_size",
+            help: "elements (doubles) per array, STREAM_ARRAY_SIZE; 0 = 4 × the total cache, at least 10 M",
+            kind: ParamKind::Int {
+                min: 0,
+                max: MAX_ELEMENTS,
+            },
+            default: "0",
+        },
+        ntimes: u64 = ParamSpec {
+            name: "ntimes",
+            help: "passes per trial, the first one discarded (STREAM's NTIMES)",
+            kind: ParamKind::Int {
+                min: 2,
+                max: MAX_NTIMES,
+            },
+            default: "10",
+        },
+        threads: u64 = params::threads("all"),
+        copies: u64 = ParamSpec {
+            name: "copies",
+            help: "independent STREAMs running at once, each with its own arrays",
+            kind: ParamKind::Threads { max: MAX_THREADS },
+            default: "1",
+        },
     }
 }
 

@@ -13,7 +13,8 @@ use super::hackbench_run::{self, Config, Mode};
 use super::hackbench_tasks::Ipc;
 use super::process;
 use crate::engine::{
-    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput, Workload,
+    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext, TrialOutput,
+    Workload,
 };
 use crate::workloads::common::params::MAX_THREADS;
 
@@ -39,70 +40,20 @@ impl Workload for Hackbench {
         "groups of senders and receivers passing messages over sockets or pipes, processes or threads; compatible with rt-tests' hackbench"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        vec![
-            ParamSpec {
-                name: "groups",
-                help: "groups of senders and receivers (hackbench -g)",
-                kind: ParamKind::Int {
-                    min: 1,
-                    max: 10_000,
-                },
-                default: "10",
-            },
-            ParamSpec {
-                name: "fds",
-                help: "senders and receivers per group (hackbench -f)",
-                kind: ParamKind::Int { min: 1, max: 1_000 },
-                default: "20",
-            },
-            ParamSpec {
-                name: "loops",
-                help: "messages each sender sends to each receiver (hackbench -l)",
-                kind: ParamKind::Int {
-                    min: 1,
-                    max: 1_000_000_000,
-                },
-                default: "100",
-            },
-            ParamSpec {
-                name: "datasize",
-                help: "bytes per message (hackbench -s)",
-                kind: ParamKind::Int {
-                    min: 1,
-                    max: 1 << 20,
-                },
-                default: "100",
-            },
-            ParamSpec {
-                name: "ipc",
-                help: "socket: AF_UNIX socket pairs (default); pipe: pipes (hackbench -p)",
-                kind: ParamKind::Choice(&["socket", "pipe"]),
-                default: "socket",
-            },
-            ParamSpec {
-                name: "mode",
-                help: "process: forked processes (default); thread: threads (hackbench -T)",
-                kind: ParamKind::Choice(&["process", "thread"]),
-                default: "process",
-            },
-            ParamSpec {
-                name: "cpus",
-                help: "run every task on the first N CPUs of the run (`all`: on all of them); `cpus=1,all` is one core vs all cores",
-                kind: ParamKind::Threads { max: MAX_THREADS },
-                default: "all",
-            },
-        ]
+        HackbenchParams::specs()
     }
     /// Every sender of every group sends `loops` messages to each of its
     /// group's receivers, at about [`PLAN_MESSAGE_CPU_SECONDS`] of CPU
     /// each, shared by the `cpus` the tasks may use.
     fn trial_seconds(&self, p: &ParamSet, _env: &CaseEnv) -> Option<f64> {
-        let fds = p.u64("fds");
-        let messages = (p.u64("groups") * fds * fds * p.u64("loops")) as f64;
-        Some(messages * PLAN_MESSAGE_CPU_SECONDS / p.u64("cpus").max(1) as f64)
+        let p = HackbenchParams::from_set(p);
+        let fds = p.fds;
+        let messages = (p.groups * fds * fds * p.loops) as f64;
+        Some(messages * PLAN_MESSAGE_CPU_SECONDS / p.cpus.max(1) as f64)
     }
     fn build(&self, p: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
-        let cpus = p.u64("cpus") as usize;
+        let p = HackbenchParams::from_set(p);
+        let cpus = p.cpus as usize;
         if cpus > env.cpus.len() {
             bail!(
                 "sched.hackbench: cpus={cpus} but the run may use {} CPU(s); allowed is 1 to {} or `all`",
@@ -111,18 +62,12 @@ impl Workload for Hackbench {
             );
         }
         let config = Config {
-            groups: p.u64("groups") as usize,
-            fds: p.u64("fds") as usize,
-            loops: p.u64("loops"),
-            datasize: p.u64("datasize") as usize,
-            ipc: match p.str("ipc") {
-                "pipe" => Ipc::Pipe,
-                _ => Ipc::Socket,
-            },
-            mode: match p.str("mode") {
-                "thread" => Mode::Thread,
-                _ => Mode::Process,
-            },
+            groups: p.groups as usize,
+            fds: p.fds as usize,
+            loops: p.loops,
+            datasize: p.datasize as usize,
+            ipc: p.ipc,
+            mode: p.mode,
             cpus: (cpus < env.cpus.len()).then(|| env.cpus[..cpus].to_vec()),
         };
         // Limits are checked now, before any task exists.
@@ -135,6 +80,63 @@ impl Workload for Hackbench {
     /// parameters count as CPUs.
     fn cpus_used(&self, _params: &crate::engine::ParamSet) -> Option<usize> {
         None
+    }
+}
+
+crate::workload_params! {
+    /// The parameters of `sched.hackbench`.
+    pub struct HackbenchParams {
+        groups: u64 = ParamSpec {
+            name: "groups",
+            help: "groups of senders and receivers (hackbench -g)",
+            kind: ParamKind::Int {
+                min: 1,
+                max: 10_000,
+            },
+            default: "10",
+        },
+        fds: u64 = ParamSpec {
+            name: "fds",
+            help: "senders and receivers per group (hackbench -f)",
+            kind: ParamKind::Int { min: 1, max: 1_000 },
+            default: "20",
+        },
+        loops: u64 = ParamSpec {
+            name: "loops",
+            help: "messages each sender sends to each receiver (hackbench -l)",
+            kind: ParamKind::Int {
+                min: 1,
+                max: 1_000_000_000,
+            },
+            default: "100",
+        },
+        datasize: u64 = ParamSpec {
+            name: "datasize",
+            help: "bytes per message (hackbench -s)",
+            kind: ParamKind::Int {
+                min: 1,
+                max: 1 << 20,
+            },
+            default: "100",
+        },
+        ipc: Ipc = ParamSpec {
+            name: "ipc",
+            help: "socket: AF_UNIX socket pairs (default); pipe: pipes (hackbench -p)",
+            kind: ParamKind::Choice(Ipc::NAMES),
+            default: "socket",
+        },
+        mode: Mode = ParamSpec {
+            name: "mode",
+            help: "process: forked processes (default); thread: threads (hackbench -T)",
+            kind: ParamKind::Choice(Mode::NAMES),
+            default: "process",
+        },
+        cpus: u64 = ParamSpec {
+            name: "cpus",
+            help: "run every task on the first N CPUs of the run (`all`: on all of them); `cpus=1,all` is one core vs all cores",
+            kind: ParamKind::Threads { max: MAX_THREADS },
+            default: "all",
+        },
     }
 }
 

@@ -28,22 +28,13 @@ use super::wake_signal;
 use crate::engine::{CancelToken, Cancelled};
 use crate::sys::affinity;
 
-/// How the tasks run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// Forked processes (hackbench's default, `-P`).
-    Process,
-    /// Threads of this process (hackbench `-T`).
-    Thread,
-}
-
-impl Mode {
-    /// The parameter value: `process` or `thread`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Process => "process",
-            Mode::Thread => "thread",
-        }
+crate::param_choice! {
+    /// How the tasks run.
+    pub enum Mode {
+        /// Forked processes (hackbench's default, `-P`).
+        Process = "process",
+        /// Threads of this process (hackbench `-T`).
+        Thread = "thread",
     }
 }
 

@@ -22,22 +22,13 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 
 use crate::sys::anon_map::{AnonMap, Sharing};
 
-/// What carries the messages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ipc {
-    /// `socketpair(AF_UNIX, SOCK_STREAM)` (hackbench's default).
-    Socket,
-    /// `pipe` (hackbench `-p`).
-    Pipe,
-}
-
-impl Ipc {
-    /// The parameter value: `socket` or `pipe`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Ipc::Socket => "socket",
-            Ipc::Pipe => "pipe",
-        }
+crate::param_choice! {
+    /// What carries the messages.
+    pub enum Ipc {
+        /// `socketpair(AF_UNIX, SOCK_STREAM)` (hackbench's default).
+        Socket = "socket",
+        /// `pipe` (hackbench `-p`).
+        Pipe = "pipe",
     }
 }
 

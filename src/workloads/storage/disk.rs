@@ -25,7 +25,8 @@ use anyhow::{Context, anyhow, bail};
 
 use super::io::{self, AlignedBuf, OpenFlags};
 use crate::engine::{
-    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput, Workload,
+    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext, TrialOutput,
+    Workload,
 };
 use crate::workloads::common::rng::Xoroshiro128Plus;
 use crate::workloads::common::workdir::{self, ScratchDir, remove_scratch};
@@ -46,10 +47,10 @@ pub struct Disk;
 
 /// The file's size in whole chunks: the `size` given, or by default 2 ×
 /// RAM (1 GiB with direct I/O).
-fn file_size(p: &ParamSet, env: &CaseEnv) -> u64 {
-    let chunk = p.u64("chunk_size");
-    let size = match p.u64("size") {
-        0 if p.bool("direct") => DIRECT_DEFAULT_SIZE,
+fn file_size(p: &DiskParams, env: &CaseEnv) -> u64 {
+    let chunk = p.chunk_size;
+    let size = match p.size {
+        0 if p.direct => DIRECT_DEFAULT_SIZE,
         0 => env.memory_bytes.saturating_mul(2).max(DIRECT_DEFAULT_SIZE),
         given => given,
     };
@@ -67,80 +68,30 @@ impl Workload for Disk {
         "block write / rewrite / read, random seeks and file create / stat / delete, in bonnie++'s spirit (own numbers)"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        vec![
-            ParamSpec {
-                name: "size",
-                help: "file size; 0 = 2 × RAM (bonnie++'s rule), or 1 GiB with direct I/O",
-                kind: ParamKind::Size {
-                    min: 0,
-                    max: 1 << 50,
-                    power_of_two: false,
-                },
-                default: "0",
-            },
-            ParamSpec {
-                name: "chunk_size",
-                help: "bytes per read or write (bonnie++'s chunk size)",
-                kind: ParamKind::Size {
-                    min: 512,
-                    max: 1 << 30,
-                    power_of_two: true,
-                },
-                default: "8K",
-            },
-            ParamSpec {
-                name: "direct",
-                help: "open the file with O_DIRECT, bypassing the page cache",
-                kind: ParamKind::Bool,
-                default: "false",
-            },
-            ParamSpec {
-                name: "seeks",
-                help: "random seeks per trial (bonnie++: 8000)",
-                kind: ParamKind::Int {
-                    min: 0,
-                    max: 1 << 40,
-                },
-                default: "8000",
-            },
-            ParamSpec {
-                name: "seek_workers",
-                help: "threads sharing the seeks (bonnie++'s seeker processes: 3)",
-                kind: ParamKind::Int { min: 1, max: 1024 },
-                default: "3",
-            },
-            ParamSpec {
-                name: "files",
-                help: "empty files to create, stat and delete; 0 skips those phases (bonnie++ -n 16: 16384)",
-                kind: ParamKind::Int {
-                    min: 0,
-                    max: 10_000_000,
-                },
-                default: "16384",
-            },
-            workdir::dir_param(),
-        ]
+        DiskParams::specs()
     }
     /// Four sweeps of the file (write, rewrite's read and write, read) at
     /// [`PLAN_BYTES_PER_SEC`], the seeks at [`PLAN_SEEKS_PER_SEC`] and six
     /// metadata operations per file at [`PLAN_FILE_OPS_PER_SEC`]: a
     /// plain SSD's order of magnitude, for a plan without history.
     fn trial_seconds(&self, p: &ParamSet, env: &CaseEnv) -> Option<f64> {
-        let sweeps = 4.0 * file_size(p, env) as f64 / PLAN_BYTES_PER_SEC;
-        let seeks = p.u64("seeks") as f64 / PLAN_SEEKS_PER_SEC;
-        let files = 6.0 * p.u64("files") as f64 / PLAN_FILE_OPS_PER_SEC;
+        let p = DiskParams::from_set(p);
+        let sweeps = 4.0 * file_size(&p, env) as f64 / PLAN_BYTES_PER_SEC;
+        let seeks = p.seeks as f64 / PLAN_SEEKS_PER_SEC;
+        let files = 6.0 * p.files as f64 / PLAN_FILE_OPS_PER_SEC;
         Some(sweeps + seeks + files)
     }
     fn build(&self, p: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
-        let direct = p.bool("direct");
-        let chunk = p.u64("chunk_size");
-        let size = file_size(p, env);
+        let p = DiskParams::from_set(p);
+        let direct = p.direct;
+        let chunk = p.chunk_size;
+        let size = file_size(&p, env);
         if size == 0 {
             bail!("disk: size must be at least one chunk ({chunk} bytes)");
         }
-        let files = p.u64("files");
+        let files = p.files;
         // Empty files still cost an inode and a directory entry.
-        let parent = workdir::check_dir("disk", p.str("dir"), size + files * 512)?;
+        let parent = workdir::check_dir("disk", p.dir.as_str(), size + files * 512)?;
         let warnings = workdir::data_set_warnings("disk", size, env.memory_bytes, direct, &parent);
         Ok(Box::new(DiskCase {
             size,
@@ -149,14 +100,71 @@ impl Workload for Disk {
                 direct,
                 ..OpenFlags::default()
             },
-            seeks: p.u64("seeks"),
-            seek_workers: p.u64("seek_workers") as usize,
+            seeks: p.seeks,
+            seek_workers: p.seek_workers as usize,
             files,
             parent,
             scratch: None,
             trials: 0,
             warnings,
         }))
+    }
+}
+
+crate::workload_params! {
+    /// The parameters of `disk`.
+    pub struct DiskParams {
+        size: u64 = ParamSpec {
+            name: "size",
+            help: "file size; 0 = 2 × RAM (bonnie++'s rule), or 1 GiB with direct I/O",
+            kind: ParamKind::Size {
+                min: 0,
+                max: 1 << 50,
+                power_of_two: false,
+            },
+            default: "0",
+        },
+        chunk_size: u64 = ParamSpec {
+            name: "chunk_size",
+            help: "bytes per read or write (bonnie++'s chunk size)",
+            kind: ParamKind::Size {
+                min: 512,
+                max: 1 << 30,
+                power_of_two: true,
+            },
+            default: "8K",
+        },
+        direct: bool = ParamSpec {
+            name: "direct",
+            help: "open the file with O_DIRECT, bypassing the page cache",
+            kind: ParamKind::Bool,
+            default: "false",
+        },
+        seeks: u64 = ParamSpec {
+            name: "seeks",
+            help: "random seeks per trial (bonnie++: 8000)",
+            kind: ParamKind::Int {
+                min: 0,
+                max: 1 << 40,
+            },
+            default: "8000",
+        },
+        seek_workers: u64 = ParamSpec {
+            name: "seek_workers",
+            help: "threads sharing the seeks (bonnie++'s seeker processes: 3)",
+            kind: ParamKind::Int { min: 1, max: 1024 },
+            default: "3",
+        },
+        files: u64 = ParamSpec {
+            name: "files",
+            help: "empty files to create, stat and delete; 0 skips those phases (bonnie++ -n 16: 16384)",
+            kind: ParamKind::Int {
+                min: 0,
+                max: 10_000_000,
+            },
+            default: "16384",
+        },
+        dir: String = workdir::dir_param(),
     }
 }
 

@@ -29,8 +29,8 @@ use hdrhistogram::Histogram;
 use super::fileio_requests::{Generator, Layout, Mode, Request};
 use super::io::{self, AlignedBuf, OpenFlags};
 use crate::engine::{
-    Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput,
-    Workload,
+    Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext,
+    TrialOutput, Workload,
 };
 use crate::stats::latency_histogram;
 use crate::workloads::common::event_loop::latency_metrics;
@@ -63,98 +63,14 @@ impl Workload for FileIo {
         "file I/O in seq/random read/write modes with periodic fsync; compatible with `sysbench fileio`"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        vec![
-            ParamSpec {
-                name: "mode",
-                help: "test mode (sysbench's --file-test-mode)",
-                kind: ParamKind::Choice(Mode::NAMES),
-                default: "rndrw",
-            },
-            ParamSpec {
-                name: "file_num",
-                help: "number of files (--file-num)",
-                kind: ParamKind::Int {
-                    min: 1,
-                    max: 100_000,
-                },
-                default: "128",
-            },
-            ParamSpec {
-                name: "total_size",
-                help: "total size of the files (--file-total-size)",
-                kind: ParamKind::Size {
-                    min: 1,
-                    max: 1 << 50,
-                    power_of_two: false,
-                },
-                default: "2G",
-            },
-            ParamSpec {
-                name: "block_size",
-                help: "bytes per read or write (--file-block-size)",
-                kind: ParamKind::Size {
-                    min: 1,
-                    max: 1 << 30,
-                    power_of_two: false,
-                },
-                default: "16K",
-            },
-            ParamSpec {
-                name: "rw_ratio",
-                help: "reads per write in rndrw (--file-rw-ratio)",
-                kind: ParamKind::Float { min: 0.0, max: 1e9 },
-                default: "1.5",
-            },
-            ParamSpec {
-                name: "fsync_freq",
-                help: "fsync every file after this many requests; 0 = never (--file-fsync-freq)",
-                kind: ParamKind::Int {
-                    min: 0,
-                    max: u32::MAX as u64,
-                },
-                default: "100",
-            },
-            ParamSpec {
-                name: "fsync_end",
-                help: "fsync every file at the end of a trial (--file-fsync-end)",
-                kind: ParamKind::Bool,
-                default: "true",
-            },
-            ParamSpec {
-                name: "fsync_all",
-                help: "fsync after every write; turns off fsync_freq and fsync_end (--file-fsync-all)",
-                kind: ParamKind::Bool,
-                default: "false",
-            },
-            ParamSpec {
-                name: "fsync_mode",
-                help: "fsync or fdatasync (--file-fsync-mode)",
-                kind: ParamKind::Choice(&["fsync", "fdatasync"]),
-                default: "fsync",
-            },
-            ParamSpec {
-                name: "direct",
-                help: "open with O_DIRECT, bypassing the page cache (--file-extra-flags=direct)",
-                kind: ParamKind::Bool,
-                default: "false",
-            },
-            ParamSpec {
-                name: "sync_writes",
-                help: "open with O_SYNC or O_DSYNC (--file-extra-flags=sync / dsync)",
-                kind: ParamKind::Choice(&["none", "sync", "dsync"]),
-                default: "none",
-            },
-            params::threads("1"),
-            params::time("10"),
-            params::events(),
-            workdir::dir_param(),
-        ]
+        FileIoParams::specs()
     }
     fn build(&self, p: &ParamSet, env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
-        let mode = Mode::parse(p.str("mode")).expect("validated choice");
-        let num_files = p.u64("file_num") as usize;
-        let block_size = p.u64("block_size");
-        let total_size = p.u64("total_size");
+        let p = FileIoParams::from_set(p);
+        let mode = p.mode;
+        let num_files = p.file_num as usize;
+        let block_size = p.block_size;
+        let total_size = p.total_size;
         let file_size = total_size / num_files as u64 / block_size * block_size;
         if file_size == 0 {
             bail!(
@@ -163,16 +79,16 @@ impl Workload for FileIo {
                 block_size
             );
         }
-        let direct = p.bool("direct");
+        let direct = p.direct;
         if direct && !block_size.is_multiple_of(DIRECT_IO_GRANULE) {
             bail!(
                 "fileio: direct I/O needs block_size to be a multiple of {DIRECT_IO_GRANULE} bytes (got {block_size})"
             );
         }
         let data_bytes = file_size * num_files as u64;
-        let parent = workdir::check_dir("fileio", p.str("dir"), data_bytes)?;
-        let fsync_all = p.bool("fsync_all");
-        let sync_writes = p.str("sync_writes");
+        let parent = workdir::check_dir("fileio", p.dir.as_str(), data_bytes)?;
+        let fsync_all = p.fsync_all;
+        let sync_writes = p.sync_writes;
         let warnings =
             workdir::data_set_warnings("fileio", data_bytes, env.memory_bytes, direct, &parent);
         Ok(Box::new(FileIoCase {
@@ -181,27 +97,134 @@ impl Workload for FileIo {
                 num_files,
                 file_size,
                 block_size: block_size as usize,
-                rw_ratio: p.f64("rw_ratio"),
+                rw_ratio: p.rw_ratio,
                 // sysbench: fsync_all overrides fsync_freq and fsync_end.
-                fsync_freq: if fsync_all { 0 } else { p.u64("fsync_freq") },
+                fsync_freq: if fsync_all { 0 } else { p.fsync_freq },
             },
-            fsync_end: p.bool("fsync_end") && !fsync_all,
+            fsync_end: p.fsync_end && !fsync_all,
             fsync_all,
-            data_only: p.str("fsync_mode") == "fdatasync",
+            data_only: p.fsync_mode == FsyncMode::Fdatasync,
             flags: OpenFlags {
                 direct,
-                sync: sync_writes == "sync",
-                dsync: sync_writes == "dsync",
+                sync: sync_writes == SyncWrites::Sync,
+                dsync: sync_writes == SyncWrites::Dsync,
             },
-            threads: p.u64("threads") as usize,
-            time: params::trial_time(p),
-            max_events: p.u64("events"),
+            threads: p.threads as usize,
+            time: params::trial_time(p.time),
+            max_events: p.events,
             parent,
             scratch: None,
             files: Vec::new(),
             trials: 0,
             warnings,
         }))
+    }
+}
+
+crate::param_choice! {
+    /// `fsync_mode`: how a file is flushed.
+    pub enum FsyncMode {
+        Fsync = "fsync",
+        Fdatasync = "fdatasync",
+    }
+}
+
+crate::param_choice! {
+    /// `sync_writes`: the flag the files are opened with.
+    pub enum SyncWrites {
+        None = "none",
+        Sync = "sync",
+        Dsync = "dsync",
+    }
+}
+
+crate::workload_params! {
+    /// The parameters of `fileio`.
+    pub struct FileIoParams {
+        mode: Mode = ParamSpec {
+            name: "mode",
+            help: "test mode (sysbench's --file-test-mode)",
+            kind: ParamKind::Choice(Mode::NAMES),
+            default: "rndrw",
+        },
+        file_num: u64 = ParamSpec {
+            name: "file_num",
+            help: "number of files (--file-num)",
+            kind: ParamKind::Int {
+                min: 1,
+                max: 100_000,
+            },
+            default: "128",
+        },
+        total_size: u64 = ParamSpec {
+            name: "total_size",
+            help: "total size of the files (--file-total-size)",
+            kind: ParamKind::Size {
+                min: 1,
+                max: 1 << 50,
+                power_of_two: false,
+            },
+            default: "2G",
+        },
+        block_size: u64 = ParamSpec {
+            name: "block_size",
+            help: "bytes per read or write (--file-block-size)",
+            kind: ParamKind::Size {
+                min: 1,
+                max: 1 << 30,
+                power_of_two: false,
+            },
+            default: "16K",
+        },
+        rw_ratio: f64 = ParamSpec {
+            name: "rw_ratio",
+            help: "reads per write in rndrw (--file-rw-ratio)",
+            kind: ParamKind::Float { min: 0.0, max: 1e9 },
+            default: "1.5",
+        },
+        fsync_freq: u64 = ParamSpec {
+            name: "fsync_freq",
+            help: "fsync every file after this many requests; 0 = never (--file-fsync-freq)",
+            kind: ParamKind::Int {
+                min: 0,
+                max: u32::MAX as u64,
+            },
+            default: "100",
+        },
+        fsync_end: bool = ParamSpec {
+            name: "fsync_end",
+            help: "fsync every file at the end of a trial (--file-fsync-end)",
+            kind: ParamKind::Bool,
+            default: "true",
+        },
+        fsync_all: bool = ParamSpec {
+            name: "fsync_all",
+            help: "fsync after every write; turns off fsync_freq and fsync_end (--file-fsync-all)",
+            kind: ParamKind::Bool,
+            default: "false",
+        },
+        fsync_mode: FsyncMode = ParamSpec {
+            name: "fsync_mode",
+            help: "fsync or fdatasync (--file-fsync-mode)",
+            kind: ParamKind::Choice(FsyncMode::NAMES),
+            default: "fsync",
+        },
+        direct: bool = ParamSpec {
+            name: "direct",
+            help: "open with O_DIRECT, bypassing the page cache (--file-extra-flags=direct)",
+            kind: ParamKind::Bool,
+            default: "false",
+        },
+        sync_writes: SyncWrites = ParamSpec {
+            name: "sync_writes",
+            help: "open with O_SYNC or O_DSYNC (--file-extra-flags=sync / dsync)",
+            kind: ParamKind::Choice(SyncWrites::NAMES),
+            default: "none",
+        },
+        threads: u64 = params::threads("1"),
+        time: f64 = params::time("10"),
+        events: u64 = params::events(),
+        dir: String = workdir::dir_param(),
     }
 }
 

@@ -20,41 +20,26 @@
 
 use crate::workloads::common::rng::Xoroshiro128Plus;
 
-/// The test modes of `sysbench fileio --file-test-mode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// Sequential write into files that start empty.
-    SeqWr,
-    /// Sequential rewrite of prepared files.
-    SeqRewr,
-    /// Sequential read.
-    SeqRd,
-    /// Random read.
-    RndRd,
-    /// Random write.
-    RndWr,
-    /// Random reads and writes in the rw ratio.
-    RndRw,
+crate::param_choice! {
+    /// The test modes of `sysbench fileio --file-test-mode`, by the names
+    /// sysbench uses.
+    pub enum Mode {
+        /// Sequential write into files that start empty.
+        SeqWr = "seqwr",
+        /// Sequential rewrite of prepared files.
+        SeqRewr = "seqrewr",
+        /// Sequential read.
+        SeqRd = "seqrd",
+        /// Random read.
+        RndRd = "rndrd",
+        /// Random write.
+        RndWr = "rndwr",
+        /// Random reads and writes in the rw ratio.
+        RndRw = "rndrw",
+    }
 }
 
 impl Mode {
-    /// The names sysbench uses.
-    pub const NAMES: &'static [&'static str] =
-        &["seqwr", "seqrewr", "seqrd", "rndrd", "rndwr", "rndrw"];
-
-    /// Parses a name of [`Mode::NAMES`].
-    pub fn parse(name: &str) -> Option<Mode> {
-        Some(match name {
-            "seqwr" => Mode::SeqWr,
-            "seqrewr" => Mode::SeqRewr,
-            "seqrd" => Mode::SeqRd,
-            "rndrd" => Mode::RndRd,
-            "rndwr" => Mode::RndWr,
-            "rndrw" => Mode::RndRw,
-            _ => return None,
-        })
-    }
-
     /// Whether requests walk the files in order.
     pub fn sequential(self) -> bool {
         matches!(self, Mode::SeqWr | Mode::SeqRewr | Mode::SeqRd)

@@ -24,7 +24,7 @@ use anyhow::{Context, anyhow, bail};
 use super::fileserver_load::{Executor, LoadLimits, run_load};
 use super::fileserver_mix::{self, MAX_CLIENT_BYTES, Op};
 use crate::engine::{
-    Case, CaseEnv, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput, Workload,
+    Case, CaseEnv, ParamKind, ParamSet, ParamSpec, Params, TrialContext, TrialOutput, Workload,
 };
 use crate::sys::fd_limit::ensure_open_files;
 use crate::workloads::common::params;
@@ -60,12 +60,13 @@ pub fn warmup_param() -> ParamSpec {
     }
 }
 
-/// The limits of a fileserver case.
-pub fn load_limits(p: &ParamSet) -> LoadLimits {
+/// The limits of a fileserver case: `clients`, and its `warmup` and
+/// `time` in seconds.
+pub fn load_limits(clients: u64, warmup: f64, time: f64) -> LoadLimits {
     LoadLimits {
-        clients: p.u64("clients") as usize,
-        warmup: Duration::from_secs_f64(p.f64("warmup")),
-        time: params::trial_time(p),
+        clients: clients as usize,
+        warmup: Duration::from_secs_f64(warmup),
+        time: params::trial_time(time),
     }
 }
 
@@ -85,21 +86,18 @@ impl Workload for FileServer {
         "N clients replay a file-server operation mix in their own trees, in dbench's spirit, page cache included as in dbench (own numbers)"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        vec![
-            clients_param(),
-            params::time("10"),
-            warmup_param(),
-            workdir::dir_param(),
-        ]
+        FileServerParams::specs()
     }
     /// Each trial's warm-up, then its measured `time`.
     fn trial_seconds(&self, p: &ParamSet, _env: &CaseEnv) -> Option<f64> {
-        Some(p.f64("warmup") + p.f64("time"))
+        let p = FileServerParams::from_set(p);
+        Some(p.warmup + p.time)
     }
     fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
-        let limits = load_limits(p);
+        let p = FileServerParams::from_set(p);
+        let limits = load_limits(p.clients, p.warmup, p.time);
         let bytes = limits.clients as u64 * MAX_CLIENT_BYTES;
-        let parent = workdir::check_dir("fileserver", p.str("dir"), bytes)?;
+        let parent = workdir::check_dir("fileserver", p.dir.as_str(), bytes)?;
         // A client holds up to three files open and briefly a fourth (a
         // directory listing, a probe for a missing name).
         let needed = 4 * limits.clients as u64 + SPARE_FDS;
@@ -120,6 +118,16 @@ impl Workload for FileServer {
             script: fileserver_mix::script(),
             warnings,
         }))
+    }
+}
+
+crate::workload_params! {
+    /// The parameters of `fileserver`.
+    pub struct FileServerParams {
+        clients: u64 = clients_param(),
+        time: f64 = params::time("10"),
+        warmup: f64 = warmup_param(),
+        dir: String = workdir::dir_param(),
     }
 }
 

@@ -28,7 +28,9 @@ use anyhow::{Context, anyhow, bail};
 use super::fileserver::{clients_param, load_limits, warmup_param};
 use super::fileserver_load::{Executor, LoadLimits, run_load};
 use super::fileserver_mix::{self, Op};
-use crate::engine::{Case, CaseEnv, ParamSet, ParamSpec, TrialContext, TrialOutput, Workload};
+use crate::engine::{
+    Case, CaseEnv, ParamSet, ParamSpec, Params, TrialContext, TrialOutput, Workload,
+};
 use crate::sys::fd_limit::ensure_open_files;
 use crate::workloads::common::params;
 
@@ -61,10 +63,11 @@ impl Workload for FileServerNet {
         "the fileserver mix as request/response messages over loopback TCP, in tbench's spirit (own numbers)"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        vec![clients_param(), params::time("10"), warmup_param()]
+        FileServerNetParams::specs()
     }
     fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
-        let limits = load_limits(p);
+        let p = FileServerNetParams::from_set(p);
+        let limits = load_limits(p.clients, p.warmup, p.time);
         // Every connection is a descriptor at each end, both in this
         // process.
         let needed = 2 * limits.clients as u64 + SPARE_FDS;
@@ -85,6 +88,15 @@ impl Workload for FileServerNet {
     /// of its own: more than the parameters count.
     fn cpus_used(&self, _params: &crate::engine::ParamSet) -> Option<usize> {
         None
+    }
+}
+
+crate::workload_params! {
+    /// The parameters of `fileserver.net`.
+    pub struct FileServerNetParams {
+        clients: u64 = clients_param(),
+        time: f64 = params::time("10"),
+        warmup: f64 = warmup_param(),
     }
 }
 

@@ -12,7 +12,7 @@ use super::process;
 use super::program::Program;
 use super::score::combine;
 use super::shell_script;
-use crate::engine::{Case, Metric, ParamKind, ParamSet, ParamSpec, TrialContext, TrialOutput};
+use crate::engine::{Case, Metric, ParamKind, ParamSpec, TrialContext, TrialOutput};
 use crate::workloads::common::params::MAX_THREADS;
 use crate::workloads::common::workdir::{ScratchDir, remove_scratch};
 
@@ -52,13 +52,14 @@ pub struct UnixbenchCase {
 }
 
 impl UnixbenchCase {
-    /// A case of `workload` running `program` with the `copies` and `time`
-    /// parameters of `p`. `scratch_parent` is the checked directory for a
-    /// program that uses files.
+    /// A case of `workload` running `copies` copies of `program` for
+    /// `seconds` (its `copies` and `time` parameters). `scratch_parent` is
+    /// the checked directory for a program that uses files.
     pub fn new(
         workload: &'static str,
         program: Program,
-        p: &ParamSet,
+        copies: u64,
+        seconds: f64,
         scratch_parent: Option<PathBuf>,
     ) -> anyhow::Result<Self> {
         let executable = super::copy_program().with_context(|| {
@@ -67,8 +68,8 @@ impl UnixbenchCase {
         Ok(UnixbenchCase {
             workload,
             program,
-            copies: p.u64("copies") as usize,
-            seconds: p.f64("time"),
+            copies: copies as usize,
+            seconds,
             executable,
             scratch_parent,
             scratch: None,

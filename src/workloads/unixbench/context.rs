@@ -18,7 +18,7 @@ use super::program::Program;
 use super::protocol::Gate;
 use super::score::Outcome;
 use super::timed;
-use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, Workload};
+use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, Params, Workload};
 
 /// The counter passed back and forth (C's `unsigned long`).
 type Counter = u64;
@@ -43,13 +43,15 @@ impl Workload for ContextWorkload {
         "two processes passing a counter over two pipes, loops per second; UnixBench's context1 (\"Pipe-based Context Switching\")"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        vec![copies_param(), time_param("10")]
+        ContextWorkloadParams::specs()
     }
     fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
+        let p = ContextWorkloadParams::from_set(p);
         Ok(Box::new(UnixbenchCase::new(
             self.id(),
             Program::Context,
-            p,
+            p.copies,
+            p.time,
             None,
         )?))
     }
@@ -61,6 +63,14 @@ impl Workload for ContextWorkload {
 
     fn index_entry(&self, _params: &BTreeMap<String, String>) -> Option<IndexEntry> {
         Some(IndexEntry::Test("context1"))
+    }
+}
+
+crate::workload_params! {
+    /// The parameters of `unixbench.context`.
+    pub struct ContextWorkloadParams {
+        copies: u64 = copies_param(),
+        time: f64 = time_param("10"),
     }
 }
 

@@ -29,7 +29,7 @@ use super::program::Program;
 use super::protocol::Gate;
 use super::score::Outcome;
 use super::timed;
-use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, Workload};
+use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, Params, Workload};
 
 /// Loops between two looks at the clock: about 0.1-0.5 ms of work.
 const LOOPS_PER_BATCH: u64 = 4096;
@@ -487,19 +487,29 @@ impl Workload for DhrystoneWorkload {
         "Dhrystone 2.1 loops per second; UnixBench's dhry2reg (\"Dhrystone 2 using register variables\")"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        vec![copies_param(), time_param("10")]
+        DhrystoneWorkloadParams::specs()
     }
     fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
+        let p = DhrystoneWorkloadParams::from_set(p);
         Ok(Box::new(UnixbenchCase::new(
             self.id(),
             Program::Dhrystone,
-            p,
+            p.copies,
+            p.time,
             None,
         )?))
     }
 
     fn index_entry(&self, _params: &BTreeMap<String, String>) -> Option<IndexEntry> {
         Some(IndexEntry::Test("dhry2reg"))
+    }
+}
+
+crate::workload_params! {
+    /// The parameters of `unixbench.dhrystone`.
+    pub struct DhrystoneWorkloadParams {
+        copies: u64 = copies_param(),
+        time: f64 = time_param("10"),
     }
 }
 

@@ -18,7 +18,7 @@ use super::process;
 use super::program::Program;
 use super::protocol::Gate;
 use super::score::Outcome;
-use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, Workload};
+use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, Params, Workload};
 use crate::workloads::common::workdir::{check_dir, dir_param};
 
 /// The `unixbench.execl` workload.
@@ -46,9 +46,19 @@ impl Workload for ExeclWorkload {
     }
 }
 
+crate::workload_params! {
+    /// The parameters of the workloads that run the fork/exec program
+    /// (`unixbench.execl`, `unixbench.spawn`).
+    pub struct ProgramParams {
+        copies: u64 = copies_param(),
+        time: f64 = time_param("30"),
+        dir: String = program_dir_param(),
+    }
+}
+
 /// The parameters of the workloads that run the fork/exec program.
 pub fn program_params() -> Vec<ParamSpec> {
-    vec![copies_param(), time_param("30"), program_dir_param()]
+    ProgramParams::specs()
 }
 
 /// A case of a workload that runs the fork/exec program: `dir` must have
@@ -58,8 +68,15 @@ pub fn program_case(
     program: Program,
     p: &ParamSet,
 ) -> anyhow::Result<Box<dyn Case>> {
-    let dir = check_dir(id, p.str("dir"), forkexec::EXECUTABLE.len() as u64)?;
-    Ok(Box::new(UnixbenchCase::new(id, program, p, Some(dir))?))
+    let p = ProgramParams::from_set(p);
+    let dir = check_dir(id, &p.dir, forkexec::EXECUTABLE.len() as u64)?;
+    Ok(Box::new(UnixbenchCase::new(
+        id,
+        program,
+        p.copies,
+        p.time,
+        Some(dir),
+    )?))
 }
 
 /// `dir` for the workloads that run the fork/exec program.

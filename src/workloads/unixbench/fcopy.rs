@@ -29,7 +29,7 @@ use super::process;
 use super::program::Program;
 use super::protocol::Gate;
 use super::score::Outcome;
-use crate::engine::{Case, CaseEnv, IndexEntry, ParamKind, ParamSet, ParamSpec, Workload};
+use crate::engine::{Case, CaseEnv, IndexEntry, ParamKind, ParamSet, ParamSpec, Params, Workload};
 use crate::workloads::common::workdir::{check_dir, dir_param};
 
 /// Smallest buffer fstime accepts (its `COUNTSIZE`).
@@ -113,37 +113,15 @@ impl Workload for FileCopyWorkload {
         "copy a file with fixed-size reads and writes, KBps; UnixBench's fstime -c (\"File Copy 1024 bufsize 2000 maxblocks\", 256/500, 4096/8000)"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        vec![
-            copies_param(),
-            time_param("30"),
-            ParamSpec {
-                name: "buffer",
-                help: "bytes per read and write (UnixBench's index: 256, 1024, 4096)",
-                kind: ParamKind::Size {
-                    min: MIN_BUFFER,
-                    max: MAX_BUFFER,
-                    power_of_two: false,
-                },
-                default: "1024",
-            },
-            ParamSpec {
-                name: "max_blocks",
-                help: "largest file in KiB; 0 = UnixBench's limit for the buffer (2000 buffers: 500 at 256, 2000 at 1K, 8000 at 4K)",
-                kind: ParamKind::Int {
-                    min: 0,
-                    max: MAX_BLOCKS,
-                },
-                default: "0",
-            },
-            dir_param(),
-        ]
+        FileCopyWorkloadParams::specs()
     }
     fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
-        let buffer = p.u64("buffer");
-        let max_blocks = effective_max_blocks(buffer, p.u64("max_blocks"));
+        let p = FileCopyWorkloadParams::from_set(p);
+        let buffer = p.buffer;
+        let max_blocks = effective_max_blocks(buffer, p.max_blocks);
         // Each copy has two files of at most max_blocks KiB.
-        let bytes = p.u64("copies") * 2 * max_blocks * 1024;
-        let dir = check_dir(self.id(), p.str("dir"), bytes)?;
+        let bytes = p.copies * 2 * max_blocks * 1024;
+        let dir = check_dir(self.id(), p.dir.as_str(), bytes)?;
         let program = Program::FileCopy {
             buffer: buffer as usize,
             max_blocks: max_blocks as usize,
@@ -151,7 +129,8 @@ impl Workload for FileCopyWorkload {
         Ok(Box::new(UnixbenchCase::new(
             self.id(),
             program,
-            p,
+            p.copies,
+            p.time,
             Some(dir),
         )?))
     }
@@ -172,6 +151,34 @@ impl Workload for FileCopyWorkload {
             (4096, 8000) => IndexEntry::Test("fsdisk"),
             _ => IndexEntry::Variant(format!("File Copy {buffer} bufsize {max_blocks} maxblocks")),
         })
+    }
+}
+
+crate::workload_params! {
+    /// The parameters of `unixbench.fcopy`.
+    pub struct FileCopyWorkloadParams {
+        copies: u64 = copies_param(),
+        time: f64 = time_param("30"),
+        buffer: u64 = ParamSpec {
+            name: "buffer",
+            help: "bytes per read and write (UnixBench's index: 256, 1024, 4096)",
+            kind: ParamKind::Size {
+                min: MIN_BUFFER,
+                max: MAX_BUFFER,
+                power_of_two: false,
+            },
+            default: "1024",
+        },
+        max_blocks: u64 = ParamSpec {
+            name: "max_blocks",
+            help: "largest file in KiB; 0 = UnixBench's limit for the buffer (2000 buffers: 500 at 256, 2000 at 1K, 8000 at 4K)",
+            kind: ParamKind::Int {
+                min: 0,
+                max: MAX_BLOCKS,
+            },
+            default: "0",
+        },
+        dir: String = dir_param(),
     }
 }
 

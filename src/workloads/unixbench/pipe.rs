@@ -12,7 +12,7 @@ use super::program::Program;
 use super::protocol::Gate;
 use super::score::Outcome;
 use super::timed;
-use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, Workload};
+use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, Params, Workload};
 
 /// Bytes per write and read, as UnixBench's `char buf[512]`.
 pub const MESSAGE: usize = 512;
@@ -34,19 +34,29 @@ impl Workload for PipeWorkload {
         "write and read 512 bytes on one pipe, loops per second; UnixBench's pipe (\"Pipe Throughput\")"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        vec![copies_param(), time_param("10")]
+        PipeWorkloadParams::specs()
     }
     fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
+        let p = PipeWorkloadParams::from_set(p);
         Ok(Box::new(UnixbenchCase::new(
             self.id(),
             Program::Pipe,
-            p,
+            p.copies,
+            p.time,
             None,
         )?))
     }
 
     fn index_entry(&self, _params: &BTreeMap<String, String>) -> Option<IndexEntry> {
         Some(IndexEntry::Test("pipe"))
+    }
+}
+
+crate::workload_params! {
+    /// The parameters of `unixbench.pipe`.
+    pub struct PipeWorkloadParams {
+        copies: u64 = copies_param(),
+        time: f64 = time_param("10"),
     }
 }
 

@@ -12,43 +12,19 @@ use super::score::Timebase;
 /// same.
 pub const LANG: &str = "en_US.utf8";
 
-/// Which system calls the syscall program makes per loop (its argument).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Calls {
-    /// `close(dup(fd))`, `getpid()`, `getuid()`, `umask(022)`: the index test.
-    Mix,
-    /// `close(dup(fd))` only.
-    Close,
-    /// `getpid()` only.
-    Getpid,
-    /// `fork()`, `execl("/bin/true")` in the child, `waitpid()` (UnixBench's
-    /// "sysexec", not in the index).
-    Exec,
-}
-
-impl Calls {
-    /// The words the `calls` parameter takes, in this order.
-    pub const NAMES: &'static [&'static str] = &["mix", "close", "getpid", "exec"];
-
-    /// The word for this choice.
-    pub fn name(self) -> &'static str {
-        match self {
-            Calls::Mix => "mix",
-            Calls::Close => "close",
-            Calls::Getpid => "getpid",
-            Calls::Exec => "exec",
-        }
-    }
-
-    /// The choice a word names.
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "mix" => Some(Calls::Mix),
-            "close" => Some(Calls::Close),
-            "getpid" => Some(Calls::Getpid),
-            "exec" => Some(Calls::Exec),
-            _ => None,
-        }
+crate::param_choice! {
+    /// Which system calls the syscall program makes per loop (its
+    /// argument), as the `calls` parameter names them.
+    pub enum Calls {
+        /// `close(dup(fd))`, `getpid()`, `getuid()`, `umask(022)`: the index test.
+        Mix = "mix",
+        /// `close(dup(fd))` only.
+        Close = "close",
+        /// `getpid()` only.
+        Getpid = "getpid",
+        /// `fork()`, `execl("/bin/true")` in the child, `waitpid()` (UnixBench's
+        /// "sysexec", not in the index).
+        Exec = "exec",
     }
 }
 
@@ -101,7 +77,7 @@ impl Program {
                 args.push(buffer.to_string());
                 args.push(max_blocks.to_string());
             }
-            Program::Syscall(calls) => args.push(calls.name().to_string()),
+            Program::Syscall(calls) => args.push(calls.as_str().to_string()),
             Program::Shell { concurrent } => args.push(concurrent.to_string()),
             _ => {}
         }
@@ -132,7 +108,7 @@ impl Program {
             "syscall" => {
                 let word = args.get(1).map(String::as_str).unwrap_or("");
                 Program::Syscall(
-                    Calls::from_name(word)
+                    Calls::from_word(word)
                         .ok_or_else(|| anyhow!("syscall: unknown calls `{word}`"))?,
                 )
             }
@@ -188,7 +164,7 @@ mod tests {
             assert_eq!(Program::from_args(&program.to_args()).unwrap(), program);
         }
         for name in Calls::NAMES {
-            assert_eq!(Calls::from_name(name).unwrap().name(), *name);
+            assert_eq!(Calls::from_word(name).unwrap().as_str(), *name);
         }
     }
 

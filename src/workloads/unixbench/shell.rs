@@ -22,7 +22,7 @@ use super::protocol::Gate;
 use super::score::Outcome;
 use super::shell_script::{self, DRIVER};
 use super::timed;
-use crate::engine::{Case, CaseEnv, IndexEntry, ParamKind, ParamSet, ParamSpec, Workload};
+use crate::engine::{Case, CaseEnv, IndexEntry, ParamKind, ParamSet, ParamSpec, Params, Workload};
 use crate::workloads::common::workdir::{check_dir, dir_param};
 
 /// The exit code of a forked child whose exec failed (looper's 99).
@@ -48,27 +48,19 @@ impl Workload for ShellWorkload {
         "a shell script starting concurrent workers (sort, od, grep, tee, wc), loops per minute; UnixBench's shell1 / shell8 (\"Shell Scripts (N concurrent)\")"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        vec![
-            copies_param(),
-            time_param("60"),
-            ParamSpec {
-                name: "concurrent",
-                help: "workers each loop starts at once (UnixBench's index: 1 and 8)",
-                kind: ParamKind::Int { min: 1, max: 64 },
-                default: "1",
-            },
-            dir_param(),
-        ]
+        ShellWorkloadParams::specs()
     }
     fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
+        let p = ShellWorkloadParams::from_set(p);
         check_commands()?;
-        let concurrent = p.u64("concurrent") as u32;
-        let bytes = p.u64("copies") * u64::from(concurrent) * BYTES_PER_WORKER;
-        let dir = check_dir(self.id(), p.str("dir"), bytes)?;
+        let concurrent = p.concurrent as u32;
+        let bytes = p.copies * u64::from(concurrent) * BYTES_PER_WORKER;
+        let dir = check_dir(self.id(), p.dir.as_str(), bytes)?;
         Ok(Box::new(UnixbenchCase::new(
             self.id(),
             Program::Shell { concurrent },
-            p,
+            p.copies,
+            p.time,
             Some(dir),
         )?))
     }
@@ -88,6 +80,21 @@ impl Workload for ShellWorkload {
                 n => IndexEntry::Variant(format!("Shell Scripts ({n} concurrent)")),
             },
         )
+    }
+}
+
+crate::workload_params! {
+    /// The parameters of `unixbench.shell`.
+    pub struct ShellWorkloadParams {
+        copies: u64 = copies_param(),
+        time: f64 = time_param("60"),
+        concurrent: u64 = ParamSpec {
+            name: "concurrent",
+            help: "workers each loop starts at once (UnixBench's index: 1 and 8)",
+            kind: ParamKind::Int { min: 1, max: 64 },
+            default: "1",
+        },
+        dir: String = dir_param(),
     }
 }
 

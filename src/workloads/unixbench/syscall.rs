@@ -20,7 +20,7 @@ use super::program::{Calls, Program};
 use super::protocol::Gate;
 use super::score::Outcome;
 use super::timed;
-use crate::engine::{Case, CaseEnv, IndexEntry, ParamKind, ParamSet, ParamSpec, Workload};
+use crate::engine::{Case, CaseEnv, IndexEntry, ParamKind, ParamSet, ParamSpec, Params, Workload};
 
 /// What `calls=exec` runs in each child, as UnixBench does.
 pub const TRUE_PROGRAM: &CStr = c"/bin/true";
@@ -39,20 +39,11 @@ impl Workload for SyscallWorkload {
         "cheap system calls in a loop, loops per second; UnixBench's syscall (\"System Call Overhead\")"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        vec![
-            copies_param(),
-            time_param("10"),
-            ParamSpec {
-                name: "calls",
-                help: "mix: close(dup), getpid, getuid, umask (the index test); close or getpid alone; exec: fork + exec /bin/true + wait (UnixBench's sysexec)",
-                kind: ParamKind::Choice(Calls::NAMES),
-                default: "mix",
-            },
-        ]
+        SyscallWorkloadParams::specs()
     }
     fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
-        let calls =
-            Calls::from_name(p.str("calls")).expect("the parameter's choices are the names");
+        let p = SyscallWorkloadParams::from_set(p);
+        let calls = p.calls;
         if calls == Calls::Exec
             && !std::path::Path::new(TRUE_PROGRAM.to_str().unwrap_or("")).exists()
         {
@@ -64,7 +55,8 @@ impl Workload for SyscallWorkload {
         Ok(Box::new(UnixbenchCase::new(
             self.id(),
             Program::Syscall(calls),
-            p,
+            p.copies,
+            p.time,
             None,
         )?))
     }
@@ -78,6 +70,20 @@ impl Workload for SyscallWorkload {
                 calls => IndexEntry::Variant(format!("System Call Overhead ({calls})")),
             },
         )
+    }
+}
+
+crate::workload_params! {
+    /// The parameters of `unixbench.syscall`.
+    pub struct SyscallWorkloadParams {
+        copies: u64 = copies_param(),
+        time: f64 = time_param("10"),
+        calls: Calls = ParamSpec {
+            name: "calls",
+            help: "mix: close(dup), getpid, getuid, umask (the index test); close or getpid alone; exec: fork + exec /bin/true + wait (UnixBench's sysexec)",
+            kind: ParamKind::Choice(Calls::NAMES),
+            default: "mix",
+        },
     }
 }
 

@@ -28,7 +28,7 @@ use super::case::{UnixbenchCase, copies_param, time_param};
 use super::program::Program;
 use super::protocol::Gate;
 use super::score::Outcome;
-use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, Workload};
+use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, Params, Workload};
 
 /// The inner-loop multiplier (`x100`): each section's loop count is a
 /// constant times 100.
@@ -270,19 +270,29 @@ impl Workload for WhetstoneWorkload {
         "double-precision Whetstone in MWIPS; UnixBench's whetstone-double (\"Double-Precision Whetstone\")"
     }
     fn params(&self) -> Vec<ParamSpec> {
-        vec![copies_param(), time_param("10")]
+        WhetstoneWorkloadParams::specs()
     }
     fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
+        let p = WhetstoneWorkloadParams::from_set(p);
         Ok(Box::new(UnixbenchCase::new(
             self.id(),
             Program::Whetstone,
-            p,
+            p.copies,
+            p.time,
             None,
         )?))
     }
 
     fn index_entry(&self, _params: &BTreeMap<String, String>) -> Option<IndexEntry> {
         Some(IndexEntry::Test("whetstone-double"))
+    }
+}
+
+crate::workload_params! {
+    /// The parameters of `unixbench.whetstone`.
+    pub struct WhetstoneWorkloadParams {
+        copies: u64 = copies_param(),
+        time: f64 = time_param("10"),
     }
 }
 

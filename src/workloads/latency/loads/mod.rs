@@ -23,7 +23,7 @@ use std::thread::JoinHandle;
 use anyhow::{Context, anyhow, bail};
 
 use crate::engine::params::format_size;
-use crate::engine::{CancelToken, CaseEnv, ParamKind, ParamSet, ParamSpec};
+use crate::engine::{CancelToken, CaseEnv, ParamKind, ParamSet, ParamSpec, Params};
 use crate::workloads::common::params::MAX_THREADS;
 use crate::workloads::common::workdir::{self, ScratchDir};
 use crate::workloads::sched::process;
@@ -31,76 +31,60 @@ use crate::workloads::sched::process;
 /// How often the settle wait looks at the user's stop request.
 const SETTLE_STEP: std::time::Duration = std::time::Duration::from_millis(20);
 
-/// What keeps the machine busy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LoadKind {
-    None,
-    Cpu,
-    Memory,
-    Io,
-    Hackbench,
-    Http,
-    Build,
+crate::param_choice! {
+    /// What keeps the machine busy, as the `load` parameter names it.
+    pub enum LoadKind {
+        None = "none",
+        Cpu = "cpu",
+        Memory = "memory",
+        Io = "io",
+        Hackbench = "hackbench",
+        Http = "http",
+        Build = "build",
+    }
 }
 
-/// The values of the `load` parameter, in [`LoadKind`] order.
-pub const LOAD_NAMES: &[&str] = &["none", "cpu", "memory", "io", "hackbench", "http", "build"];
-
-impl LoadKind {
-    fn parse(name: &str) -> LoadKind {
-        match name {
-            "cpu" => LoadKind::Cpu,
-            "memory" => LoadKind::Memory,
-            "io" => LoadKind::Io,
-            "hackbench" => LoadKind::Hackbench,
-            "http" => LoadKind::Http,
-            "build" => LoadKind::Build,
-            _ => LoadKind::None,
-        }
-    }
-
-    /// The parameter value.
-    pub fn name(self) -> &'static str {
-        LOAD_NAMES[self as usize]
+crate::workload_params! {
+    /// The parameters every workload with a background load takes.
+    pub struct LoadParams {
+        load: LoadKind = ParamSpec {
+        name: "load",
+        help: "background load: cpu (spinning threads), memory (copying buffers beyond the caches), io (writes and uncached reads), hackbench, http (built-in server and generator), build (cc jobs)",
+        kind: ParamKind::Choice(LoadKind::NAMES),
+        default: "none",
+        },
+        load_threads: u64 = ParamSpec {
+        name: "load_threads",
+        help: "threads (or jobs, or hackbench groups) of the background load (`all`: one per CPU of the run, as Interbench)",
+        kind: ParamKind::Threads { max: MAX_THREADS },
+        default: "all",
+        },
+        io_size: u64 = ParamSpec {
+        name: "io_size",
+        help: "load=io: bytes of each of its two files (written, and read back from the disk)",
+        kind: ParamKind::Size {
+            min: 1 << 20,
+            max: 1 << 40,
+            power_of_two: false,
+        },
+        default: "256M",
+        },
+        settle: f64 = ParamSpec {
+        name: "settle",
+        help: "how long the background load runs before the measurement starts (Interbench waits 1 s)",
+        kind: ParamKind::Seconds {
+            min: 0.0,
+            max: 3600.0,
+        },
+        default: "1",
+        },
+        dir: String = workdir::dir_param(),
     }
 }
 
 /// The parameters every workload with a background load takes.
 pub fn params() -> Vec<ParamSpec> {
-    vec![
-        ParamSpec {
-            name: "load",
-            help: "background load: cpu (spinning threads), memory (copying buffers beyond the caches), io (writes and uncached reads), hackbench, http (built-in server and generator), build (cc jobs)",
-            kind: ParamKind::Choice(LOAD_NAMES),
-            default: "none",
-        },
-        ParamSpec {
-            name: "load_threads",
-            help: "threads (or jobs, or hackbench groups) of the background load (`all`: one per CPU of the run, as Interbench)",
-            kind: ParamKind::Threads { max: MAX_THREADS },
-            default: "all",
-        },
-        ParamSpec {
-            name: "io_size",
-            help: "load=io: bytes of each of its two files (written, and read back from the disk)",
-            kind: ParamKind::Size {
-                min: 1 << 20,
-                max: 1 << 40,
-                power_of_two: false,
-            },
-            default: "256M",
-        },
-        ParamSpec {
-            name: "settle",
-            help: "how long the background load runs before the measurement starts (Interbench waits 1 s)",
-            kind: ParamKind::Seconds {
-                min: 0.0,
-                max: 3600.0,
-            },
-            default: "1",
-        },
-        workdir::dir_param(),
-    ]
+    LoadParams::specs()
 }
 
 /// A load with its settings checked.
@@ -125,9 +109,10 @@ impl LoadPlan {
     /// room for the files, a task limit) is reported here, before anything
     /// runs.
     pub fn from_params(workload: &str, p: &ParamSet, env: &CaseEnv) -> anyhow::Result<LoadPlan> {
-        let kind = LoadKind::parse(p.str("load"));
-        let threads = p.u64("load_threads") as usize;
-        let io_size = p.u64("io_size");
+        let p = LoadParams::from_set(p);
+        let kind = p.load;
+        let threads = p.load_threads as usize;
+        let io_size = p.io_size;
         let mut plan = LoadPlan {
             kind,
             threads,
@@ -135,7 +120,7 @@ impl LoadPlan {
             io_size,
             memory_buffer: 0,
             compiler: None,
-            settle: std::time::Duration::from_secs_f64(p.f64("settle")),
+            settle: std::time::Duration::from_secs_f64(p.settle),
         };
         match kind {
             LoadKind::None | LoadKind::Cpu | LoadKind::Http => {}
@@ -151,14 +136,14 @@ impl LoadPlan {
                 }
             }
             LoadKind::Io => {
-                plan.dir = Some(workdir::check_dir(workload, p.str("dir"), 2 * io_size)?);
+                plan.dir = Some(workdir::check_dir(workload, &p.dir, 2 * io_size)?);
             }
             LoadKind::Hackbench => {
                 process::check_task_limit(hackbench::config(threads).tasks(), true)?;
             }
             LoadKind::Build => {
                 plan.compiler = Some(find_compiler_for(workload)?);
-                plan.dir = Some(workdir::check_dir(workload, p.str("dir"), 1 << 20)?);
+                plan.dir = Some(workdir::check_dir(workload, &p.dir, 1 << 20)?);
             }
         }
         Ok(plan)
@@ -307,7 +292,7 @@ impl RunningLoad {
         let handle = std::thread::Builder::new()
             .name(format!("sledge-load-{index}"))
             .spawn(move || body(&stop))
-            .with_context(|| format!("starting a thread of the {} load", self.kind.name()))?;
+            .with_context(|| format!("starting a thread of the {} load", self.kind.as_str()))?;
         self.threads.push(handle);
         Ok(())
     }
@@ -326,7 +311,7 @@ impl RunningLoad {
         if early {
             bail!(
                 "the {} load stopped before the measurement ended",
-                self.kind.name()
+                self.kind.as_str()
             );
         }
         Ok(())
@@ -344,7 +329,7 @@ impl RunningLoad {
             }
         }
         match first_error {
-            Some(e) => Err(e.context(format!("background load `{}`", self.kind.name()))),
+            Some(e) => Err(e.context(format!("background load `{}`", self.kind.as_str()))),
             None => Ok(()),
         }
     }
