@@ -27,4 +27,5 @@ mod report;
 mod rounds;
 mod sched;
 mod storage;
+mod toy;
 mod unixbench;

@@ -11,6 +11,7 @@ pub mod memory;
 pub mod sched;
 pub mod scripted;
 pub mod storage;
+pub mod toy;
 pub mod unixbench;
 
 use crate::engine::Workload;
@@ -21,6 +22,7 @@ pub fn all() -> Vec<&'static dyn Workload> {
     let mut all = measuring();
     if scripted::enabled() {
         all.push(&scripted::Scripted);
+        all.push(&toy::Toy);
     }
     all
 }
