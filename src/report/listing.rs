@@ -79,7 +79,7 @@ pub fn profiles(profiles: &[Profile]) -> String {
     for p in profiles {
         out.push_str(&format!("{}: {}\n", p.name, p.summary));
         for e in &p.entries {
-            out.push_str(&format!("  {} {}\n", e.workload, e.params.join(" ")));
+            out.push_str(&format!("  {} {}\n", e.workload.id(), e.params.join(" ")));
         }
         out.push('\n');
     }

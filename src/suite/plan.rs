@@ -85,7 +85,7 @@ pub fn plan(targets: &[String], overrides: &[String], cpus: usize) -> Result<Pla
 
 fn entry_strings(entry: &Entry) -> (String, Vec<String>) {
     (
-        entry.workload.to_string(),
+        entry.workload.id().to_string(),
         entry.params.iter().map(|s| s.to_string()).collect(),
     )
 }

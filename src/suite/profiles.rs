@@ -2,16 +2,28 @@
 
 use std::time::Duration;
 
-use crate::engine::Methodology;
+use crate::engine::{Methodology, Workload};
+use crate::workloads;
 
 /// One line of a profile: a workload and the parameters it sets (each
-/// value may be a comma-separated sweep, as on the command line).
-#[derive(Debug, Clone)]
+/// value may be a comma-separated sweep, as on the command line). The
+/// workload is the registry's own value, not its id, so that the compiler
+/// checks every profile's names.
+#[derive(Clone)]
 pub struct Entry {
-    /// Workload id.
-    pub workload: &'static str,
+    /// The workload.
+    pub workload: &'static dyn Workload,
     /// `name=value[,value...]` assignments.
     pub params: &'static [&'static str],
+}
+
+impl std::fmt::Debug for Entry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Entry")
+            .field("workload", &self.workload.id())
+            .field("params", &self.params)
+            .finish()
+    }
 }
 
 /// A named list of cases with the repetition rule it runs under.
@@ -27,7 +39,7 @@ pub struct Profile {
     pub methodology: Methodology,
 }
 
-const fn entry(workload: &'static str, params: &'static [&'static str]) -> Entry {
+fn entry(workload: &'static dyn Workload, params: &'static [&'static str]) -> Entry {
     Entry { workload, params }
 }
 
@@ -51,7 +63,10 @@ fn quick() -> Profile {
         name: "quick",
         summary: "one headline case per family (1 and all CPUs where scaling is the question), measured to a ±3% target (about 3 minutes)",
         entries: vec![
-            entry("cpu.primes", &["threads=1,all", "time=0.5"]),
+            entry(
+                &workloads::cpu::primes::Primes,
+                &["threads=1,all", "time=0.5"],
+            ),
             // STREAM's arrays are 4 × the caches: on a host reporting a
             // 480 MiB L3 that is 1.9 GB an array, and five passes took 8 s
             // a trial (23 s a round with the warm-up), most of the run.
@@ -59,13 +74,19 @@ fn quick() -> Profile {
             // target: two passes (one timed, STREAM's least) and no engine
             // warm-up (`warms_up_itself`) cut it to a third, and the rounds
             // give the repetition.
-            entry("memory.stream", &["threads=1,all", "ntimes=2"]),
+            entry(
+                &workloads::memory::stream::MemoryStream,
+                &["threads=1,all", "ntimes=2"],
+            ),
             // Main-memory latency: a working set past every cache.
-            entry("memory.latency", &["size=64M", "time=0.3"]),
+            entry(
+                &workloads::memory::latency::MemoryLatency,
+                &["size=64M", "time=0.3"],
+            ),
             // openssl speed's AES-256-CBC at 8 KiB, one copy and one per
             // CPU, as the reference articles ran it.
             entry(
-                "crypto.speed",
+                &workloads::crypto::speed::CryptoSpeed,
                 &[
                     "algorithm=aes-256-cbc",
                     "block_size=8192",
@@ -76,18 +97,18 @@ fn quick() -> Profile {
             // The 1 B page at 100 concurrent connections, and the database
             // page at 10.
             entry(
-                "http.static",
+                &workloads::http::static_page::StaticPage,
                 &["size=1", "concurrency=100", "requests=0", "time=0.5"],
             ),
             entry(
-                "http.dynamic",
+                &workloads::http::dynamic_page::DynamicPage,
                 &["concurrency=10", "requests=0", "time=0.5"],
             ),
             // Storage: random read/write on small files with direct I/O, so
             // the disk, not the page cache, is measured; and the dbench
             // file-server load at one client per CPU.
             entry(
-                "fileio",
+                &workloads::storage::fileio::FileIo,
                 &[
                     "mode=rndrw",
                     "file_num=16",
@@ -96,7 +117,10 @@ fn quick() -> Profile {
                     "time=0.5",
                 ],
             ),
-            entry("fileserver", &["clients=all", "time=0.5", "warmup=0.1"]),
+            entry(
+                &workloads::storage::fileserver::FileServer,
+                &["clients=all", "time=0.5", "warmup=0.1"],
+            ),
             // Scheduler: hackbench over pipes; wake-up latency on an idle
             // host, 5000 wake-ups 200 µs apart a thread (cyclictest -i200,
             // one second a trial). A p99 from 1000 wake-ups 1 ms apart
@@ -105,16 +129,25 @@ fn quick() -> Profile {
             // moved 7-8% and reached ±4-5%.
             // hackbench at 1000 loops: at 200 a trial lasted 0.08 s and
             // rounds differed by 20-30%, never within ±10%.
-            entry("sched.hackbench", &["groups=2", "loops=1000", "ipc=pipe"]),
             entry(
-                "latency.wakeup",
+                &workloads::sched::hackbench::Hackbench,
+                &["groups=2", "loops=1000", "ipc=pipe"],
+            ),
+            entry(
+                &workloads::latency::wakeup::Wakeup,
                 &["interval=200", "loops=5000", "load=none", "settle=0.1"],
             ),
             // UnixBench's Dhrystone at one copy.
-            entry("unixbench.dhrystone", &["time=0.5"]),
+            entry(
+                &workloads::unixbench::dhrystone::DhrystoneWorkload,
+                &["time=0.5"],
+            ),
             // A small generated C project on every CPU: many short
             // compiler processes.
-            entry("build.c", &["files=8", "lines_per_file=100", "jobs=all"]),
+            entry(
+                &workloads::build::c_project::CBuild,
+                &["files=8", "lines_per_file=100", "jobs=all"],
+            ),
         ],
         methodology: Methodology {
             min_rounds: 5,
@@ -138,17 +171,20 @@ fn standard() -> Profile {
         name: "standard",
         summary: "the classic tools' defaults (10 s trials) at 1 thread and at all CPUs, and a defconfig kernel compile at -j1 and -jN (needs linux-source: see build.kernel)",
         entries: vec![
-            entry("cpu.primes", &["threads=1,all"]),
-            entry("cpu.threads", &["threads=1,all"]),
-            entry("cpu.mutex", &["threads=1,all"]),
-            entry("memory.block", &["oper=write,read", "threads=1,all"]),
-            entry("memory.stream", &["threads=1,all"]),
+            entry(&workloads::cpu::primes::Primes, &["threads=1,all"]),
+            entry(&workloads::cpu::threads::Threads, &["threads=1,all"]),
+            entry(&workloads::cpu::mutex::Mutex, &["threads=1,all"]),
             entry(
-                "memory.latency",
+                &workloads::memory::block::MemoryBlock,
+                &["oper=write,read", "threads=1,all"],
+            ),
+            entry(&workloads::memory::stream::MemoryStream, &["threads=1,all"]),
+            entry(
+                &workloads::memory::latency::MemoryLatency,
                 &["size=16K,64K,256K,1M,4M,16M,64M,256M,1G"],
             ),
             entry(
-                "crypto.speed",
+                &workloads::crypto::speed::CryptoSpeed,
                 &[
                     "algorithm=md5,sha256,sha512,aes-256-cbc,aes-128-gcm,aes-256-gcm,chacha20-poly1305",
                     "block_size=16,64,256,1024,8192,16384",
@@ -156,12 +192,15 @@ fn standard() -> Profile {
                     "time=1",
                 ],
             ),
-            entry("sched.hackbench", &["cpus=1,all"]),
+            entry(&workloads::sched::hackbench::Hackbench, &["cpus=1,all"]),
             // cyclictest -l 10000: 10 s of 1 ms wake-ups per thread.
-            entry("latency.wakeup", &["loops=10000"]),
+            entry(&workloads::latency::wakeup::Wakeup, &["loops=10000"]),
             // The kernel compile of the articles and of Phoronix: Debian's
             // linux-source at defconfig, serial and on every CPU.
-            entry("build.kernel", &["config=defconfig", "jobs=1,all"]),
+            entry(
+                &workloads::build::kernel::KernelBuild,
+                &["config=defconfig", "jobs=1,all"],
+            ),
         ],
         methodology: Methodology::default(),
     }
@@ -173,11 +212,14 @@ fn seeds() -> Profile {
         name: "seeds",
         summary: "the reference articles' battery: sysbench cpu at max_prime 20000 on 1 thread, threads at 128 threads / 200 yields / 4 locks; ab, httperf and siege plans against the built-in HTTP server; openssl speed MD5/SHA-256/AES-256-CBC on 1 and all cores; 4 STREAM copies of 20 M elements; fileio 5 GB rndrw, bonnie-style disk, dbench/tbench at 1..256 clients; hackbench on 1 and all cores; Interbench's tasks under its loads; a defconfig kernel compile serial and with one job per CPU; UnixBench's index tests at 1 and all copies with its index",
         entries: vec![
-            entry("cpu.primes", &["max_prime=20000", "threads=1", "time=10"]),
+            entry(
+                &workloads::cpu::primes::Primes,
+                &["max_prime=20000", "threads=1", "time=10"],
+            ),
             // The article reported the total time of a fixed amount of work:
             // sysbench 0.4's default of 10,000 events.
             entry(
-                "cpu.threads",
+                &workloads::cpu::threads::Threads,
                 &[
                     "threads=128",
                     "yields=200",
@@ -189,7 +231,7 @@ fn seeds() -> Profile {
             // openssl speed's MD5, SHA-256 and AES-256-CBC at its default
             // 3 s per size, on one core and then on all cores at once.
             entry(
-                "crypto.speed",
+                &workloads::crypto::speed::CryptoSpeed,
                 &[
                     "algorithm=md5,sha256,aes-256-cbc",
                     "block_size=16,64,256,1024,8192",
@@ -199,14 +241,14 @@ fn seeds() -> Profile {
             ),
             // Four STREAM processes side by side, 20 M elements, 100 passes.
             entry(
-                "memory.stream",
+                &workloads::memory::stream::MemoryStream,
                 &["copies=4", "threads=1", "array_size=20000000", "ntimes=100"],
             ),
             // The ab-style article: 100,000 requests at each concurrency for
             // a 1 B file, a 10 MiB file and a database page; ab without -k
             // opens a connection per request. `time` caps the slow cases.
             entry(
-                "http.static",
+                &workloads::http::static_page::StaticPage,
                 &[
                     "size=1,10M",
                     "concurrency=1,10,100,200,500",
@@ -216,7 +258,7 @@ fn seeds() -> Profile {
                 ],
             ),
             entry(
-                "http.dynamic",
+                &workloads::http::dynamic_page::DynamicPage,
                 &[
                     "concurrency=1,10,100,200,500",
                     "requests=100000",
@@ -228,7 +270,7 @@ fn seeds() -> Profile {
             // article sent 10,000 requests per client (1,000 s); 1,000 per
             // client keeps a trial at 100 s.
             entry(
-                "http.static",
+                &workloads::http::static_page::StaticPage,
                 &[
                     "size=1",
                     "concurrency=6",
@@ -243,7 +285,7 @@ fn seeds() -> Profile {
             // short random think time (realistic mode) and without
             // (benchmark mode).
             entry(
-                "http.static",
+                &workloads::http::static_page::StaticPage,
                 &[
                     "size=2K,200K,2M",
                     "concurrency=10,100",
@@ -256,7 +298,7 @@ fn seeds() -> Profile {
             // (meant to exceed RAM), random read/write, 300 s, fsync every
             // 100 requests.
             entry(
-                "fileio",
+                &workloads::storage::fileio::FileIo,
                 &[
                     "file_num=128",
                     "total_size=5G",
@@ -266,24 +308,24 @@ fn seeds() -> Profile {
                 ],
             ),
             // bonnie++ on a file of 2 x RAM (the default size).
-            entry("disk", &[]),
+            entry(&workloads::storage::disk::Disk, &[]),
             // dbench and tbench from 1 to 256 clients, with dbench's
             // warm-up of a fifth of the run.
             entry(
-                "fileserver",
+                &workloads::storage::fileserver::FileServer,
                 &["clients=1,2,4,8,16,32,64,128,256", "time=60", "warmup=12"],
             ),
             entry(
-                "fileserver.net",
+                &workloads::storage::fileserver_net::FileServerNet,
                 &["clients=1,2,4,8,16,32,64,128,256", "time=60", "warmup=12"],
             ),
             // hackbench's defaults (10 groups, 100 loops) on one core and on
             // all of them: the article's 1 core vs 2 cores.
-            entry("sched.hackbench", &["cpus=1,all"]),
+            entry(&workloads::sched::hackbench::Hackbench, &["cpus=1,all"]),
             // Interbench: its four interactive tasks under each load, 10 s
             // per trial (one sweep of X's 0-100% ramp).
             entry(
-                "latency.interactive",
+                &workloads::latency::interactive::Interactive,
                 &[
                     "task=audio,video,x,gaming",
                     "load=none,cpu,memory,io,hackbench,http,build",
@@ -292,7 +334,10 @@ fn seeds() -> Profile {
             ),
             // The article's kernel compile, serial and with one job per
             // CPU (its -j8 on 8 CPUs), on Debian's linux-source.
-            entry("build.kernel", &["config=defconfig", "jobs=1,all"]),
+            entry(
+                &workloads::build::kernel::KernelBuild,
+                &["config=defconfig", "jobs=1,all"],
+            ),
         ]
         .into_iter()
         // UnixBench's index tests at 1 copy and one per CPU, for its index.
@@ -306,15 +351,39 @@ fn seeds() -> Profile {
 /// with one copy per CPU: what `./Run` does on a multi-CPU machine.
 fn unixbench_entries() -> Vec<Entry> {
     vec![
-        entry("unixbench.dhrystone", &["copies=1,all"]),
-        entry("unixbench.whetstone", &["copies=1,all"]),
-        entry("unixbench.execl", &["copies=1,all"]),
-        entry("unixbench.fcopy", &["copies=1,all", "buffer=1K,256,4K"]),
-        entry("unixbench.pipe", &["copies=1,all"]),
-        entry("unixbench.context", &["copies=1,all"]),
-        entry("unixbench.spawn", &["copies=1,all"]),
-        entry("unixbench.syscall", &["copies=1,all"]),
-        entry("unixbench.shell", &["copies=1,all", "concurrent=1,8"]),
+        entry(
+            &workloads::unixbench::dhrystone::DhrystoneWorkload,
+            &["copies=1,all"],
+        ),
+        entry(
+            &workloads::unixbench::whetstone::WhetstoneWorkload,
+            &["copies=1,all"],
+        ),
+        entry(
+            &workloads::unixbench::execl::ExeclWorkload,
+            &["copies=1,all"],
+        ),
+        entry(
+            &workloads::unixbench::fcopy::FileCopyWorkload,
+            &["copies=1,all", "buffer=1K,256,4K"],
+        ),
+        entry(&workloads::unixbench::pipe::PipeWorkload, &["copies=1,all"]),
+        entry(
+            &workloads::unixbench::context::ContextWorkload,
+            &["copies=1,all"],
+        ),
+        entry(
+            &workloads::unixbench::spawn::SpawnWorkload,
+            &["copies=1,all"],
+        ),
+        entry(
+            &workloads::unixbench::syscall::SyscallWorkload,
+            &["copies=1,all"],
+        ),
+        entry(
+            &workloads::unixbench::shell::ShellWorkload,
+            &["copies=1,all", "concurrent=1,8"],
+        ),
     ]
 }
 
@@ -348,7 +417,7 @@ fn web_six_clients() -> Profile {
         name: "web-six-clients",
         summary: "the Opteron article's web test: six client hosts (-p 'clients_from=\"h1,...,h6\"') each at 10 requests/s for 10,000 requests with a 1 s timeout, a connection per request, against the built-in server; mean connect time, mean response time, duration and timeouts per client host and merged (about 17 min)",
         entries: vec![entry(
-            "http.static",
+            &workloads::http::static_page::StaticPage,
             &[
                 "size=2K",
                 "concurrency=1",
@@ -388,18 +457,17 @@ mod tests {
     use crate::engine::params::{resolve_cases, split_assignment};
 
     #[test]
-    fn every_entry_of_every_profile_names_a_workload_and_valid_values() {
+    fn every_entry_of_every_profile_has_valid_values() {
         for profile in all() {
             for entry in &profile.entries {
-                let workload = crate::workloads::find(entry.workload)
-                    .unwrap_or_else(|| panic!("{}: no workload {}", profile.name, entry.workload));
+                let workload = entry.workload;
                 let assignments: BTreeMap<String, Vec<String>> = entry
                     .params
                     .iter()
                     .map(|p| split_assignment(p).unwrap())
                     .collect();
                 let cases = resolve_cases(workload.id(), &workload.params(), &assignments, 2)
-                    .unwrap_or_else(|e| panic!("{}: {}: {e}", profile.name, entry.workload));
+                    .unwrap_or_else(|e| panic!("{}: {}: {e}", profile.name, workload.id()));
                 assert!(!cases.is_empty());
             }
         }
