@@ -34,6 +34,7 @@ mod history;
 pub mod later_params;
 mod location;
 mod pg_conn;
+pub(crate) mod pg_deadline;
 mod pg_schema;
 mod read;
 mod schema;

@@ -6,20 +6,21 @@
 //! then says nothing, or stalls in the middle of a run, would hang sledge
 //! for good. Here the connection and login together are bounded by the
 //! connect timeout (as libpq bounds them), and every statement by
-//! [`IO_TIMEOUT`]; the socket's `tcp_user_timeout` and keepalives notice a
-//! lost network or a dead host in the same time.
+//! [`IO_TIMEOUT`] (both through `pg_deadline.rs`, which the dynamic page
+//! shares); the socket's `tcp_user_timeout` and keepalives notice a lost
+//! network or a dead host in the same time.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::error::Error as _;
 use std::future::Future;
 use std::time::Duration;
 
 use tokio::runtime::{Builder, Runtime};
 use tokio_postgres::types::{IsNull, ToSql, Type, to_sql_checked};
-use tokio_postgres::{Client, Config, NoTls, Statement};
+use tokio_postgres::{Client, Config, Statement};
 
 use super::db_value::{DbError, Row, Value};
+use super::pg_deadline::{self, block, describe};
 
 /// How long connecting and logging in may take unless the URL sets
 /// `connect_timeout`.
@@ -73,7 +74,7 @@ impl PgConn {
             .enable_time()
             .build()
             .map_err(|e| format!("cannot start the PostgreSQL client: {e}"))?;
-        let (client, connection) = block(&runtime, login, config.connect(NoTls))
+        let (client, connection) = pg_deadline::connect(&runtime, &config, login)
             .map_err(|e| format!("cannot connect: {e}"))?;
         // The connection does the socket I/O; it runs whenever a statement
         // is waited for, and ends once the client is dropped.
@@ -172,37 +173,6 @@ fn pg_row(row: &tokio_postgres::Row) -> Result<Row, DbError> {
         })
         .collect::<Result<Vec<_>, _>>()
         .map(Row)
-}
-
-/// Runs `step` to completion on `runtime`, within `limit`.
-fn block<T>(
-    runtime: &Runtime,
-    limit: Duration,
-    step: impl Future<Output = Result<T, tokio_postgres::Error>>,
-) -> Result<T, String> {
-    match runtime.block_on(async { tokio::time::timeout(limit, step).await }) {
-        Ok(result) => result.map_err(|e| describe(&e)),
-        Err(_) => Err(format!("no answer within {} s", limit.as_secs_f64())),
-    }
-}
-
-/// A PostgreSQL error with the server's message when there is one
-/// (`tokio_postgres::Error`'s own text is only "db error"), passwords
-/// masked.
-fn describe(e: &tokio_postgres::Error) -> String {
-    let text = match e.as_db_error() {
-        Some(db) => format!("{}: {}", db.severity(), db.message()),
-        None => {
-            let mut text = e.to_string();
-            let mut source = e.source();
-            while let Some(s) = source {
-                text.push_str(&format!(": {s}"));
-                source = s.source();
-            }
-            text
-        }
-    };
-    crate::secrets::redact(&text)
 }
 
 /// On PostgreSQL a [`Value`] takes the type the server inferred for its

@@ -8,15 +8,17 @@
 //! connect, so a server that accepts and then says nothing would hold a
 //! server thread forever. Here the connection and login together are
 //! bounded by `connect_timeout` (as libpq bounds them), and the query and
-//! the disconnect by [`IO_TIMEOUT`].
+//! the disconnect by [`IO_TIMEOUT`], through the store's
+//! `store::pg_deadline`, which both of sledge's PostgreSQL clients share.
 
 use std::cell::RefCell;
-use std::future::Future;
 use std::time::Duration;
 
 use anyhow::{Context, anyhow};
 use tokio::runtime::{Builder, Runtime};
-use tokio_postgres::{Config, NoTls, SimpleQueryMessage};
+use tokio_postgres::{Config, SimpleQueryMessage};
+
+use crate::store::pg_deadline;
 
 /// How long the query and the disconnect of one page may take before the
 /// page fails: a page is one short query, so a server silent this long has
@@ -28,11 +30,8 @@ thread_local! {
     static RUNTIME: RefCell<Option<Runtime>> = const { RefCell::new(None) };
 }
 
-/// Runs `step` to completion on this thread's runtime, within `limit`.
-fn run<T>(
-    limit: Duration,
-    step: impl Future<Output = Result<T, tokio_postgres::Error>>,
-) -> anyhow::Result<T> {
+/// Runs `step` on this thread's runtime (built on its first page).
+fn with_runtime<T>(step: impl FnOnce(&Runtime) -> Result<T, String>) -> anyhow::Result<T> {
     RUNTIME.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.is_none() {
@@ -43,11 +42,7 @@ fn run<T>(
                 .context("starting the PostgreSQL client")?;
             *slot = Some(runtime);
         }
-        let runtime = slot.as_ref().expect("built above");
-        match runtime.block_on(async { tokio::time::timeout(limit, step).await }) {
-            Ok(result) => result.map_err(|e| anyhow!(describe(&e))),
-            Err(_) => Err(anyhow!("no answer within {} s", limit.as_secs_f64())),
-        }
+        step(slot.as_ref().expect("built above")).map_err(|e| anyhow!(e))
     })
 }
 
@@ -67,8 +62,9 @@ pub(super) fn query_first(config: &Config, sql: &str) -> anyhow::Result<Option<S
 
 /// As [`query_first`], returning the first column of every row.
 pub(super) fn query_column(config: &Config, sql: &str) -> anyhow::Result<Vec<String>> {
-    let login = config.get_connect_timeout().copied().unwrap_or(IO_TIMEOUT);
-    let (client, connection) = run(login, config.connect(NoTls)).map_err(NotConnected)?;
+    let (client, connection) =
+        with_runtime(|runtime| pg_deadline::connect(runtime, config, IO_TIMEOUT))
+            .map_err(NotConnected)?;
     // The connection future does the socket I/O; it runs beside the query
     // and ends once the client is dropped and the Terminate message is out.
     let query = async move {
@@ -76,13 +72,15 @@ pub(super) fn query_column(config: &Config, sql: &str) -> anyhow::Result<Vec<Str
         drop(client);
         messages
     };
-    let (messages, closed) = run(IO_TIMEOUT, async {
-        let (messages, closed) = futures_util::future::join(query, connection).await;
-        Ok((messages, closed))
+    let (messages, closed) = with_runtime(|runtime| {
+        pg_deadline::block(runtime, IO_TIMEOUT, async {
+            let (messages, closed) = futures_util::future::join(query, connection).await;
+            Ok((messages, closed))
+        })
     })
     .map_err(|e| e.context(sql.to_string()))?;
-    let messages = messages.map_err(|e| anyhow!("{sql}: {}", describe(&e)))?;
-    closed.map_err(|e| anyhow!("disconnecting: {}", describe(&e)))?;
+    let messages = messages.map_err(|e| anyhow!("{sql}: {}", pg_deadline::describe(&e)))?;
+    closed.map_err(|e| anyhow!("disconnecting: {}", pg_deadline::describe(&e)))?;
     Ok(messages
         .iter()
         .filter_map(|m| match m {
@@ -90,23 +88,6 @@ pub(super) fn query_column(config: &Config, sql: &str) -> anyhow::Result<Vec<Str
             _ => None,
         })
         .collect())
-}
-
-/// A PostgreSQL error with the server's message when there is one
-/// (`tokio_postgres::Error`'s own text is only "db error").
-fn describe(e: &tokio_postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("{}: {}", db.severity(), db.message()),
-        None => {
-            let mut text = e.to_string();
-            let mut source = std::error::Error::source(e);
-            while let Some(s) = source {
-                text.push_str(&format!(": {s}"));
-                source = s.source();
-            }
-            text
-        }
-    }
 }
 
 #[cfg(test)]
