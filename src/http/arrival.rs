@@ -17,15 +17,62 @@
 use std::io;
 use std::mem;
 use std::os::fd::RawFd;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 /// Nanoseconds on the realtime clock (`CLOCK_REALTIME`), the clock of the
 /// kernel's receive timestamps.
 pub(crate) fn realtime_ns() -> i64 {
-    // `SystemTime` reads CLOCK_REALTIME; before 1970 only a broken clock.
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i64)
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec into the live `ts`; the
+    // realtime clock always exists. Read directly, not through
+    // `SystemTime`, whose checked conversions cost as much as the read.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+}
+
+/// A request's send time on both clocks, from one clock read per request.
+///
+/// The send time is needed on the realtime clock, to compare with the
+/// kernel's receive stamps, and on the monotonic clock, for the
+/// generator's own arithmetic (latency without a stamp, an open-loop
+/// request's delay after its due time). Reading both clocks for every
+/// request cost two clock reads where one does: the two clocks advance
+/// together (NTP slews both alike; only a step of the realtime clock moves
+/// one against the other), so the monotonic time is derived from the
+/// realtime one and a pair of readings taken once per wake-up.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SendClock {
+    at: Instant,
+    at_realtime_ns: i64,
+}
+
+impl SendClock {
+    /// A clock whose pair of readings is taken now.
+    pub(crate) fn new() -> Self {
+        SendClock {
+            at: Instant::now(),
+            at_realtime_ns: realtime_ns(),
+        }
+    }
+
+    /// Takes the pair of readings again: `now` (just read) and the
+    /// realtime clock.
+    pub(crate) fn anchor(&mut self, now: Instant) {
+        self.at = now;
+        self.at_realtime_ns = realtime_ns();
+    }
+
+    /// The time now on both clocks, from one read of the realtime clock.
+    /// A realtime clock stepped back since the anchor reads as the anchor.
+    #[inline]
+    pub(crate) fn now(&self) -> (Instant, i64) {
+        let realtime = realtime_ns();
+        let since = realtime.saturating_sub(self.at_realtime_ns).max(0) as u64;
+        (self.at + Duration::from_nanos(since), realtime)
+    }
 }
 
 /// Asks the kernel to stamp what this socket receives. Returns false where
@@ -73,10 +120,20 @@ pub(crate) fn receive(
     msg.msg_iovlen = 1;
     msg.msg_control = control.0.as_mut_ptr().cast();
     msg.msg_controllen = control.0.len();
+    let flags = libc::MSG_DONTWAIT | if discard { libc::MSG_TRUNC } else { 0 };
+    // Through `syscall(2)`: the C library's `recvmsg` is a cancellation
+    // point, two atomic operations around every call in a program with
+    // threads, and the generator never cancels a thread.
     // SAFETY: `msg` points at `iov` (which covers `buf`) and at `control`,
     // all alive and exclusively borrowed for the call.
-    let flags = libc::MSG_DONTWAIT | if discard { libc::MSG_TRUNC } else { 0 };
-    let n = unsafe { libc::recvmsg(fd, &mut msg, flags) };
+    let n = unsafe {
+        libc::syscall(
+            libc::SYS_recvmsg,
+            fd as libc::c_long,
+            &mut msg as *mut libc::msghdr,
+            flags as libc::c_long,
+        )
+    };
     if n < 0 {
         return Err(io::Error::last_os_error());
     }

@@ -9,6 +9,7 @@
 mod arrival;
 pub mod distributed;
 mod header_value;
+mod line_ends;
 pub mod load;
 mod nap;
 pub(crate) mod ready;

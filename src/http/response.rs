@@ -11,17 +11,9 @@
 //! (RFC 9110 §15.2). `101 Switching Protocols` would hand the connection
 //! to another protocol, which a load generator cannot follow: an error.
 
-use std::sync::LazyLock;
-
-use memchr::memmem;
-
 use super::header_value::{contains_ignore_case, parse_length, trim};
+use super::line_ends::{LineEnds, ends_head, head_end};
 use thiserror::Error;
-
-/// The end of a response head, searched with a finder built once (building
-/// one per response cost a tenth of the search).
-static HEAD_END: LazyLock<memmem::Finder<'static>> =
-    LazyLock::new(|| memmem::Finder::new(b"\r\n\r\n"));
 
 /// Longest response head accepted; more is a protocol error.
 const MAX_HEAD: usize = 64 * 1024;
@@ -187,9 +179,8 @@ impl ResponseParser {
     /// once it is complete.
     fn feed_head(&mut self, buf: &[u8]) -> Result<Option<usize>, ParseError> {
         if self.head.is_empty() {
-            if let Some(i) = HEAD_END.find(buf) {
-                self.parse_head_at(buf, i + 4)?;
-                return Ok(Some(i + 4));
+            if let Some(end) = self.parse_head(buf)? {
+                return Ok(Some(end));
             }
             if buf.len() > MAX_HEAD {
                 return Err(ParseError::HeadTooLong);
@@ -199,25 +190,80 @@ impl ResponseParser {
         }
         let old = self.head.len();
         self.head.extend_from_slice(buf);
-        let from = old.saturating_sub(3);
-        match HEAD_END.find(&self.head[from..]) {
-            Some(i) => {
-                let end = from + i + 4;
-                let head = std::mem::take(&mut self.head);
-                let result = self.parse_head_at(&head, end);
-                self.head = head;
-                self.head.clear();
-                result?;
-                Ok(Some(end - old))
-            }
-            None if self.head.len() > MAX_HEAD => Err(ParseError::HeadTooLong),
-            None => Ok(None),
+        // Only an end that the new bytes complete is new: the head is
+        // parsed again only once it is whole, not after every piece.
+        if head_end(&self.head, old.saturating_sub(3)).is_none() {
+            return if self.head.len() > MAX_HEAD {
+                Err(ParseError::HeadTooLong)
+            } else {
+                Ok(None)
+            };
         }
+        let head = std::mem::take(&mut self.head);
+        let result = self.parse_head(&head);
+        self.head = head;
+        self.head.clear();
+        let end = result?.expect("the head's end was found above");
+        Ok(Some(end - old))
     }
 
-    /// Parses the head `buf[..end]` (ending in CRLF CRLF) and sets the body
-    /// state.
-    fn parse_head_at(&mut self, buf: &[u8], end: usize) -> Result<(), ParseError> {
+    /// Parses the head at the start of `buf` when `buf` holds all of it (up
+    /// to the first CRLF CRLF), sets the status and the body state, and
+    /// returns the head's length; `None` when the head goes on beyond
+    /// `buf` (then nothing is set, and a malformed line is not yet an
+    /// error: the head is parsed again when it is whole).
+    fn parse_head(&mut self, buf: &[u8]) -> Result<Option<usize>, ParseError> {
+        let mut content_length = None;
+        let mut header_error = None;
+        let mut chunked = false;
+        // The last `Connection` header that said close or keep-alive.
+        let mut connection_close = None;
+        let mut line_start = None;
+        let mut end = None;
+        // One pass finds the line ends and the head's end together; a line
+        // is looked at further only when its first letter could start one
+        // of the three names that decide framing (most of a server's
+        // headers do not), so most lines cost a few tens of instructions
+        // whatever their length.
+        for line_end in LineEnds::new(buf, 0) {
+            let Some(start) = line_start else {
+                // The status line: read once the head is known to be whole.
+                line_start = Some(line_end + 1);
+                continue;
+            };
+            line_start = Some(line_end + 1);
+            if ends_head(buf, line_end) {
+                end = Some(line_end + 1);
+                break;
+            }
+            let line = &buf[start..line_end];
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            match line.first().map(|b| b | 0x20) {
+                Some(b'c') => {
+                    if let Some(value) = header_value(line, b"content-length") {
+                        match parse_length(value) {
+                            Some(length) => content_length = Some(length),
+                            None => {
+                                header_error.get_or_insert(ParseError::ContentLength);
+                            }
+                        }
+                    } else if let Some(value) = header_value(line, b"connection")
+                        && let Some(close) = connection_says_close(value)
+                    {
+                        connection_close = Some(close);
+                    }
+                }
+                Some(b't') => {
+                    if let Some(value) = header_value(line, b"transfer-encoding") {
+                        chunked = contains_ignore_case(value, b"chunked");
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else {
+            return Ok(None);
+        };
         let head = &buf[..end];
         if head.len() < 12 || !head.starts_with(b"HTTP/1.") || head[8] != b' ' {
             return Err(ParseError::StatusLine);
@@ -229,46 +275,15 @@ impl ResponseParser {
         self.status = digits
             .iter()
             .fold(0u16, |acc, d| acc * 10 + u16::from(d - b'0'));
-        let http10 = head[7] == b'0';
-        let mut content_length = None;
-        let mut chunked = false;
-        let mut close = http10;
-        let mut line_start = memchr::memchr(b'\n', head).map_or(head.len(), |i| i + 1);
-        let lines_from = line_start;
-        // One SIMD scan for the line ends; a line is looked at further only
-        // when its first letter could start one of the three names that
-        // decide framing (most of a server's headers do not), so a typical
-        // head costs a few instructions per line, not per byte.
-        for line_end in memchr::memchr_iter(b'\n', &head[lines_from..]) {
-            let line_end = lines_from + line_end;
-            let line = &head[line_start..line_end];
-            line_start = line_end + 1;
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
-            match line.first().map(|b| b | 0x20) {
-                Some(b'c') => {
-                    if let Some(value) = header_value(line, b"content-length") {
-                        content_length =
-                            Some(parse_length(value).ok_or(ParseError::ContentLength)?);
-                    } else if let Some(value) = header_value(line, b"connection") {
-                        if contains_ignore_case(value, b"close") {
-                            close = true;
-                        } else if contains_ignore_case(value, b"keep-alive") {
-                            close = false;
-                        }
-                    }
-                }
-                Some(b't') => {
-                    if let Some(value) = header_value(line, b"transfer-encoding") {
-                        chunked = contains_ignore_case(value, b"chunked");
-                    }
-                }
-                _ => {}
-            }
+        if let Some(error) = header_error {
+            return Err(error);
         }
+        let http10 = head[7] == b'0';
+        let mut close = connection_close.unwrap_or(http10);
         match self.status {
             101 => return Err(ParseError::SwitchingProtocols),
             // Interim: skipped, the final response is still to come.
-            100..=199 => return Ok(()),
+            100..=199 => return Ok(Some(end)),
             _ => {}
         }
         let no_body = matches!(self.status, 204 | 304);
@@ -286,7 +301,7 @@ impl ResponseParser {
             State::UntilClose
         };
         self.close = close;
-        Ok(())
+        Ok(Some(end))
     }
 
     /// Consumes body bytes; returns how many of `buf` ended the body.
@@ -311,6 +326,21 @@ fn header_value<'a>(line: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
         && line[name.len()] == b':'
         && line[..name.len()].eq_ignore_ascii_case(name))
     .then(|| trim(&line[name.len() + 1..]))
+}
+
+/// What a `Connection` header's value says: `Some(true)` when it asks
+/// for the close, `Some(false)` for keep-alive, `None` for neither.
+fn connection_says_close(value: &[u8]) -> Option<bool> {
+    // The two values servers send, compared whole before searching lists.
+    if value.eq_ignore_ascii_case(b"keep-alive") {
+        Some(false)
+    } else if value.eq_ignore_ascii_case(b"close") || contains_ignore_case(value, b"close") {
+        Some(true)
+    } else if contains_ignore_case(value, b"keep-alive") {
+        Some(false)
+    } else {
+        None
+    }
 }
 
 /// Steps the chunked-body state machine over `buf`.
@@ -442,6 +472,59 @@ mod tests {
         assert_eq!(n, Some(4));
         assert_eq!(p.status(), 404);
         assert!(p.close_after());
+    }
+
+    /// What feeding `response` in two pieces, split at `at`, yields: the
+    /// end of the response in the second piece (or the error), the status
+    /// and whether the connection closes after it.
+    fn split_at(response: &[u8], at: usize) -> (Result<Option<usize>, ParseError>, u16, bool) {
+        let mut p = ResponseParser::default();
+        let (first, second) = response.split_at(at);
+        let result = match p.feed(first) {
+            Ok(Some(end)) => Ok(Some(end)),
+            Ok(None) => p.feed(second).map(|end| end.map(|end| at + end)),
+            Err(e) => Err(e),
+        };
+        (result, p.status(), p.close_after())
+    }
+
+    #[test]
+    fn a_head_split_anywhere_parses_as_in_one_piece() {
+        let responses: [&[u8]; 5] = [
+            b"HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Fri, 27 Nov 2026 13:35:30 GMT\r\n\
+              Content-Type: application/octet-stream\r\nContent-Length: 1\r\n\
+              Last-Modified: Fri, 27 Nov 2026 13:29:19 GMT\r\nConnection: keep-alive\r\n\
+              ETag: \"6b0985af-1\"\r\nAccept-Ranges: bytes\r\n\r\na",
+            b"HTTP/1.0 200 OK\r\nconnection: Keep-Alive, Upgrade\r\ncontent-length: 2\r\n\r\nab",
+            b"HTTP/1.1 200 OK\r\nConnection: TE, close\r\nContent-Length: 0\r\n\r\n",
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\nContent-Length: 1x\r\n\r\na",
+        ];
+        for response in responses {
+            let whole = split_at(response, response.len());
+            for at in 0..response.len() {
+                assert_eq!(
+                    split_at(response, at),
+                    whole,
+                    "{} split at {at}",
+                    String::from_utf8_lossy(response)
+                );
+            }
+        }
+        assert_eq!(
+            split_at(responses[0], responses[0].len()),
+            (Ok(Some(responses[0].len())), 200, false)
+        );
+        assert!(!split_at(responses[1], responses[1].len()).2);
+        assert!(split_at(responses[2], responses[2].len()).2);
+        assert_eq!(
+            split_at(responses[3], responses[3].len()),
+            (Ok(Some(responses[3].len())), 204, false)
+        );
+        assert_eq!(
+            split_at(responses[4], responses[4].len()).0,
+            Err(ParseError::ContentLength)
+        );
     }
 
     #[test]

@@ -24,8 +24,8 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
-use std::io::{self, Write};
-use std::os::fd::AsRawFd;
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
@@ -136,6 +136,7 @@ struct Worker<'a> {
     scratch: Vec<u8>,
     tally: Tally,
     done: usize,
+    /// The index of the URL the next request asks for.
     next_target: usize,
     rng: u64,
     /// Moving mean of response latency (ns), which bounds the nap.
@@ -144,6 +145,8 @@ struct Worker<'a> {
     nap: NapControl,
     /// When the connections' deadlines are next looked at.
     next_sweep: Instant,
+    /// Send times, anchored at each wake-up.
+    clock: arrival::SendClock,
     /// Open loop: the thread's schedule.
     schedule: Option<Schedule>,
     /// Open loop: the connections free for the next request due, the
@@ -191,11 +194,12 @@ pub(crate) fn run_worker(plan: &WorkerPlan<'_>) -> io::Result<(Tally, Instant)> 
         scratch: vec![0; READ_BUFFER],
         tally: Tally::default(),
         done: 0,
-        next_target: plan.first_connection,
+        next_target: plan.first_connection % plan.targets.len().max(1),
         rng: plan.seed | 1,
         latency_ewma_ns: 0,
         nap: NapControl::default(),
         next_sweep: plan.start,
+        clock: arrival::SendClock::new(),
         schedule: match plan.pacing {
             Pacing::Open { interval } => Some(Schedule::new(plan, interval)),
             Pacing::Closed { .. } => None,
@@ -231,6 +235,7 @@ pub(crate) fn run_worker(plan: &WorkerPlan<'_>) -> io::Result<(Tally, Instant)> 
         });
     }
     let now = Instant::now();
+    w.clock.anchor(now);
     for idx in 0..w.conns.len() {
         w.next(idx, now, false);
     }
@@ -272,6 +277,7 @@ pub(crate) fn run_worker(plan: &WorkerPlan<'_>) -> io::Result<(Tally, Instant)> 
         events.wait(epoll_fd, wait)?;
         last_poll_had_events = !events.is_empty();
         let now = Instant::now();
+        w.clock.anchor(now);
         let answered_before = w.tally.responses;
         for event in events.iter() {
             w.on_event(event.token, event.read_closed, now);
@@ -454,8 +460,13 @@ impl Worker<'_> {
     /// Starts a request that was due at `due`.
     fn begin(&mut self, idx: usize, now: Instant, due: Instant) {
         self.tally.sent += 1;
-        let target = self.next_target % self.plan.targets.len();
-        self.next_target = self.next_target.wrapping_add(1);
+        // The URLs in turn, counted without a division per request.
+        let target = self.next_target;
+        self.next_target = if target + 1 < self.plan.targets.len() {
+            target + 1
+        } else {
+            0
+        };
         let conn = &mut self.conns[idx];
         conn.target = target;
         conn.due_at = due;
@@ -556,15 +567,15 @@ impl Worker<'_> {
     fn write_request(&mut self, idx: usize) {
         let conn = &mut self.conns[idx];
         let request = self.plan.targets[conn.target].request(self.plan.keep_alive);
-        let Some(stream) = conn.stream.as_mut() else {
+        let Some(stream) = conn.stream.as_ref() else {
             return;
         };
         if conn.written == 0 {
-            conn.sent_at = Instant::now();
-            conn.sent_realtime_ns = arrival::realtime_ns();
+            (conn.sent_at, conn.sent_realtime_ns) = self.clock.now();
         }
+        let fd = stream.as_raw_fd();
         loop {
-            match stream.write(&request[conn.written..]) {
+            match send(fd, &request[conn.written..]) {
                 Ok(n) => {
                     conn.written += n;
                     if conn.written == request.len() {
@@ -702,6 +713,32 @@ impl Worker<'_> {
         self.rng ^= self.rng >> 27;
         let bits = self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11;
         bits as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Writes `bytes` to the connected socket `fd`, as `write` on a
+/// `TcpStream` does (`send` with `MSG_NOSIGNAL`: a closed connection is an
+/// error, not a signal), but through `syscall(2)`: the C library's `send`
+/// is a cancellation point, two atomic operations around every call in a
+/// program with threads, and the generator never cancels a thread.
+fn send(fd: RawFd, bytes: &[u8]) -> io::Result<usize> {
+    // SAFETY: sendto(fd, buf, len, flags, NULL, 0) only reads `bytes`,
+    // which lives through the call.
+    let n = unsafe {
+        libc::syscall(
+            libc::SYS_sendto,
+            fd as libc::c_long,
+            bytes.as_ptr(),
+            bytes.len(),
+            libc::MSG_NOSIGNAL as libc::c_long,
+            std::ptr::null::<libc::sockaddr>(),
+            0usize,
+        )
+    };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
     }
 }
 
