@@ -6,15 +6,16 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::format_args::{FormatArgs, FormatFlag, FormatSet};
 use super::output::{ExitStatus, MetricsShown, UsageError, print};
 use super::run::RunArgs;
 use super::run_progress::RunProgress;
 use crate::report;
 use crate::report::compare::{CompareOptions, NoNoiseHistory};
 use crate::report::compare_table::MetricSelection;
+use crate::report::export::Format;
 use crate::suite::ab::{AbOptions, Knob, KnobSpec, Setting, knob};
 use crate::suite::subprocess::Launch;
-use crate::visible::Escaped;
 
 /// Options of `sledge ab`.
 #[derive(Debug, Args)]
@@ -98,9 +99,20 @@ pub struct AbArgs {
     /// in turn, and the output says why.
     #[arg(long)]
     duet: bool,
-    /// Print the comparison as Markdown.
-    #[arg(long, conflicts_with = "json")]
-    markdown: bool,
+    #[command(flatten)]
+    markdown: FormatArgs<AbFormats>,
+}
+
+/// The format `sledge ab` adds to `run`'s `--json`: Markdown.
+#[derive(Debug)]
+pub struct AbFormats;
+
+impl FormatSet for AbFormats {
+    const FLAGS: &'static [FormatFlag] = &[FormatFlag {
+        format: Format::Markdown,
+        help: "Print the comparison as Markdown",
+        conflicts_with: &["json"],
+    }];
 }
 
 /// `NAME=VALUE` for `--a-env` and `--b-env`.
@@ -303,19 +315,12 @@ pub fn execute(args: AbArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exit
         MetricsShown::Headline => MetricSelection::Headline,
         MetricsShown::All => MetricSelection::All,
     };
-    if args.run.json() {
-        print(&(serde_json::to_string_pretty(&comparison)? + "\n"))?;
-    } else if args.markdown {
-        print(&report::compare_table::markdown(
-            &Escaped::new(comparison),
-            metrics,
-        ))?;
-    } else {
-        print(&report::compare_table::render(
-            &Escaped::new(comparison),
-            metrics,
-        ))?;
-    }
+    // `--markdown` is ab's own flag, `--json` run's; they conflict.
+    let format = match args.markdown.format() {
+        Format::Table => args.run.format(),
+        markdown => markdown,
+    };
+    print(&format.exporter().comparison(&comparison, metrics)?)?;
     eprintln!(
         "stored as runs {} (A) and {} (B) in {}; `sledge compare {} {}` shows them again",
         a.id,

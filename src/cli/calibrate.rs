@@ -14,6 +14,7 @@ use comfy_table::{Cell, CellAlignment};
 
 use super::output::{ExitStatus, UsageError, print};
 use super::run::{RunArgs, exit_status, open_for_runs, prepare, run_once};
+use crate::report::export::Format;
 use crate::report::format;
 use crate::report::listing::new_table;
 use crate::report::noise::case_noise;
@@ -49,7 +50,7 @@ pub fn execute(args: CalibrateArgs, store_path: Option<PathBuf>) -> anyhow::Resu
         ))
         .into());
     }
-    if args.run.json() {
+    if args.run.format() != Format::Table {
         return Err(UsageError(
             "calibrate prints a noise table, not a run: leave out --json (`sledge show RUN --json` prints each stored run)".to_string(),
         )

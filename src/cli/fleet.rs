@@ -6,10 +6,12 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand};
 
+use super::format_args::{FormatArgs, FormatFlag, FormatSet};
 use super::output::{ExitStatus, UsageError, open_existing_store, open_store, print, resolve_runs};
 use crate::engine::CancelToken;
 use crate::fleet::{self, HostResult, Order, Progress};
 use crate::remote::{OutputLine, SshOptions, parse_host_list};
+use crate::report::export::Format;
 use crate::report::fleet_outliers::{self, fleet_outliers};
 use crate::visible::escape;
 
@@ -47,9 +49,20 @@ struct FleetOutliersArgs {
     /// runs of one host the latest counts.
     #[arg(required = true, value_name = "RUN")]
     runs: Vec<String>,
-    /// Print JSON (docs/json.md) instead of text.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: FormatArgs<OutliersFormats>,
+}
+
+/// The formats of `sledge fleet outliers`: `--json`.
+#[derive(Debug)]
+struct OutliersFormats;
+
+impl FormatSet for OutliersFormats {
+    const FLAGS: &'static [FormatFlag] = &[FormatFlag {
+        format: Format::Json,
+        help: "Print JSON (docs/json.md) instead of text",
+        conflicts_with: &[],
+    }];
 }
 
 /// Options of `sledge fleet run`.
@@ -112,11 +125,7 @@ fn execute_outliers(
         .map(|&id| store.load_run(id))
         .collect::<Result<Vec<_>, _>>()?;
     let view = fleet_outliers(&runs);
-    if args.json {
-        print(&(serde_json::to_string_pretty(&view)? + "\n"))?;
-    } else {
-        print(&fleet_outliers::render(&view))?;
-    }
+    print(&args.format.format().exporter().fleet_outliers(&view)?)?;
     Ok(ExitStatus::Success)
 }
 

@@ -8,6 +8,7 @@ mod completions;
 mod delete;
 mod export;
 mod fleet;
+mod format_args;
 mod history;
 mod http;
 mod http_agent;

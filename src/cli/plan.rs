@@ -15,7 +15,7 @@ use super::output::{ExitStatus, UsageError, print};
 use super::run::RunArgs;
 use crate::engine::estimate;
 use crate::suite::history::StoreHistory;
-use crate::{probe, report};
+use crate::probe;
 
 /// Options of `sledge plan`.
 #[derive(Debug, Args)]
@@ -65,19 +65,13 @@ pub fn execute(args: PlanArgs, store_path: Option<PathBuf>) -> anyhow::Result<Ex
         None => &crate::engine::NoHistory,
     };
     let estimate = estimate::estimate(&plan.cases, &methodology, history, args.detect);
-    if args.run.json() {
-        print(&report::plan_table::json(
-            &estimate,
-            &methodology,
-            args.detect,
-        )?)?;
-    } else {
-        print(&report::plan_table::render(
-            &estimate,
-            &methodology,
-            args.detect,
-        ))?;
-    }
+    print(
+        &args
+            .run
+            .format()
+            .exporter()
+            .plan(&estimate, &methodology, args.detect)?,
+    )?;
     Ok(ExitStatus::Success)
 }
 

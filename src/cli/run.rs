@@ -6,14 +6,16 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::output::{ExitStatus, MetricsShown, RunView, UsageError, open_store, print, run_text};
+use super::format_args::{FormatArgs, FormatFlag, FormatSet};
+use super::output::{ExitStatus, MetricsShown, UsageError, open_store, print, run_in, run_view};
 use super::run_progress::RunProgress;
 use crate::engine::methodology::{SINGLE_ROUND_MAX_TRIALS, SINGLE_ROUND_MIN_TRIALS};
 use crate::engine::{self, Methodology};
+use crate::report::export::{Format, RunShown};
 use crate::report::pivot::PivotChoice;
 use crate::results::RunStatus;
 use crate::suite::RunOptions;
-use crate::visible::{self, Escaped};
+use crate::visible;
 use crate::{report, suite};
 
 /// The longest case budget accepted: a week.
@@ -52,9 +54,8 @@ pub struct RunArgs {
     /// process, so every worker thread stays on them).
     #[arg(long, value_name = "N")]
     cpus: Option<usize>,
-    /// Print the stored run as JSON instead of a table.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: FormatArgs<RunFormats>,
     /// Print every case, one line each with its headline, scaling blocks
     /// for sweeps, and every warning whole, instead of the one-screen
     /// scorecard.
@@ -117,10 +118,23 @@ pub struct RunArgs {
     pivot: Option<PivotChoice>,
 }
 
+/// The formats of `sledge run` (and of `plan` and `ab`, which take its
+/// options): `--json` alone.
+#[derive(Debug)]
+pub struct RunFormats;
+
+impl FormatSet for RunFormats {
+    const FLAGS: &'static [FormatFlag] = &[FormatFlag {
+        format: Format::Json,
+        help: "Print the stored run as JSON instead of a table",
+        conflicts_with: &[],
+    }];
+}
+
 impl RunArgs {
-    /// Whether `--json` was given.
-    pub(super) fn json(&self) -> bool {
-        self.json
+    /// The format `--json` chose.
+    pub(super) fn format(&self) -> Format {
+        self.format.format()
     }
 
     /// Which metrics the table shows (`--metrics`).
@@ -128,9 +142,13 @@ impl RunArgs {
         self.metrics
     }
 
-    /// The view of the run printed at its end (`--full`, `--metrics`).
-    pub(super) fn view(&self) -> RunView {
-        RunView::from_flags(self.full, self.metrics)
+    /// How the run printed at its end is shown: the view (`--full`,
+    /// `--metrics`) and the pivot tables (`--pivot`).
+    pub(super) fn shown(&self) -> RunShown<'_> {
+        RunShown {
+            view: run_view(self.full, self.metrics),
+            pivot: self.pivot.as_ref(),
+        }
     }
 
     /// Whether to check for other busy processes first (no
@@ -298,11 +316,7 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
             if let Some(failed) = err.downcast_ref::<suite::StoreFailedMidRun>()
                 && let Ok(stored) = store.load_run(failed.run_id)
             {
-                print(&run_text(
-                    &Escaped::new(stored.clone()),
-                    args.view(),
-                    args.pivot.as_ref(),
-                ))?;
+                print(&run_in(&stored, Format::Table, args.shown())?)?;
                 eprintln!(
                     "the cases above are stored as run {} in {}",
                     stored.id,
@@ -315,24 +329,16 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
                 && let Ok(stored) = crate::store::Store::open_existing(&lost.file)
                     .and_then(|fallback| fallback.load_run(lost.run_id))
             {
-                print(&run_text(
-                    &Escaped::new(stored),
-                    args.view(),
-                    args.pivot.as_ref(),
-                ))?;
+                print(&run_in(&stored, Format::Table, args.shown())?)?;
             }
             return Err(err);
         }
     };
 
-    if args.json {
-        print(&report::export::json(&run)?)?;
-    } else {
-        print(&run_text(
-            &Escaped::new(run.clone()),
-            args.view(),
-            args.pivot.as_ref(),
-        ))?;
+    let format = args.format();
+    print(&run_in(&run, format, args.shown())?)?;
+    // JSON output is for programs: the run's id is in it.
+    if format != Format::Json {
         eprintln!("stored as run {} in {}", run.id, store.path().display());
     }
     Ok(exit_status(&run))
