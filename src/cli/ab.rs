@@ -14,6 +14,7 @@ use crate::report;
 use crate::report::compare::{CompareOptions, NoNoiseHistory};
 use crate::report::compare_table::MetricSelection;
 use crate::report::export::Format;
+use crate::store::StoreLocation;
 use crate::suite::ab::{AbOptions, Knob, KnobSpec, Setting, knob};
 use crate::suite::subprocess::Launch;
 
@@ -242,7 +243,7 @@ impl AbArgs {
 }
 
 /// Runs the comparison, stores both sides and prints the paired verdicts.
-pub fn execute(args: AbArgs, store_path: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+pub fn execute(args: AbArgs, store_location: Option<StoreLocation>) -> anyhow::Result<ExitStatus> {
     let (plan, methodology, cpus) = super::run::prepare(&args.run)?;
     let settings = args.settings(&cpus)?;
     let notes = args.run.notes()?;
@@ -274,7 +275,7 @@ pub fn execute(args: AbArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exit
             "note: A and B are the same setting: an A/A comparison, to see what the host alone moves"
         );
     }
-    let (mut store, cancel) = super::run::open_for_runs(store_path, &plan)?;
+    let (mut store, cancel) = super::run::open_for_runs(store_location, &plan)?;
     let progress = RunProgress::new(
         plan.cases.len() * methodology.min_rounds as usize * 2,
         std::io::stderr().is_terminal(),

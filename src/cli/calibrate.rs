@@ -7,8 +7,6 @@
 //! calibrating runs the selection several times back to back so that the
 //! next comparison has it at once.
 
-use std::path::PathBuf;
-
 use clap::Args;
 use comfy_table::{Cell, CellAlignment};
 
@@ -19,6 +17,7 @@ use crate::report::format;
 use crate::report::listing::new_table;
 use crate::report::noise::case_noise;
 use crate::stats::MIN_HISTORY_RUNS;
+use crate::store::StoreLocation;
 use crate::visible;
 
 /// The most runs one calibration makes.
@@ -42,7 +41,10 @@ pub struct CalibrateArgs {
 
 /// Runs the selection `--runs` times and prints each case's run-to-run
 /// noise on this host.
-pub fn execute(args: CalibrateArgs, store_path: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+pub fn execute(
+    args: CalibrateArgs,
+    store_location: Option<StoreLocation>,
+) -> anyhow::Result<ExitStatus> {
     if args.runs == 0 || args.runs > MAX_RUNS {
         return Err(UsageError(format!(
             "--runs {}: give a number of runs from 1 to {MAX_RUNS}",
@@ -57,7 +59,7 @@ pub fn execute(args: CalibrateArgs, store_path: Option<PathBuf>) -> anyhow::Resu
         .into());
     }
     let (plan, methodology, cpus) = prepare(&args.run)?;
-    let (mut store, cancel) = open_for_runs(store_path, &plan)?;
+    let (mut store, cancel) = open_for_runs(store_location, &plan)?;
     let mut last = None;
     for i in 1..=args.runs {
         eprintln!("calibration run {i} of {}", args.runs);

@@ -1,16 +1,15 @@
 //! `sledge compare BASE CAND [CAND...]`.
 
-use std::path::PathBuf;
-
 use clap::{Args, ValueEnum};
 
 use super::format_args::{FormatArgs, FormatFlag, FormatSet};
 use super::output::{ExitStatus, UsageError, open_existing_store, print};
 use crate::report;
-use crate::report::export::Format;
 use crate::report::compare::{CompareOptions, NoNoiseHistory, NoiseHistory};
 use crate::report::compare_table::MetricSelection;
+use crate::report::export::Format;
 use crate::results::{RunRecord, RunStatus};
+use crate::store::StoreLocation;
 use crate::visible;
 
 /// Options of `sledge compare`.
@@ -114,7 +113,7 @@ fn percentage(text: &str) -> Result<f64, String> {
 }
 
 /// Prints the comparison of stored runs.
-pub fn execute(args: CompareArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+pub fn execute(args: CompareArgs, store: Option<StoreLocation>) -> anyhow::Result<ExitStatus> {
     let store = open_existing_store(store)?;
     let baseline = store.load_run(store.resolve_run(&args.baseline)?)?;
     let mut candidates = Vec::with_capacity(args.candidates.len());

@@ -13,6 +13,7 @@ use crate::fleet::{self, HostResult, Order, Progress};
 use crate::remote::{OutputLine, SshOptions, parse_host_list};
 use crate::report::export::Format;
 use crate::report::fleet_outliers::{self, fleet_outliers};
+use crate::store::StoreLocation;
 use crate::visible::escape;
 
 /// The longest connect timeout accepted, in seconds.
@@ -107,7 +108,7 @@ struct FleetRunArgs {
 }
 
 /// Runs `sledge fleet`.
-pub fn execute(args: FleetArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+pub fn execute(args: FleetArgs, store: Option<StoreLocation>) -> anyhow::Result<ExitStatus> {
     match args.command {
         FleetCommand::Run(args) => execute_run(args, store),
         FleetCommand::Outliers(args) => execute_outliers(args, store),
@@ -116,9 +117,9 @@ pub fn execute(args: FleetArgs, store: Option<PathBuf>) -> anyhow::Result<ExitSt
 
 fn execute_outliers(
     args: FleetOutliersArgs,
-    store_path: Option<PathBuf>,
+    store_location: Option<StoreLocation>,
 ) -> anyhow::Result<ExitStatus> {
-    let store = open_existing_store(store_path)?;
+    let store = open_existing_store(store_location)?;
     let ids = resolve_runs(&store, &args.runs)?;
     let runs = ids
         .iter()
@@ -156,7 +157,10 @@ fn landed_outliers(reports: &[fleet::HostReport], store: &crate::store::Store) -
     (!view.populations.is_empty()).then(|| fleet_outliers::render(&view))
 }
 
-fn execute_run(args: FleetRunArgs, store_path: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+fn execute_run(
+    args: FleetRunArgs,
+    store_location: Option<StoreLocation>,
+) -> anyhow::Result<ExitStatus> {
     // Every mistake is found before any host is touched.
     let hosts = parse_host_list(&args.hosts).map_err(|e| UsageError(format!("--hosts: {e}")))?;
     check_run_args(&args.run)?;
@@ -175,7 +179,7 @@ fn execute_run(args: FleetRunArgs, store_path: Option<PathBuf>) -> anyhow::Resul
     let remote_dir = crate::remote::remote_dir(&args.remote_dir)
         .map_err(|e| UsageError(format!("--remote-dir {e}")))?;
 
-    let mut store = open_store(store_path)?;
+    let mut store = open_store(store_location)?;
     store.check_integrity()?;
     let settings = fleet::FleetSettings {
         ssh: SshOptions {

@@ -1,7 +1,6 @@
 //! `sledge history WORKLOAD [--host H] [-p k=v ...]`.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use clap::Args;
 
@@ -9,6 +8,7 @@ use super::format_args::{FormatArgs, FormatFlag, FormatSet};
 use super::output::{ExitStatus, UsageError, open_existing_store, print};
 use crate::report::export::Format;
 use crate::report::history::{self, HistoryRun};
+use crate::store::StoreLocation;
 
 /// Options of `sledge history`.
 #[derive(Debug, Args)]
@@ -58,7 +58,7 @@ impl FormatSet for HistoryFormats {
 }
 
 /// Prints a host's history of a workload's cases.
-pub fn execute(args: HistoryArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+pub fn execute(args: HistoryArgs, store: Option<StoreLocation>) -> anyhow::Result<ExitStatus> {
     let filter = parse_filter(&args.workload, &args.params)?;
     let store = open_existing_store(store)?;
     let runs = store.runs_with_workload(&args.workload)?;

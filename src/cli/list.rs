@@ -1,13 +1,12 @@
 //! `sledge list`.
 
-use std::path::PathBuf;
-
 use clap::Args;
 
 use super::format_args::{FormatArgs, FormatFlag, FormatSet};
 use super::output::{ExitStatus, open_existing_store, print};
 use crate::report::export::Format;
 use crate::store::StoreError;
+use crate::store::StoreLocation;
 
 /// Options of `sledge list`.
 #[derive(Debug, Args)]
@@ -30,7 +29,7 @@ impl FormatSet for ListFormats {
 
 /// Prints the stored runs. A store that does not exist holds no runs: it
 /// is listed as empty and not created.
-pub fn execute(args: ListArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+pub fn execute(args: ListArgs, store: Option<StoreLocation>) -> anyhow::Result<ExitStatus> {
     let format = args.format.format();
     let store = match open_existing_store(store) {
         Ok(store) => store,

@@ -40,6 +40,7 @@ pub struct UsageError(pub String);
 pub use crate::engine::Cancelled;
 use crate::report::export::{Format, RunShown, RunView};
 use crate::report::pivot::{self, PivotChoice};
+use crate::store::StoreLocation;
 
 /// Writes `text` to stdout. A closed pipe (`sledge show 1 | head`) is not
 /// an error.
@@ -54,11 +55,11 @@ pub fn print(text: &str) -> anyhow::Result<()> {
     }
 }
 
-/// Opens (or creates) the store at `path`, or at the default location,
-/// whose directory is created if missing.
-pub fn open_store(path: Option<std::path::PathBuf>) -> anyhow::Result<crate::store::Store> {
-    Ok(match path {
-        Some(path) => crate::store::Store::open(&path)?,
+/// Opens (or creates) the store at `location`, or at the default
+/// location, whose directory is created if missing.
+pub fn open_store(location: Option<StoreLocation>) -> anyhow::Result<crate::store::Store> {
+    Ok(match location {
+        Some(location) => crate::store::Store::open_at(&location)?,
         None => crate::store::Store::open_default()?,
     })
 }
@@ -67,11 +68,10 @@ pub fn open_store(path: Option<std::path::PathBuf>) -> anyhow::Result<crate::sto
 /// command that only reads it. A missing store is
 /// [`StoreError::NoStore`](crate::store::StoreError::NoStore) and nothing
 /// is created.
-pub fn open_existing_store(
-    path: Option<std::path::PathBuf>,
-) -> anyhow::Result<crate::store::Store> {
-    let path = path.unwrap_or_else(crate::store::Store::default_path);
-    Ok(crate::store::Store::open_existing(&path)?)
+pub fn open_existing_store(location: Option<StoreLocation>) -> anyhow::Result<crate::store::Store> {
+    let location =
+        location.unwrap_or_else(|| StoreLocation::File(crate::store::Store::default_path()));
+    Ok(crate::store::Store::open_existing_at(&location)?)
 }
 
 /// Resolves run references (ids, `last`, `last~N`, UUIDs) to distinct run

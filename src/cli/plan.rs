@@ -7,15 +7,14 @@
 //! as `run`, so `sledge plan X -p ...` tells what `sledge run X -p ...`
 //! will do.
 
-use std::path::PathBuf;
-
 use clap::Args;
 
 use super::output::{ExitStatus, UsageError, print};
 use super::run::RunArgs;
 use crate::engine::estimate;
-use crate::suite::history::StoreHistory;
 use crate::probe;
+use crate::store::StoreLocation;
+use crate::suite::history::StoreHistory;
 
 /// Options of `sledge plan`.
 #[derive(Debug, Args)]
@@ -44,11 +43,14 @@ fn percent(text: &str) -> Result<f64, String> {
 }
 
 /// Prints the plan of the run `args` describe.
-pub fn execute(args: PlanArgs, store_path: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+pub fn execute(
+    args: PlanArgs,
+    store_location: Option<StoreLocation>,
+) -> anyhow::Result<ExitStatus> {
     let (plan, methodology, cpus) = super::run::plan_only(&args.run)?;
     // No store yet is no history, not an error: a plan must not create
     // one.
-    let history = match super::output::open_existing_store(store_path) {
+    let history = match super::output::open_existing_store(store_location) {
         Ok(store) => {
             let cwd = std::env::current_dir()?;
             let host = probe::probe(&cwd);

@@ -1,7 +1,6 @@
 //! `sledge run`: plan, probe, idle check, run, store, print.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
@@ -14,6 +13,7 @@ use crate::engine::{self, Methodology};
 use crate::report::export::{Format, RunShown};
 use crate::report::pivot::PivotChoice;
 use crate::results::RunStatus;
+use crate::store::StoreLocation;
 use crate::suite::RunOptions;
 use crate::visible;
 use crate::{report, suite};
@@ -306,9 +306,9 @@ fn budget_secs(text: &str) -> Result<Duration, String> {
 }
 
 /// Runs the plan and stores every finished case as it ends.
-pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+pub fn execute(args: RunArgs, store_location: Option<StoreLocation>) -> anyhow::Result<ExitStatus> {
     let (plan, methodology, cpus) = prepare(&args)?;
-    let (mut store, cancel) = open_for_runs(store_path, &plan)?;
+    let (mut store, cancel) = open_for_runs(store_location, &plan)?;
     let run = match run_once(&args, &plan, &methodology, &cpus, &mut store, &cancel) {
         Ok(run) => run,
         Err(err) => {
@@ -469,10 +469,10 @@ pub(super) fn exit_status(run: &crate::results::RunRecord) -> ExitStatus {
 /// sledges left where `plan` writes, and installs the interrupt handler;
 /// returns the store and the token Ctrl-C cancels.
 pub(super) fn open_for_runs(
-    store_path: Option<PathBuf>,
+    store_location: Option<StoreLocation>,
     plan: &suite::Plan,
 ) -> anyhow::Result<(crate::store::Store, engine::CancelToken)> {
-    let mut store = open_store(store_path)?;
+    let mut store = open_store(store_location)?;
     store.check_integrity()?;
     mark_abandoned(&mut store)?;
     remove_leftovers(plan);

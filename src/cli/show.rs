@@ -1,13 +1,12 @@
 //! `sledge show RUN`.
 
-use std::path::PathBuf;
-
 use clap::Args;
 
 use super::format_args::{FormatArgs, FormatFlag, FormatSet};
 use super::output::{ExitStatus, MetricsShown, open_existing_store, print, run_in, run_view};
 use crate::report::export::{Format, RunShown};
 use crate::report::pivot::PivotChoice;
+use crate::store::StoreLocation;
 
 /// Options of `sledge show`.
 #[derive(Debug, Args)]
@@ -60,7 +59,7 @@ impl FormatSet for ShowFormats {
 }
 
 /// Prints one stored run.
-pub fn execute(args: ShowArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+pub fn execute(args: ShowArgs, store: Option<StoreLocation>) -> anyhow::Result<ExitStatus> {
     let store = open_existing_store(store)?;
     let id = store.resolve_run(&args.run)?;
     let run = store.load_run(id)?;

@@ -167,9 +167,14 @@ impl Store {
     /// A `postgres://` URL in place of the path opens (and creates or
     /// upgrades) the store in that PostgreSQL database instead.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        match StoreLocation::from_arg(path) {
-            StoreLocation::File(path) => Store::open_file(&path),
-            StoreLocation::Postgres(url) => Store::open_postgres(&url, true),
+        Store::open_at(&StoreLocation::from_arg(path))
+    }
+
+    /// [`Store::open`] at a [`StoreLocation`] (`--store`, parsed once).
+    pub fn open_at(location: &StoreLocation) -> Result<Store, StoreError> {
+        match location {
+            StoreLocation::File(path) => Store::open_file(path),
+            StoreLocation::Postgres(url) => Store::open_postgres(url, true),
         }
     }
 
