@@ -64,14 +64,14 @@ pub fn open_store(location: Option<StoreLocation>) -> anyhow::Result<crate::stor
     })
 }
 
-/// Opens the existing store at `path`, or at the default location, for a
-/// command that only reads it. A missing store is
-/// [`StoreError::NoStore`](crate::store::StoreError::NoStore) and nothing
-/// is created.
+/// Opens the existing store at `location`, or at the default location,
+/// read-only, for a command that only reads it. A missing store is
+/// [`StoreError::NoStore`](crate::store::StoreError::NoStore); nothing is
+/// created, upgraded or written.
 pub fn open_existing_store(location: Option<StoreLocation>) -> anyhow::Result<crate::store::Store> {
     let location =
         location.unwrap_or_else(|| StoreLocation::File(crate::store::Store::default_path()));
-    Ok(crate::store::Store::open_existing_at(&location)?)
+    Ok(crate::store::Store::open_read_only(&location)?)
 }
 
 /// Resolves run references (ids, `last`, `last~N`, UUIDs) to distinct run

@@ -19,7 +19,8 @@
 //! Nothing is created by accident: only the default location gets its
 //! directory made ([`Store::open_default`]), a path the user typed must be
 //! in an existing directory, and commands that only read
-//! ([`Store::open_existing`]) never create a store at all.
+//! ([`Store::open_read_only`]) never create a store at all, nor upgrade
+//! or otherwise write one.
 //!
 //! A `postgres://` or `postgresql://` URL in place of the path
 //! ([`StoreLocation`]) keeps the same tables, versions and runs in a
@@ -36,6 +37,7 @@ mod location;
 mod pg_conn;
 mod pg_schema;
 mod read;
+mod read_only;
 mod schema;
 mod workload_runs;
 mod write;
