@@ -244,9 +244,8 @@ impl AbArgs {
 
 /// Runs the comparison, stores both sides and prints the paired verdicts.
 pub fn execute(args: AbArgs, store_location: Option<StoreLocation>) -> anyhow::Result<ExitStatus> {
-    let (plan, methodology, cpus) = super::run::prepare(&args.run)?;
-    let settings = args.settings(&cpus)?;
-    let notes = args.run.notes()?;
+    let (request, prepared) = super::run::prepare(&args.run)?;
+    let settings = args.settings(&prepared.cpus)?;
     // Say what will be written where before the first write (the checks
     // below write each value once).
     for spec in &args.knobs {
@@ -275,30 +274,32 @@ pub fn execute(args: AbArgs, store_location: Option<StoreLocation>) -> anyhow::R
             "note: A and B are the same setting: an A/A comparison, to see what the host alone moves"
         );
     }
-    let (mut store, cancel) = super::run::open_for_runs(store_location, &plan)?;
+    let (mut store, cancel) = super::run::open_for_runs(store_location, &prepared.plan)?;
     let progress = RunProgress::new(
-        plan.cases.len() * methodology.min_rounds as usize * 2,
+        prepared.plan.cases.len() * prepared.methodology.min_rounds as usize * 2,
         std::io::stderr().is_terminal(),
     );
+    let run = request.run_options(&prepared);
     let options = AbOptions {
-        cpus,
-        methodology,
-        idle_check: args.run.idle_check(),
-        command_line: crate::secrets::redact_args(&std::env::args().collect::<Vec<_>>()),
-        notes,
+        cpus: run.cpus,
+        methodology: run.methodology,
+        idle_check: run.idle_check,
+        command_line: run.command_line,
+        notes: run.notes,
         settings,
         knobs,
         journal_dir: knob::journal_dir(),
         restore: args.restore.clone(),
         duet: args.duet,
     };
-    let done = crate::suite::ab::execute_ab(&plan, options, &mut store, &cancel, &progress)
-        .map_err(
-            |err| match err.downcast_ref::<crate::suite::CaseCannotRun>() {
-                Some(cannot) => UsageError(cannot.to_string()).into(),
-                None => err,
-            },
-        )?;
+    let done =
+        crate::suite::ab::execute_ab(&prepared.plan, options, &mut store, &cancel, &progress)
+            .map_err(
+                |err| match err.downcast_ref::<crate::suite::CaseCannotRun>() {
+                    Some(cannot) => UsageError(cannot.to_string()).into(),
+                    None => err,
+                },
+            )?;
     for line in &done.duet_refused {
         eprintln!("note: {line}");
     }

@@ -58,12 +58,12 @@ pub fn execute(
         )
         .into());
     }
-    let (plan, methodology, cpus) = prepare(&args.run)?;
-    let (mut store, cancel) = open_for_runs(store_location, &plan)?;
+    let (request, prepared) = prepare(&args.run)?;
+    let (mut store, cancel) = open_for_runs(store_location, &prepared.plan)?;
     let mut last = None;
     for i in 1..=args.runs {
         eprintln!("calibration run {i} of {}", args.runs);
-        let run = run_once(&args.run, &plan, &methodology, &cpus, &mut store, &cancel)?;
+        let run = run_once(&request, &prepared, &mut store, &cancel)?;
         eprintln!("stored as run {} in {}", run.id, store.path().display());
         let status = exit_status(&run);
         last = Some(run);

@@ -282,7 +282,10 @@ fn check_run_args(run: &[String]) -> anyhow::Result<()> {
         ))
     })?;
     match parsed.command {
-        super::Command::Run(run_args) => super::run::check_plan(&run_args),
+        super::Command::Run(run_args) => Ok(run_args
+            .request()?
+            .check_elsewhere()
+            .map_err(super::run::usage)?),
         _ => unreachable!("parsed as `sledge run`"),
     }
 }

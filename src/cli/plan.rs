@@ -15,6 +15,7 @@ use crate::engine::estimate;
 use crate::probe;
 use crate::store::StoreLocation;
 use crate::suite::history::StoreHistory;
+use crate::suite::request::BadRequest;
 
 /// Options of `sledge plan`.
 #[derive(Debug, Args)]
@@ -47,7 +48,12 @@ pub fn execute(
     args: PlanArgs,
     store_location: Option<StoreLocation>,
 ) -> anyhow::Result<ExitStatus> {
-    let (plan, methodology, cpus) = super::run::plan_only(&args.run)?;
+    let (plan, methodology, cpus) = args.run.request()?.plan_only().map_err(|err| match err
+        .downcast::<BadRequest>(
+    ) {
+        Ok(bad) => super::run::usage(bad).into(),
+        Err(err) => err,
+    })?;
     // No store yet is no history, not an error: a plan must not create
     // one.
     let history = match super::output::open_existing_store(store_location) {
