@@ -250,38 +250,10 @@ pub fn execute(args: RunArgs, store_location: Option<StoreLocation>) -> anyhow::
 pub(super) fn prepare(args: &RunArgs) -> anyhow::Result<(RunRequest, Prepared)> {
     let request = args.request()?;
     let prepared = request.prepare().map_err(usage)?;
-    check_pivot(args.pivot.as_ref(), &prepared.plan)?;
+    if let Some(choice) = &args.pivot {
+        choice.check_for(&prepared.plan).map_err(UsageError)?;
+    }
     Ok((request, prepared))
-}
-
-/// Refuses a `--pivot ROW,COLUMN` that no workload of the plan could
-/// make a table of: one without both parameters (a typo, most often).
-fn check_pivot(choice: Option<&PivotChoice>, plan: &suite::Plan) -> Result<(), UsageError> {
-    let Some(PivotChoice::Given { row, column }) = choice else {
-        return Ok(());
-    };
-    let mut workloads: Vec<&dyn crate::engine::Workload> = Vec::new();
-    for case in &plan.cases {
-        if !workloads.iter().any(|w| w.id() == case.workload.id()) {
-            workloads.push(case.workload);
-        }
-    }
-    let has =
-        |w: &&dyn crate::engine::Workload, name: &str| w.params().iter().any(|p| p.name == name);
-    if workloads.iter().any(|w| has(w, row) && has(w, column)) {
-        return Ok(());
-    }
-    let listed: Vec<String> = workloads
-        .iter()
-        .map(|w| {
-            let names: Vec<&str> = w.params().iter().map(|p| p.name).collect();
-            format!("{}: {}", w.id(), names.join(", "))
-        })
-        .collect();
-    Err(UsageError(format!(
-        "--pivot {row},{column}: no selected workload has both parameters; theirs are:\n{}",
-        listed.join("\n")
-    )))
 }
 
 /// One run of `prepared`, every round in a fresh process, progress bars
