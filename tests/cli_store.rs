@@ -97,6 +97,9 @@ fn reading_commands_on_a_missing_store_say_no_runs_yet_and_create_nothing() {
         &["show"][..],
         &["show", "1", "--json"],
         &["compare", "1", "2"],
+        &["export", "1"],
+        &["report", "1"],
+        &["history", "cpu.primes"],
     ] {
         sandbox
             .sledge()
@@ -183,4 +186,44 @@ fn a_store_that_cannot_be_created_says_why_once() {
         "{stderr}"
     );
     assert_eq!(stderr.matches("(os error").count(), 1, "{stderr}");
+}
+
+#[test]
+fn reading_commands_open_the_store_read_only_and_leave_it_as_it_was() {
+    use sledge::results::RunStatus;
+    let sandbox = Sandbox::new();
+    let reading: [&[&str]; 7] = [
+        &["list"],
+        &["show"],
+        &["show", "last", "--json"],
+        &["compare", "1", "2"],
+        &["export", "1", "2"],
+        &["report", "1", "2"],
+        &["history", "cpu.primes"],
+    ];
+    // An empty file is a store to be: a command that writes would make
+    // its tables, one that reads must not.
+    std::fs::write(sandbox.store(), b"").unwrap();
+    for args in reading {
+        let out = sandbox.sledge().args(args).output().unwrap();
+        assert_eq!(
+            std::fs::metadata(sandbox.store()).unwrap().len(),
+            0,
+            "{args:?}: {out:?}"
+        );
+    }
+    std::fs::remove_file(sandbox.store()).unwrap();
+    for _ in 0..2 {
+        store_fixture_run(&sandbox.store(), RunStatus::Complete, &[100.0, 101.0, 99.0]);
+    }
+    let before = std::fs::read(sandbox.store()).unwrap();
+    for args in reading {
+        sandbox.sledge().args(args).output().unwrap();
+    }
+    assert!(std::fs::read(sandbox.store()).unwrap() == before);
+    assert_eq!(
+        tree(sandbox.path()),
+        vec!["results.db"],
+        "no journal or other file is left"
+    );
 }

@@ -6,15 +6,17 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::format_args::{FormatArgs, FormatFlag, FormatSet};
 use super::output::{ExitStatus, MetricsShown, UsageError, print};
 use super::run::RunArgs;
 use super::run_progress::RunProgress;
 use crate::report;
 use crate::report::compare::{CompareOptions, NoNoiseHistory};
 use crate::report::compare_table::MetricSelection;
+use crate::report::export::Format;
+use crate::store::StoreLocation;
 use crate::suite::ab::{AbOptions, Knob, KnobSpec, Setting, knob};
 use crate::suite::subprocess::Launch;
-use crate::visible::Escaped;
 
 /// Options of `sledge ab`.
 #[derive(Debug, Args)]
@@ -98,9 +100,20 @@ pub struct AbArgs {
     /// in turn, and the output says why.
     #[arg(long)]
     duet: bool,
-    /// Print the comparison as Markdown.
-    #[arg(long, conflicts_with = "json")]
-    markdown: bool,
+    #[command(flatten)]
+    markdown: FormatArgs<AbFormats>,
+}
+
+/// The format `sledge ab` adds to `run`'s `--json`: Markdown.
+#[derive(Debug)]
+pub struct AbFormats;
+
+impl FormatSet for AbFormats {
+    const FLAGS: &'static [FormatFlag] = &[FormatFlag {
+        format: Format::Markdown,
+        help: "Print the comparison as Markdown",
+        conflicts_with: &["json"],
+    }];
 }
 
 /// `NAME=VALUE` for `--a-env` and `--b-env`.
@@ -230,10 +243,9 @@ impl AbArgs {
 }
 
 /// Runs the comparison, stores both sides and prints the paired verdicts.
-pub fn execute(args: AbArgs, store_path: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
-    let (plan, methodology, cpus) = super::run::prepare(&args.run)?;
-    let settings = args.settings(&cpus)?;
-    let notes = args.run.notes()?;
+pub fn execute(args: AbArgs, store_location: Option<StoreLocation>) -> anyhow::Result<ExitStatus> {
+    let (request, prepared) = super::run::prepare(&args.run)?;
+    let settings = args.settings(&prepared.cpus)?;
     // Say what will be written where before the first write (the checks
     // below write each value once).
     for spec in &args.knobs {
@@ -262,30 +274,32 @@ pub fn execute(args: AbArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exit
             "note: A and B are the same setting: an A/A comparison, to see what the host alone moves"
         );
     }
-    let (mut store, cancel) = super::run::open_for_runs(store_path, &plan)?;
+    let (mut store, cancel) = super::run::open_for_runs(store_location, &prepared.plan)?;
     let progress = RunProgress::new(
-        plan.cases.len() * methodology.min_rounds as usize * 2,
+        prepared.plan.cases.len() * prepared.methodology.min_rounds as usize * 2,
         std::io::stderr().is_terminal(),
     );
+    let run = request.run_options(&prepared);
     let options = AbOptions {
-        cpus,
-        methodology,
-        idle_check: args.run.idle_check(),
-        command_line: crate::secrets::redact_args(&std::env::args().collect::<Vec<_>>()),
-        notes,
+        cpus: run.cpus,
+        methodology: run.methodology,
+        idle_check: run.idle_check,
+        command_line: run.command_line,
+        notes: run.notes,
         settings,
         knobs,
         journal_dir: knob::journal_dir(),
         restore: args.restore.clone(),
         duet: args.duet,
     };
-    let done = crate::suite::ab::execute_ab(&plan, options, &mut store, &cancel, &progress)
-        .map_err(
-            |err| match err.downcast_ref::<crate::suite::CaseCannotRun>() {
-                Some(cannot) => UsageError(cannot.to_string()).into(),
-                None => err,
-            },
-        )?;
+    let done =
+        crate::suite::ab::execute_ab(&prepared.plan, options, &mut store, &cancel, &progress)
+            .map_err(
+                |err| match err.downcast_ref::<crate::suite::CaseCannotRun>() {
+                    Some(cannot) => UsageError(cannot.to_string()).into(),
+                    None => err,
+                },
+            )?;
     for line in &done.duet_refused {
         eprintln!("note: {line}");
     }
@@ -303,19 +317,12 @@ pub fn execute(args: AbArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exit
         MetricsShown::Headline => MetricSelection::Headline,
         MetricsShown::All => MetricSelection::All,
     };
-    if args.run.json() {
-        print(&(serde_json::to_string_pretty(&comparison)? + "\n"))?;
-    } else if args.markdown {
-        print(&report::compare_table::markdown(
-            &Escaped::new(comparison),
-            metrics,
-        ))?;
-    } else {
-        print(&report::compare_table::render(
-            &Escaped::new(comparison),
-            metrics,
-        ))?;
-    }
+    // `--markdown` is ab's own flag, `--json` run's; they conflict.
+    let format = match args.markdown.format() {
+        Format::Table => args.run.format(),
+        markdown => markdown,
+    };
+    print(&format.exporter().comparison(&comparison, metrics)?)?;
     eprintln!(
         "stored as runs {} (A) and {} (B) in {}; `sledge compare {} {}` shows them again",
         a.id,

@@ -7,17 +7,17 @@
 //! calibrating runs the selection several times back to back so that the
 //! next comparison has it at once.
 
-use std::path::PathBuf;
-
 use clap::Args;
 use comfy_table::{Cell, CellAlignment};
 
 use super::output::{ExitStatus, UsageError, print};
 use super::run::{RunArgs, exit_status, open_for_runs, prepare, run_once};
+use crate::report::export::Format;
 use crate::report::format;
 use crate::report::listing::new_table;
 use crate::report::noise::case_noise;
 use crate::stats::MIN_HISTORY_RUNS;
+use crate::store::StoreLocation;
 use crate::visible;
 
 /// The most runs one calibration makes.
@@ -41,7 +41,10 @@ pub struct CalibrateArgs {
 
 /// Runs the selection `--runs` times and prints each case's run-to-run
 /// noise on this host.
-pub fn execute(args: CalibrateArgs, store_path: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+pub fn execute(
+    args: CalibrateArgs,
+    store_location: Option<StoreLocation>,
+) -> anyhow::Result<ExitStatus> {
     if args.runs == 0 || args.runs > MAX_RUNS {
         return Err(UsageError(format!(
             "--runs {}: give a number of runs from 1 to {MAX_RUNS}",
@@ -49,18 +52,18 @@ pub fn execute(args: CalibrateArgs, store_path: Option<PathBuf>) -> anyhow::Resu
         ))
         .into());
     }
-    if args.run.json() {
+    if args.run.format() != Format::Table {
         return Err(UsageError(
             "calibrate prints a noise table, not a run: leave out --json (`sledge show RUN --json` prints each stored run)".to_string(),
         )
         .into());
     }
-    let (plan, methodology, cpus) = prepare(&args.run)?;
-    let (mut store, cancel) = open_for_runs(store_path, &plan)?;
+    let (request, prepared) = prepare(&args.run)?;
+    let (mut store, cancel) = open_for_runs(store_location, &prepared.plan)?;
     let mut last = None;
     for i in 1..=args.runs {
         eprintln!("calibration run {i} of {}", args.runs);
-        let run = run_once(&args.run, &plan, &methodology, &cpus, &mut store, &cancel)?;
+        let run = run_once(&request, &prepared, &mut store, &cancel)?;
         eprintln!("stored as run {} in {}", run.id, store.path().display());
         let status = exit_status(&run);
         last = Some(run);

@@ -1,15 +1,16 @@
 //! `sledge compare BASE CAND [CAND...]`.
 
-use std::path::PathBuf;
-
 use clap::{Args, ValueEnum};
 
+use super::format_args::{FormatArgs, FormatFlag, FormatSet};
 use super::output::{ExitStatus, UsageError, open_existing_store, print};
 use crate::report;
 use crate::report::compare::{CompareOptions, NoNoiseHistory, NoiseHistory};
 use crate::report::compare_table::MetricSelection;
+use crate::report::export::Format;
 use crate::results::{RunRecord, RunStatus};
-use crate::visible::{self, Escaped};
+use crate::store::StoreLocation;
+use crate::visible;
 
 /// Options of `sledge compare`.
 #[derive(Debug, Args)]
@@ -61,12 +62,27 @@ pub struct CompareArgs {
     /// than PCT percent (for example 5).
     #[arg(long, value_name = "PCT", value_parser = percentage)]
     fail_if_slower: Option<f64>,
-    /// Print the comparison as JSON.
-    #[arg(long, conflicts_with = "markdown")]
-    json: bool,
-    /// Print the comparison as Markdown.
-    #[arg(long)]
-    markdown: bool,
+    #[command(flatten)]
+    format: FormatArgs<CompareFormats>,
+}
+
+/// The formats of `sledge compare`: JSON or Markdown.
+#[derive(Debug)]
+pub struct CompareFormats;
+
+impl FormatSet for CompareFormats {
+    const FLAGS: &'static [FormatFlag] = &[
+        FormatFlag {
+            format: Format::Json,
+            help: "Print the comparison as JSON",
+            conflicts_with: &["markdown"],
+        },
+        FormatFlag {
+            format: Format::Markdown,
+            help: "Print the comparison as Markdown",
+            conflicts_with: &[],
+        },
+    ];
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -97,7 +113,7 @@ fn percentage(text: &str) -> Result<f64, String> {
 }
 
 /// Prints the comparison of stored runs.
-pub fn execute(args: CompareArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+pub fn execute(args: CompareArgs, store: Option<StoreLocation>) -> anyhow::Result<ExitStatus> {
     let store = open_existing_store(store)?;
     let baseline = store.load_run(store.resolve_run(&args.baseline)?)?;
     let mut candidates = Vec::with_capacity(args.candidates.len());
@@ -125,15 +141,13 @@ pub fn execute(args: CompareArgs, store: Option<PathBuf>) -> anyhow::Result<Exit
         Metrics::Headline => MetricSelection::Headline,
         Metrics::All => MetricSelection::All,
     };
-    if args.json {
-        print(&(serde_json::to_string_pretty(&comparison)? + "\n"))?;
-    } else if args.markdown {
-        let shown = Escaped::new(comparison.clone());
-        print(&report::compare_table::markdown(&shown, metrics))?;
-    } else {
-        let shown = Escaped::new(comparison.clone());
-        print(&report::compare_table::render(&shown, metrics))?;
-    }
+    print(
+        &args
+            .format
+            .format()
+            .exporter()
+            .comparison(&comparison, metrics)?,
+    )?;
     if let Some(pct) = args.fail_if_slower {
         let found = report::compare::regressions(&comparison, pct);
         if !found.is_empty() {

@@ -1,13 +1,13 @@
 //! `sledge delete RUN...`.
 
 use std::io::{BufRead as _, IsTerminal as _, Write as _};
-use std::path::PathBuf;
 
 use clap::Args;
 
 use super::output::{ExitStatus, UsageError, open_store, resolve_runs};
 use crate::results::RunStatus;
 use crate::store::RunListing;
+use crate::store::StoreLocation;
 use crate::visible;
 
 /// Options of `sledge delete`.
@@ -23,7 +23,7 @@ pub struct DeleteArgs {
 }
 
 /// Removes the runs after asking (on a terminal) or with `--yes`.
-pub fn execute(args: DeleteArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+pub fn execute(args: DeleteArgs, store: Option<StoreLocation>) -> anyhow::Result<ExitStatus> {
     let mut store = open_store(store)?;
     let ids = resolve_runs(&store, &args.runs)?;
     let listing = store.list_runs()?;

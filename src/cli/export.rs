@@ -7,6 +7,7 @@ use clap::Args;
 use super::output::{ExitStatus, open_existing_store, print, resolve_runs};
 use super::output_file::{refuse_store_as_output, write_file_atomically};
 use crate::report::portable;
+use crate::store::StoreLocation;
 
 /// Options of `sledge export`.
 #[derive(Debug, Args)]
@@ -25,7 +26,7 @@ pub struct ExportArgs {
 }
 
 /// Writes the runs as one portable JSON document.
-pub fn execute(args: ExportArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+pub fn execute(args: ExportArgs, store: Option<StoreLocation>) -> anyhow::Result<ExitStatus> {
     let store = open_existing_store(store)?;
     let output = args.output.filter(|path| path.as_os_str() != "-");
     if let Some(path) = &output {

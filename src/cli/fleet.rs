@@ -6,11 +6,14 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand};
 
+use super::format_args::{FormatArgs, FormatFlag, FormatSet};
 use super::output::{ExitStatus, UsageError, open_existing_store, open_store, print, resolve_runs};
 use crate::engine::CancelToken;
 use crate::fleet::{self, HostResult, Order, Progress};
 use crate::remote::{OutputLine, SshOptions, parse_host_list};
+use crate::report::export::Format;
 use crate::report::fleet_outliers::{self, fleet_outliers};
+use crate::store::StoreLocation;
 use crate::visible::escape;
 
 /// The longest connect timeout accepted, in seconds.
@@ -47,9 +50,20 @@ struct FleetOutliersArgs {
     /// runs of one host the latest counts.
     #[arg(required = true, value_name = "RUN")]
     runs: Vec<String>,
-    /// Print JSON (docs/json.md) instead of text.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: FormatArgs<OutliersFormats>,
+}
+
+/// The formats of `sledge fleet outliers`: `--json`.
+#[derive(Debug)]
+struct OutliersFormats;
+
+impl FormatSet for OutliersFormats {
+    const FLAGS: &'static [FormatFlag] = &[FormatFlag {
+        format: Format::Json,
+        help: "Print JSON (docs/json.md) instead of text",
+        conflicts_with: &[],
+    }];
 }
 
 /// Options of `sledge fleet run`.
@@ -94,7 +108,7 @@ struct FleetRunArgs {
 }
 
 /// Runs `sledge fleet`.
-pub fn execute(args: FleetArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+pub fn execute(args: FleetArgs, store: Option<StoreLocation>) -> anyhow::Result<ExitStatus> {
     match args.command {
         FleetCommand::Run(args) => execute_run(args, store),
         FleetCommand::Outliers(args) => execute_outliers(args, store),
@@ -103,20 +117,16 @@ pub fn execute(args: FleetArgs, store: Option<PathBuf>) -> anyhow::Result<ExitSt
 
 fn execute_outliers(
     args: FleetOutliersArgs,
-    store_path: Option<PathBuf>,
+    store_location: Option<StoreLocation>,
 ) -> anyhow::Result<ExitStatus> {
-    let store = open_existing_store(store_path)?;
+    let store = open_existing_store(store_location)?;
     let ids = resolve_runs(&store, &args.runs)?;
     let runs = ids
         .iter()
         .map(|&id| store.load_run(id))
         .collect::<Result<Vec<_>, _>>()?;
     let view = fleet_outliers(&runs);
-    if args.json {
-        print(&(serde_json::to_string_pretty(&view)? + "\n"))?;
-    } else {
-        print(&fleet_outliers::render(&view))?;
-    }
+    print(&args.format.format().exporter().fleet_outliers(&view)?)?;
     Ok(ExitStatus::Success)
 }
 
@@ -147,7 +157,10 @@ fn landed_outliers(reports: &[fleet::HostReport], store: &crate::store::Store) -
     (!view.populations.is_empty()).then(|| fleet_outliers::render(&view))
 }
 
-fn execute_run(args: FleetRunArgs, store_path: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+fn execute_run(
+    args: FleetRunArgs,
+    store_location: Option<StoreLocation>,
+) -> anyhow::Result<ExitStatus> {
     // Every mistake is found before any host is touched.
     let hosts = parse_host_list(&args.hosts).map_err(|e| UsageError(format!("--hosts: {e}")))?;
     check_run_args(&args.run)?;
@@ -166,7 +179,7 @@ fn execute_run(args: FleetRunArgs, store_path: Option<PathBuf>) -> anyhow::Resul
     let remote_dir = crate::remote::remote_dir(&args.remote_dir)
         .map_err(|e| UsageError(format!("--remote-dir {e}")))?;
 
-    let mut store = open_store(store_path)?;
+    let mut store = open_store(store_location)?;
     store.check_integrity()?;
     let settings = fleet::FleetSettings {
         ssh: SshOptions {
@@ -269,7 +282,10 @@ fn check_run_args(run: &[String]) -> anyhow::Result<()> {
         ))
     })?;
     match parsed.command {
-        super::Command::Run(run_args) => super::run::check_plan(&run_args),
+        super::Command::Run(run_args) => Ok(run_args
+            .request()?
+            .check_elsewhere()
+            .map_err(super::run::usage)?),
         _ => unreachable!("parsed as `sledge run`"),
     }
 }

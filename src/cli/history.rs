@@ -1,12 +1,14 @@
 //! `sledge history WORKLOAD [--host H] [-p k=v ...]`.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use clap::Args;
 
+use super::format_args::{FormatArgs, FormatFlag, FormatSet};
 use super::output::{ExitStatus, UsageError, open_existing_store, print};
+use crate::report::export::Format;
 use crate::report::history::{self, HistoryRun};
+use crate::store::StoreLocation;
 
 /// Options of `sledge history`.
 #[derive(Debug, Args)]
@@ -39,13 +41,24 @@ pub struct HistoryArgs {
     /// The metric to follow [default: each case's headline metric].
     #[arg(long, value_name = "NAME")]
     metric: Option<String>,
-    /// Print the history as JSON.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: FormatArgs<HistoryFormats>,
+}
+
+/// The formats of `sledge history`: `--json`.
+#[derive(Debug)]
+pub struct HistoryFormats;
+
+impl FormatSet for HistoryFormats {
+    const FLAGS: &'static [FormatFlag] = &[FormatFlag {
+        format: Format::Json,
+        help: "Print the history as JSON",
+        conflicts_with: &[],
+    }];
 }
 
 /// Prints a host's history of a workload's cases.
-pub fn execute(args: HistoryArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+pub fn execute(args: HistoryArgs, store: Option<StoreLocation>) -> anyhow::Result<ExitStatus> {
     let filter = parse_filter(&args.workload, &args.params)?;
     let store = open_existing_store(store)?;
     let runs = store.runs_with_workload(&args.workload)?;
@@ -97,11 +110,7 @@ pub fn execute(args: HistoryArgs, store: Option<PathBuf>) -> anyhow::Result<Exit
     if history.cases.is_empty() {
         return Err(UsageError(nothing_matched(&args, &host, &loaded, &filter)).into());
     }
-    if args.json {
-        print(&(serde_json::to_string_pretty(&history)? + "\n"))?;
-    } else {
-        print(&history::render(&history))?;
-    }
+    print(&args.format.format().exporter().history(&history)?)?;
     Ok(ExitStatus::Success)
 }
 

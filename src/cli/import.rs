@@ -7,6 +7,7 @@ use clap::Args;
 use super::output::{ExitStatus, open_store, print};
 use crate::report::portable;
 use crate::store::Imported;
+use crate::store::StoreLocation;
 use crate::visible;
 
 /// Options of `sledge import`.
@@ -20,7 +21,7 @@ pub struct ImportArgs {
 /// Reads and checks every file first, so that a bad one stops the import
 /// before anything is written; then stores each file's runs in one
 /// transaction. Runs already in the store (same UUID) are not added again.
-pub fn execute(args: ImportArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+pub fn execute(args: ImportArgs, store: Option<StoreLocation>) -> anyhow::Result<ExitStatus> {
     let mut documents = Vec::with_capacity(args.files.len());
     for path in &args.files {
         documents.push((path, portable::read_file(path)?));

@@ -1,47 +1,54 @@
 //! `sledge list`.
 
-use std::path::PathBuf;
-
 use clap::Args;
 
+use super::format_args::{FormatArgs, FormatFlag, FormatSet};
 use super::output::{ExitStatus, open_existing_store, print};
-use crate::report;
+use crate::report::export::Format;
 use crate::store::StoreError;
-use crate::visible::Escaped;
+use crate::store::StoreLocation;
 
 /// Options of `sledge list`.
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// Print the list as JSON.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: FormatArgs<ListFormats>,
+}
+
+/// The formats of `sledge list`: `--json`.
+#[derive(Debug)]
+pub struct ListFormats;
+
+impl FormatSet for ListFormats {
+    const FLAGS: &'static [FormatFlag] = &[FormatFlag {
+        format: Format::Json,
+        help: "Print the list as JSON",
+        conflicts_with: &[],
+    }];
 }
 
 /// Prints the stored runs. A store that does not exist holds no runs: it
 /// is listed as empty and not created.
-pub fn execute(args: ListArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+pub fn execute(args: ListArgs, store: Option<StoreLocation>) -> anyhow::Result<ExitStatus> {
+    let format = args.format.format();
     let store = match open_existing_store(store) {
         Ok(store) => store,
         Err(err) => match err.downcast_ref::<StoreError>() {
             Some(StoreError::NoStore { path }) => {
-                if args.json {
-                    print("[]\n")?;
-                } else {
-                    print(&format!(
+                // The table says why the list is empty; JSON is an empty list.
+                print(&match format {
+                    Format::Table => format!(
                         "no runs stored yet (there is no store at {}); `sledge run` makes one\n",
                         path.display()
-                    ))?;
-                }
+                    ),
+                    _ => format.exporter().runs(&[])?,
+                })?;
                 return Ok(ExitStatus::Success);
             }
             _ => return Err(err),
         },
     };
     let runs = store.list_runs()?;
-    if args.json {
-        print(&(serde_json::to_string_pretty(&runs)? + "\n"))?;
-    } else {
-        print(&report::listing::runs(&Escaped::new(runs)))?;
-    }
+    print(&format.exporter().runs(&runs)?)?;
     Ok(ExitStatus::Success)
 }

@@ -8,6 +8,7 @@ mod completions;
 mod delete;
 mod export;
 mod fleet;
+mod format_args;
 mod history;
 mod http;
 mod http_agent;
@@ -28,9 +29,12 @@ mod run_progress;
 mod show;
 mod workloads;
 
-use std::path::PathBuf;
+use std::path::Path;
 
+use clap::builder::{PathBufValueParser, TypedValueParser};
 use clap::{Parser, Subcommand};
+
+use crate::store::StoreLocation;
 
 pub use output::{Cancelled, ExitStatus, UsageError};
 
@@ -51,8 +55,8 @@ pub struct Cli {
     /// in that PostgreSQL database instead (its password is never shown).
     // SLEDGE_STORE is read by `store_arg`, not by clap, whose message for
     // an empty variable would name `--store`.
-    #[arg(long, global = true, value_name = "PATH|URL")]
-    pub store: Option<PathBuf>,
+    #[arg(long, global = true, value_name = "PATH|URL", value_parser = store_location())]
+    pub store: Option<StoreLocation>,
 
     #[command(subcommand)]
     pub command: Command,
@@ -189,20 +193,26 @@ pub fn execute(cli: Cli) -> anyhow::Result<ExitStatus> {
     }
 }
 
+/// `--store`'s parser: a path (clap refuses an empty one, naming the
+/// flag), then a file or a PostgreSQL URL, decided once here.
+fn store_location() -> impl TypedValueParser<Value = StoreLocation> {
+    PathBufValueParser::new().map(|path| StoreLocation::from_arg(&path))
+}
+
 /// The store the user named: `--store`, else `SLEDGE_STORE` (`env`), else
 /// none (the default location). An empty `SLEDGE_STORE` is a mistake
 /// named as such, not an empty path.
 fn store_arg(
-    flag: Option<PathBuf>,
+    flag: Option<StoreLocation>,
     env: Option<std::ffi::OsString>,
-) -> Result<Option<PathBuf>, UsageError> {
+) -> Result<Option<StoreLocation>, UsageError> {
     match (flag, env) {
-        (Some(path), _) => Ok(Some(path)),
+        (Some(location), _) => Ok(Some(location)),
         (None, Some(value)) if value.is_empty() => Err(UsageError(format!(
             "{STORE_ENV} is set but empty: set it to a store file (a path such as ~/results.db) or a postgres:// URL, or unset it to use the default store ({})",
             crate::store::Store::default_path().display()
         ))),
-        (None, Some(value)) => Ok(Some(PathBuf::from(value))),
+        (None, Some(value)) => Ok(Some(StoreLocation::from_arg(Path::new(&value)))),
         (None, None) => Ok(None),
     }
 }

@@ -38,8 +38,9 @@ impl ExitStatus {
 pub struct UsageError(pub String);
 
 pub use crate::engine::Cancelled;
+use crate::report::export::{Format, RunShown, RunView};
 use crate::report::pivot::{self, PivotChoice};
-use crate::visible::Escaped;
+use crate::store::StoreLocation;
 
 /// Writes `text` to stdout. A closed pipe (`sledge show 1 | head`) is not
 /// an error.
@@ -54,24 +55,23 @@ pub fn print(text: &str) -> anyhow::Result<()> {
     }
 }
 
-/// Opens (or creates) the store at `path`, or at the default location,
-/// whose directory is created if missing.
-pub fn open_store(path: Option<std::path::PathBuf>) -> anyhow::Result<crate::store::Store> {
-    Ok(match path {
-        Some(path) => crate::store::Store::open(&path)?,
+/// Opens (or creates) the store at `location`, or at the default
+/// location, whose directory is created if missing.
+pub fn open_store(location: Option<StoreLocation>) -> anyhow::Result<crate::store::Store> {
+    Ok(match location {
+        Some(location) => crate::store::Store::open_at(&location)?,
         None => crate::store::Store::open_default()?,
     })
 }
 
-/// Opens the existing store at `path`, or at the default location, for a
-/// command that only reads it. A missing store is
-/// [`StoreError::NoStore`](crate::store::StoreError::NoStore) and nothing
-/// is created.
-pub fn open_existing_store(
-    path: Option<std::path::PathBuf>,
-) -> anyhow::Result<crate::store::Store> {
-    let path = path.unwrap_or_else(crate::store::Store::default_path);
-    Ok(crate::store::Store::open_existing(&path)?)
+/// Opens the existing store at `location`, or at the default location,
+/// read-only, for a command that only reads it. A missing store is
+/// [`StoreError::NoStore`](crate::store::StoreError::NoStore); nothing is
+/// created, upgraded or written.
+pub fn open_existing_store(location: Option<StoreLocation>) -> anyhow::Result<crate::store::Store> {
+    let location =
+        location.unwrap_or_else(|| StoreLocation::File(crate::store::Store::default_path()));
+    Ok(crate::store::Store::open_read_only(&location)?)
 }
 
 /// Resolves run references (ids, `last`, `last~N`, UUIDs) to distinct run
@@ -112,64 +112,30 @@ pub enum MetricsShown {
     All,
 }
 
-/// Which view of a run `run` and `show` print.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunView {
-    /// One screen: a row per workload (`report::scorecard`).
-    Scorecard,
-    /// One line per case with its headline (`report::summary`): `--full`.
-    Full,
-    /// Every metric of every case: `--metrics all`.
-    AllMetrics,
-}
-
-impl RunView {
-    /// The view that `--full` and `--metrics` ask for: every metric
-    /// whenever `--metrics all` is given (it is a full view already).
-    pub fn from_flags(full: bool, metrics: MetricsShown) -> Self {
-        match (metrics, full) {
-            (MetricsShown::All, _) => RunView::AllMetrics,
-            (MetricsShown::Headline, true) => RunView::Full,
-            (MetricsShown::Headline, false) => RunView::Scorecard,
-        }
+/// The view of a run that `--full` and `--metrics` ask for: every metric
+/// whenever `--metrics all` is given (it is a full view already).
+pub fn run_view(full: bool, metrics: MetricsShown) -> RunView {
+    match (metrics, full) {
+        (MetricsShown::All, _) => RunView::AllMetrics,
+        (MetricsShown::Headline, true) => RunView::Full,
+        (MetricsShown::Headline, false) => RunView::Scorecard,
     }
 }
 
-/// The run as terminal text in the chosen view. The per-case view shows
-/// each workload's own pivot tables (or the ones `pivot` chooses) within
-/// it; the scorecard and the every-metric table add the tables only when
-/// `--pivot` asks for them.
-pub fn run_text(
-    run: &Escaped<crate::results::RunRecord>,
-    view: RunView,
-    pivot: Option<&PivotChoice>,
-) -> String {
-    let asked_tables = |mut text: String| {
-        let tables = pivot.map(|choice| pivot::tables(run, choice));
-        if let Some(tables) = tables.filter(|t| !t.is_empty()) {
-            text.push('\n');
-            text.push_str(&pivot::text(&tables));
-        }
-        text
-    };
-    let text = match view {
-        RunView::Scorecard => asked_tables(crate::report::scorecard::render(run)),
-        RunView::Full => {
-            let mut text = crate::report::summary::render_pivoted(
-                run,
-                &crate::suite::defaults_for(run),
-                pivot.unwrap_or(&PivotChoice::Natural),
-            );
-            // A run with UnixBench's tests ends with its index, as UnixBench's does.
-            text.push_str(&crate::report::unixbench_index::render(run));
-            text
-        }
-        RunView::AllMetrics => asked_tables(crate::report::run_table::render(run)),
-    };
-    if let Some(choice) = pivot {
+/// A run in `format` (`run`, `show`), after saying on stderr when the
+/// `--pivot` given made no table (in every format but JSON, which has no
+/// pivot tables).
+pub fn run_in(
+    run: &crate::results::RunRecord,
+    format: Format,
+    shown: RunShown<'_>,
+) -> anyhow::Result<String> {
+    if format != Format::Json
+        && let Some(choice) = shown.pivot
+    {
         warn_if_no_pivot_table(run, choice);
     }
-    text
+    format.exporter().run(run, shown)
 }
 
 /// Says on stderr that `--pivot` made no table of `run`, and why.

@@ -7,15 +7,14 @@
 //! as `run`, so `sledge plan X -p ...` tells what `sledge run X -p ...`
 //! will do.
 
-use std::path::PathBuf;
-
 use clap::Args;
 
 use super::output::{ExitStatus, UsageError, print};
 use super::run::RunArgs;
 use crate::engine::estimate;
-use crate::report;
+use crate::store::StoreLocation;
 use crate::suite::history::StoreHistory;
+use crate::suite::request::BadRequest;
 
 /// Options of `sledge plan`.
 #[derive(Debug, Args)]
@@ -44,8 +43,16 @@ fn percent(text: &str) -> Result<f64, String> {
 }
 
 /// Prints the plan of the run `args` describe.
-pub fn execute(args: PlanArgs, store_path: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
-    let (plan, methodology, cpus) = super::run::plan_only(&args.run)?;
+pub fn execute(
+    args: PlanArgs,
+    store_location: Option<StoreLocation>,
+) -> anyhow::Result<ExitStatus> {
+    let (plan, methodology, cpus) = args.run.request()?.plan_only().map_err(|err| match err
+        .downcast::<BadRequest>(
+    ) {
+        Ok(bad) => super::run::usage(bad).into(),
+        Err(err) => err,
+    })?;
     // No store yet is no history, not an error: a plan must not create
     // one.
     // The CPUs a run would take (the first `cpus` it may use): what sizes
@@ -59,7 +66,7 @@ pub fn execute(args: PlanArgs, store_path: Option<PathBuf>) -> anyhow::Result<Ex
     for line in &skipped {
         eprintln!("warning: a run would have {line}");
     }
-    let history = match super::output::open_existing_store(store_path) {
+    let history = match super::output::open_existing_store(store_location) {
         Ok(store) => {
             let key = crate::results::host_key(&host, cpus);
             Some(StoreHistory::load(&store, &key, &cases))
@@ -74,19 +81,13 @@ pub fn execute(args: PlanArgs, store_path: Option<PathBuf>) -> anyhow::Result<Ex
         None => &crate::engine::NoHistory,
     };
     let estimate = estimate::estimate(&cases, &methodology, &env, history, args.detect);
-    if args.run.json() {
-        print(&report::plan_table::json(
-            &estimate,
-            &methodology,
-            args.detect,
-        )?)?;
-    } else {
-        print(&report::plan_table::render(
-            &estimate,
-            &methodology,
-            args.detect,
-        ))?;
-    }
+    print(
+        &args
+            .run
+            .format()
+            .exporter()
+            .plan(&estimate, &methodology, args.detect)?,
+    )?;
     Ok(ExitStatus::Success)
 }
 

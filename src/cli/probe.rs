@@ -2,26 +2,34 @@
 
 use clap::Args;
 
+use super::format_args::{FormatArgs, FormatFlag, FormatSet};
 use super::output::{ExitStatus, print};
-use crate::visible::Escaped;
-use crate::{probe, report};
+use crate::probe;
+use crate::report::export::Format;
 
 /// Options of `sledge probe`.
 #[derive(Debug, Args)]
 pub struct ProbeArgs {
-    /// Print the inventory as JSON.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: FormatArgs<ProbeFormats>,
+}
+
+/// The formats of `sledge probe`: `--json`.
+#[derive(Debug)]
+pub struct ProbeFormats;
+
+impl FormatSet for ProbeFormats {
+    const FLAGS: &'static [FormatFlag] = &[FormatFlag {
+        format: Format::Json,
+        help: "Print the inventory as JSON",
+        conflicts_with: &[],
+    }];
 }
 
 /// Prints the host inventory.
 pub fn execute(args: ProbeArgs) -> anyhow::Result<ExitStatus> {
     let cwd = std::env::current_dir()?;
     let host = probe::probe(&cwd);
-    if args.json {
-        print(&(serde_json::to_string_pretty(&host)? + "\n"))?;
-    } else {
-        print(&report::listing::host(&Escaped::new(host)))?;
-    }
+    print(&args.format.format().exporter().host(&host)?)?;
     Ok(ExitStatus::Success)
 }

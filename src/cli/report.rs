@@ -8,6 +8,7 @@ use super::output::{ExitStatus, open_existing_store, print, resolve_runs};
 use super::output_file::{refuse_store_as_output, write_file_atomically};
 use crate::report::html;
 use crate::report::pivot::PivotChoice;
+use crate::store::StoreLocation;
 
 /// Options of `sledge report`.
 #[derive(Debug, Args)]
@@ -34,7 +35,7 @@ pub struct ReportArgs {
 }
 
 /// Writes one self-contained HTML report of the runs.
-pub fn execute(args: ReportArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+pub fn execute(args: ReportArgs, store: Option<StoreLocation>) -> anyhow::Result<ExitStatus> {
     let store = open_existing_store(store)?;
     let output = args.output.filter(|path| path.as_os_str() != "-");
     if let Some(path) = &output {

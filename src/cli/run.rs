@@ -1,20 +1,20 @@
 //! `sledge run`: plan, probe, idle check, run, store, print.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
 
-use super::output::{ExitStatus, MetricsShown, RunView, UsageError, open_store, print, run_text};
+use super::format_args::{FormatArgs, FormatFlag, FormatSet};
+use super::output::{ExitStatus, MetricsShown, UsageError, open_store, print, run_in, run_view};
 use super::run_progress::RunProgress;
-use crate::engine::methodology::{SINGLE_ROUND_MAX_TRIALS, SINGLE_ROUND_MIN_TRIALS};
-use crate::engine::{self, Methodology};
+use crate::engine;
+use crate::report::export::{Format, RunShown};
 use crate::report::pivot::PivotChoice;
 use crate::results::RunStatus;
-use crate::suite::RunOptions;
-use crate::visible::{self, Escaped};
-use crate::{report, suite};
+use crate::store::StoreLocation;
+use crate::suite;
+use crate::suite::request::{BadRequest, Prepared, Repetition, RunRequest};
 
 /// The longest case budget accepted: a week.
 const MAX_BUDGET_SECS: u64 = 7 * 24 * 3600;
@@ -29,9 +29,6 @@ const MAX_WARMUP: u32 = 20;
 /// The most counted trials per round (`--min-trials`, `--max-trials`):
 /// ten times the most of `--rounds 1`.
 const MAX_TRIALS: u32 = 100;
-
-/// The longest note accepted, in characters.
-const MAX_NOTE_CHARS: usize = 500;
 
 /// Options of `sledge run` (and of `sledge calibrate`, which repeats it).
 #[derive(Debug, Args)]
@@ -52,9 +49,8 @@ pub struct RunArgs {
     /// process, so every worker thread stays on them).
     #[arg(long, value_name = "N")]
     cpus: Option<usize>,
-    /// Print the stored run as JSON instead of a table.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: FormatArgs<RunFormats>,
     /// Print every case, one line each with its headline, scaling blocks
     /// for sweeps, and every warning whole, instead of the one-screen
     /// scorecard.
@@ -117,10 +113,23 @@ pub struct RunArgs {
     pivot: Option<PivotChoice>,
 }
 
+/// The formats of `sledge run` (and of `plan` and `ab`, which take its
+/// options): `--json` alone.
+#[derive(Debug)]
+pub struct RunFormats;
+
+impl FormatSet for RunFormats {
+    const FLAGS: &'static [FormatFlag] = &[FormatFlag {
+        format: Format::Json,
+        help: "Print the stored run as JSON instead of a table",
+        conflicts_with: &[],
+    }];
+}
+
 impl RunArgs {
-    /// Whether `--json` was given.
-    pub(super) fn json(&self) -> bool {
-        self.json
+    /// The format `--json` chose.
+    pub(super) fn format(&self) -> Format {
+        self.format.format()
     }
 
     /// Which metrics the table shows (`--metrics`).
@@ -128,132 +137,41 @@ impl RunArgs {
         self.metrics
     }
 
-    /// The view of the run printed at its end (`--full`, `--metrics`).
-    pub(super) fn view(&self) -> RunView {
-        RunView::from_flags(self.full, self.metrics)
+    /// How the run printed at its end is shown: the view (`--full`,
+    /// `--metrics`) and the pivot tables (`--pivot`).
+    pub(super) fn shown(&self) -> RunShown<'_> {
+        RunShown {
+            view: run_view(self.full, self.metrics),
+            pivot: self.pivot.as_ref(),
+        }
     }
 
-    /// Whether to check for other busy processes first (no
-    /// `--no-idle-check`).
-    pub(super) fn idle_check(&self) -> bool {
-        !self.no_idle_check
-    }
-
-    /// The notes, checked (see [`RunArgs::checked_notes`]).
-    pub(super) fn notes(&self) -> Result<Vec<String>, UsageError> {
-        self.checked_notes()
-    }
-
-    /// The notes, trimmed, each checked: plain text on one line (no
-    /// control character or bidi control, the first one found named with
-    /// its place), at most [`MAX_NOTE_CHARS`] long, and a `price=` note
-    /// that reads as a price.
-    fn checked_notes(&self) -> Result<Vec<String>, UsageError> {
-        self.notes
-            .iter()
-            .map(|note| {
-                let note = note.trim();
-                if note.is_empty() {
-                    return Err(UsageError(
-                        "--note needs some text, for example --note \"rack 3\"".to_string(),
-                    ));
-                }
-                if let Some((at, c)) = note.chars().enumerate().find(|&(_, c)| visible::is_hidden(c)) {
-                    return Err(UsageError(format!(
-                        "--note \"{}\": character {} is {} ({}); a note is plain text on one line, without control characters (tabs, line breaks, escape sequences) or bidi controls",
-                        visible::escape(note),
-                        at + 1,
-                        hidden_char_name(c),
-                        visible::escape(c.encode_utf8(&mut [0; 4]))
-                    )));
-                }
-                let length = note.chars().count();
-                if length > MAX_NOTE_CHARS {
-                    return Err(UsageError(format!(
-                        "--note: the note is {length} characters long; a note may have at most {MAX_NOTE_CHARS}"
-                    )));
-                }
-                if let Some(price) = report::price::price_note(note)
-                    && report::price::parse_price(price).is_none()
-                {
-                    return Err(UsageError(format!(
-                        "--note {note}: a price note needs an amount above 0 and its currency, \
-                         for example price=2400EUR or \"price=1999.90 USD\""
-                    )));
-                }
-                Ok(note.to_string())
-            })
-            .collect()
-    }
-
-    /// The profile's methodology with the flags given applied. Each flag's
-    /// own range is checked as it is parsed; here, flags that contradict
-    /// each other are refused by name, and a flag given alone moves the
-    /// bound it would cross (`--max-rounds 2` lowers the default minimum
-    /// of 3 rounds).
-    fn methodology(&self, base: Methodology) -> anyhow::Result<Methodology> {
-        let mut m = base;
-        if let Some(v) = self.rounds {
-            m.min_rounds = v;
-            m.max_rounds = v;
-            if v == 1 {
-                m.min_trials = SINGLE_ROUND_MIN_TRIALS;
-                m.max_trials = SINGLE_ROUND_MAX_TRIALS;
-            }
-        }
-        if let Some(v) = self.max_rounds {
-            if let Some(rounds) = self.rounds
-                && v < rounds
-            {
-                return Err(UsageError(format!(
-                    "--max-rounds {v} is below --rounds {rounds}, which fixes the number of rounds; give one of them"
-                ))
-                .into());
-            }
-            m.max_rounds = v;
-            m.min_rounds = m.min_rounds.min(v);
-        }
-        if let Some(v) = self.warmup {
-            m.warmup_trials = v;
-        }
-        if let (Some(min), Some(max)) = (self.min_trials, self.max_trials)
-            && max < min
-        {
-            return Err(UsageError(format!(
-                "--max-trials {max} is below --min-trials {min}: give a maximum at least the minimum"
-            ))
-            .into());
-        }
-        if let Some(v) = self.min_trials {
-            m.min_trials = v;
-            m.max_trials = m.max_trials.max(v);
-        }
-        if let Some(v) = self.max_trials {
-            m.max_trials = v;
-            m.min_trials = m.min_trials.min(v);
-        }
-        if let Some(v) = self.ci_target {
-            m.ci_target = v;
-        }
-        if let Some(v) = self.budget {
-            m.case_budget = v;
-        }
-        m.validate().map_err(|e| UsageError(e.to_string()))?;
-        Ok(m)
+    /// The run request these arguments make, its notes checked.
+    pub(super) fn request(&self) -> Result<RunRequest, UsageError> {
+        let repetition = Repetition {
+            rounds: self.rounds,
+            max_rounds: self.max_rounds,
+            warmup: self.warmup,
+            min_trials: self.min_trials,
+            max_trials: self.max_trials,
+            ci_target: self.ci_target,
+            budget: self.budget,
+        };
+        RunRequest::new(
+            self.targets.clone(),
+            self.params.clone(),
+            self.cpus,
+            repetition,
+            !self.no_idle_check,
+            &self.notes,
+        )
+        .map_err(usage)
     }
 }
 
-/// What a [hidden](visible::is_hidden) character is, in words.
-fn hidden_char_name(c: char) -> &'static str {
-    match c {
-        '\t' => "a tab",
-        '\n' => "a line break",
-        '\r' => "a carriage return",
-        '\x1b' => "an escape (the start of a terminal escape sequence)",
-        '\u{2028}' | '\u{2029}' => "a line or paragraph separator",
-        c if c.is_control() => "a control character",
-        _ => "a bidi control (it reorders the text shown after it)",
-    }
+/// A mistake in a run request is the command line's: exit status 2.
+pub(super) fn usage(err: BadRequest) -> UsageError {
+    UsageError(err.0)
 }
 
 /// A count for a repetition flag: a whole number from `MIN` to `MAX`
@@ -288,21 +206,17 @@ fn budget_secs(text: &str) -> Result<Duration, String> {
 }
 
 /// Runs the plan and stores every finished case as it ends.
-pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
-    let (plan, methodology, cpus) = prepare(&args)?;
-    let (mut store, cancel) = open_for_runs(store_path, &plan)?;
-    let run = match run_once(&args, &plan, &methodology, &cpus, &mut store, &cancel) {
+pub fn execute(args: RunArgs, store_location: Option<StoreLocation>) -> anyhow::Result<ExitStatus> {
+    let (request, prepared) = prepare(&args)?;
+    let (mut store, cancel) = open_for_runs(store_location, &prepared.plan)?;
+    let run = match run_once(&request, &prepared, &mut store, &cancel) {
         Ok(run) => run,
         Err(err) => {
             // The store failed midway: show what it still holds, then fail.
             if let Some(failed) = err.downcast_ref::<suite::StoreFailedMidRun>()
                 && let Ok(stored) = store.load_run(failed.run_id)
             {
-                print(&run_text(
-                    &Escaped::new(stored.clone()),
-                    args.view(),
-                    args.pivot.as_ref(),
-                ))?;
+                print(&run_in(&stored, Format::Table, args.shown())?)?;
                 eprintln!(
                     "the cases above are stored as run {} in {}",
                     stored.id,
@@ -315,127 +229,48 @@ pub fn execute(args: RunArgs, store_path: Option<PathBuf>) -> anyhow::Result<Exi
                 && let Ok(stored) = crate::store::Store::open_existing(&lost.file)
                     .and_then(|fallback| fallback.load_run(lost.run_id))
             {
-                print(&run_text(
-                    &Escaped::new(stored),
-                    args.view(),
-                    args.pivot.as_ref(),
-                ))?;
+                print(&run_in(&stored, Format::Table, args.shown())?)?;
             }
             return Err(err);
         }
     };
 
-    if args.json {
-        print(&report::export::json(&run)?)?;
-    } else {
-        print(&run_text(
-            &Escaped::new(run.clone()),
-            args.view(),
-            args.pivot.as_ref(),
-        ))?;
+    let format = args.format();
+    print(&run_in(&run, format, args.shown())?)?;
+    // JSON output is for programs: the run's id is in it.
+    if format != Format::Json {
         eprintln!("stored as run {} in {}", run.id, store.path().display());
     }
     Ok(exit_status(&run))
 }
 
-/// Pins the process to the CPUs asked for and turns the arguments into a
-/// plan and its methodology; every mistake here is a usage error.
-pub(super) fn prepare(args: &RunArgs) -> anyhow::Result<(suite::Plan, Methodology, Vec<usize>)> {
-    let cpus =
-        crate::sys::affinity::restrict_to(args.cpus).map_err(|e| UsageError(format!("{e:#}")))?;
-    let plan = suite::plan(&args.targets, &args.params, cpus.len())
-        .map_err(|e| UsageError(e.to_string()))?;
-    let methodology = args.methodology(plan.methodology.clone())?;
-    args.checked_notes()?;
-    check_pivot(args.pivot.as_ref(), &plan)?;
-    Ok((plan, methodology, cpus))
-}
-
-/// Refuses a `--pivot ROW,COLUMN` that no workload of the plan could
-/// make a table of: one without both parameters (a typo, most often).
-fn check_pivot(choice: Option<&PivotChoice>, plan: &suite::Plan) -> Result<(), UsageError> {
-    let Some(PivotChoice::Given { row, column }) = choice else {
-        return Ok(());
-    };
-    let mut workloads: Vec<&dyn crate::engine::Workload> = Vec::new();
-    for case in &plan.cases {
-        if !workloads.iter().any(|w| w.id() == case.workload.id()) {
-            workloads.push(case.workload);
-        }
+/// The request the arguments make, pinned and planned
+/// ([`RunRequest::prepare`]), and `--pivot` checked against the plan;
+/// every mistake here is a usage error.
+pub(super) fn prepare(args: &RunArgs) -> anyhow::Result<(RunRequest, Prepared)> {
+    let request = args.request()?;
+    let prepared = request.prepare().map_err(usage)?;
+    if let Some(choice) = &args.pivot {
+        choice.check_for(&prepared.plan).map_err(UsageError)?;
     }
-    let has =
-        |w: &&dyn crate::engine::Workload, name: &str| w.params().iter().any(|p| p.name == name);
-    if workloads.iter().any(|w| has(w, row) && has(w, column)) {
-        return Ok(());
-    }
-    let listed: Vec<String> = workloads
-        .iter()
-        .map(|w| {
-            let names: Vec<&str> = w.params().iter().map(|p| p.name).collect();
-            format!("{}: {}", w.id(), names.join(", "))
-        })
-        .collect();
-    Err(UsageError(format!(
-        "--pivot {row},{column}: no selected workload has both parameters; theirs are:\n{}",
-        listed.join("\n")
-    )))
+    Ok((request, prepared))
 }
 
-/// Checks `args` as [`prepare`] does, without pinning this process: for a
-/// run that happens elsewhere (`fleet run`), with this host's CPU count.
-pub(super) fn check_plan(args: &RunArgs) -> anyhow::Result<()> {
-    let cpus = std::thread::available_parallelism().map_or(1, usize::from);
-    let plan =
-        suite::plan(&args.targets, &args.params, cpus).map_err(|e| UsageError(e.to_string()))?;
-    args.methodology(plan.methodology.clone())?;
-    args.checked_notes()?;
-    Ok(())
-}
-
-/// The plan, methodology and CPU count of the run `args` describe on this
-/// host, checked as [`prepare`] checks them but without pinning this
-/// process: what `sledge plan` shows.
-pub(super) fn plan_only(args: &RunArgs) -> anyhow::Result<(suite::Plan, Methodology, usize)> {
-    let allowed = crate::sys::affinity::allowed_cpus()?.len();
-    let cpus = match args.cpus {
-        None => allowed,
-        Some(n) if (1..=allowed).contains(&n) => n,
-        Some(n) => {
-            return Err(UsageError(format!(
-                "--cpus {n} is not possible: this process may use {allowed} CPU(s); allowed is 1 to {allowed}"
-            ))
-            .into());
-        }
-    };
-    let plan =
-        suite::plan(&args.targets, &args.params, cpus).map_err(|e| UsageError(e.to_string()))?;
-    let methodology = args.methodology(plan.methodology.clone())?;
-    Ok((plan, methodology, cpus))
-}
-
-/// One run of `plan`, every round in a fresh process, progress bars on a
-/// terminal; the run as stored.
+/// One run of `prepared`, every round in a fresh process, progress bars
+/// on a terminal; the run as stored.
 pub(super) fn run_once(
-    args: &RunArgs,
-    plan: &suite::Plan,
-    methodology: &Methodology,
-    cpus: &[usize],
+    request: &RunRequest,
+    prepared: &Prepared,
     store: &mut crate::store::Store,
     cancel: &engine::CancelToken,
 ) -> anyhow::Result<crate::results::RunRecord> {
     let progress = RunProgress::new(
-        plan.cases.len() * methodology.min_rounds as usize,
+        prepared.plan.cases.len() * prepared.methodology.min_rounds as usize,
         std::io::stderr().is_terminal(),
     );
-    let options = RunOptions {
-        cpus: cpus.to_vec(),
-        methodology: methodology.clone(),
-        idle_check: !args.no_idle_check,
-        command_line: crate::secrets::redact_args(&std::env::args().collect::<Vec<_>>()),
-        notes: args.checked_notes()?,
-    };
     let executor = suite::subprocess::Subprocess::current()?;
-    suite::execute(plan, options, store, &executor, cancel, &progress).map_err(|err| {
+    let options = request.run_options(prepared);
+    suite::execute(&prepared.plan, options, store, &executor, cancel, &progress).map_err(|err| {
         // A case that cannot run is the command line's mistake (or asks
         // for more than this host has): exit status 2, like a bad value.
         match err.downcast_ref::<suite::CaseCannotRun>() {
@@ -457,47 +292,20 @@ pub(super) fn exit_status(run: &crate::results::RunRecord) -> ExitStatus {
     }
 }
 
-/// Opens the store for runs of `plan`: checks it for damage (a damaged
-/// store would fail when the first case is stored, after that case had
-/// run), marks runs whose sledge is gone abandoned, removes what killed
-/// sledges left where `plan` writes, and installs the interrupt handler;
-/// returns the store and the token Ctrl-C cancels.
+/// Opens the store for runs of `plan` and readies it
+/// ([`suite::request::ready_store`]: checked, abandoned runs marked,
+/// leftovers removed, the interrupt handler installed), saying what was
+/// found; returns the store and the token Ctrl-C cancels.
 pub(super) fn open_for_runs(
-    store_path: Option<PathBuf>,
+    store_location: Option<StoreLocation>,
     plan: &suite::Plan,
 ) -> anyhow::Result<(crate::store::Store, engine::CancelToken)> {
-    let mut store = open_store(store_path)?;
-    store.check_integrity()?;
-    mark_abandoned(&mut store)?;
-    remove_leftovers(plan);
-    for left in crate::suite::ab::knob::left_changed(&crate::suite::ab::knob::journal_dir()) {
-        eprintln!("warning: {left}");
+    let mut store = open_store(store_location)?;
+    let (cancel, said) = suite::request::ready_store(&mut store, plan)?;
+    for line in said {
+        eprintln!("{line}");
     }
-    let cancel = engine::CancelToken::new();
-    suite::interrupt::install_for_run(&cancel, store.location().clone());
     Ok((store, cancel))
-}
-
-/// Removes what killed sledges left in the directories `plan` writes to
-/// (and the temporary directory), saying so.
-fn remove_leftovers(plan: &suite::Plan) {
-    for removed in suite::leftovers::sweep(&suite::leftovers::plan_dirs(plan)) {
-        eprintln!(
-            "note: removed {} left behind by a sledge that is gone (pid {})",
-            removed.path.display(),
-            removed.owner_pid
-        );
-    }
-}
-
-/// Marks the runs whose sledge is gone as `abandoned`, saying so.
-fn mark_abandoned(store: &mut crate::store::Store) -> anyhow::Result<()> {
-    for id in store.mark_abandoned_runs()? {
-        eprintln!(
-            "note: run {id} was left `running` by a sledge that is gone (killed or rebooted); marked abandoned, its stored cases kept"
-        );
-    }
-    Ok(())
 }
 
 #[cfg(test)]

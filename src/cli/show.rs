@@ -1,15 +1,12 @@
 //! `sledge show RUN`.
 
-use std::path::PathBuf;
-
 use clap::Args;
 
-use super::output::{
-    ExitStatus, MetricsShown, RunView, open_existing_store, print, run_text, warn_if_no_pivot_table,
-};
-use crate::report;
+use super::format_args::{FormatArgs, FormatFlag, FormatSet};
+use super::output::{ExitStatus, MetricsShown, open_existing_store, print, run_in, run_view};
+use crate::report::export::{Format, RunShown};
 use crate::report::pivot::PivotChoice;
-use crate::visible::Escaped;
+use crate::store::StoreLocation;
 
 /// Options of `sledge show`.
 #[derive(Debug, Args)]
@@ -17,15 +14,8 @@ pub struct ShowArgs {
     /// The run: an id from `sledge list`, `last`, or `last~N`.
     #[arg(default_value = "last")]
     run: String,
-    /// Print the run as JSON (the documented shape).
-    #[arg(long, group = "format")]
-    json: bool,
-    /// Print one CSV row per metric.
-    #[arg(long, group = "format")]
-    csv: bool,
-    /// Print a Markdown table.
-    #[arg(long, group = "format")]
-    markdown: bool,
+    #[command(flatten)]
+    format: FormatArgs<ShowFormats>,
     /// Every case, one line each with its headline, scaling blocks for
     /// sweeps, and every warning whole, instead of the one-screen
     /// scorecard.
@@ -44,42 +34,40 @@ pub struct ShowArgs {
     pivot: Option<PivotChoice>,
 }
 
+/// The formats of `sledge show`: all three, one at a time.
+#[derive(Debug)]
+pub struct ShowFormats;
+
+impl FormatSet for ShowFormats {
+    const FLAGS: &'static [FormatFlag] = &[
+        FormatFlag {
+            format: Format::Json,
+            help: "Print the run as JSON (the documented shape)",
+            conflicts_with: &["csv", "markdown"],
+        },
+        FormatFlag {
+            format: Format::Csv,
+            help: "Print one CSV row per metric",
+            conflicts_with: &["json", "markdown"],
+        },
+        FormatFlag {
+            format: Format::Markdown,
+            help: "Print a Markdown table",
+            conflicts_with: &["json", "csv"],
+        },
+    ];
+}
+
 /// Prints one stored run.
-pub fn execute(args: ShowArgs, store: Option<PathBuf>) -> anyhow::Result<ExitStatus> {
+pub fn execute(args: ShowArgs, store: Option<StoreLocation>) -> anyhow::Result<ExitStatus> {
     let store = open_existing_store(store)?;
     let id = store.resolve_run(&args.run)?;
     let run = store.load_run(id)?;
-    let text = if args.json {
-        report::export::json(&run)?
-    } else {
-        // Every other format is for people: the run's text escaped.
-        let run = Escaped::new(run);
-        if args.csv {
-            match &args.pivot {
-                Some(choice) => {
-                    warn_if_no_pivot_table(&run, choice);
-                    report::pivot::csv(&report::pivot::tables(&run, choice))?
-                }
-                None => report::export::csv(&run)?,
-            }
-        } else if args.markdown {
-            let choice = args.pivot.clone().unwrap_or_default();
-            if args.pivot.is_some() {
-                warn_if_no_pivot_table(&run, &choice);
-            }
-            let mut text = report::export::markdown(&run);
-            text.push_str(&report::pivot::markdown(&report::pivot::tables(
-                &run, &choice,
-            )));
-            text
-        } else {
-            run_text(
-                &run,
-                RunView::from_flags(args.full, args.metrics),
-                args.pivot.as_ref(),
-            )
-        }
+    let shown = RunShown {
+        view: run_view(args.full, args.metrics),
+        pivot: args.pivot.as_ref(),
     };
+    let text = run_in(&run, args.format.format(), shown)?;
     print(&text)?;
     Ok(ExitStatus::Success)
 }

@@ -73,6 +73,38 @@ impl std::str::FromStr for PivotChoice {
 }
 
 impl PivotChoice {
+    /// Refuses a `--pivot ROW,COLUMN` that no workload of `plan` could
+    /// make a table of: one without both parameters (a typo, most often),
+    /// naming each selected workload's parameters.
+    pub fn check_for(&self, plan: &crate::suite::Plan) -> Result<(), String> {
+        let PivotChoice::Given { row, column } = self else {
+            return Ok(());
+        };
+        let mut workloads: Vec<&dyn crate::engine::Workload> = Vec::new();
+        for case in &plan.cases {
+            if !workloads.iter().any(|w| w.id() == case.workload.id()) {
+                workloads.push(case.workload);
+            }
+        }
+        let has = |w: &&dyn crate::engine::Workload, name: &str| {
+            w.params().iter().any(|p| p.name == name)
+        };
+        if workloads.iter().any(|w| has(w, row) && has(w, column)) {
+            return Ok(());
+        }
+        let listed: Vec<String> = workloads
+            .iter()
+            .map(|w| {
+                let names: Vec<&str> = w.params().iter().map(|p| p.name).collect();
+                format!("{}: {}", w.id(), names.join(", "))
+            })
+            .collect();
+        Err(format!(
+            "--pivot {row},{column}: no selected workload has both parameters; theirs are:\n{}",
+            listed.join("\n")
+        ))
+    }
+
     /// The (row, column) parameters of `workload`'s table, if it has one.
     fn axes(&self, workload: &str) -> Option<(String, String)> {
         match self {

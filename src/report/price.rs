@@ -10,76 +10,7 @@ use serde::Serialize;
 
 use crate::results::RunRecord;
 use crate::stats::Direction;
-
-/// The note key that holds a price.
-pub const PRICE_KEY: &str = "price=";
-
-/// An amount of money.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Price {
-    /// The amount, above 0.
-    pub amount: f64,
-    /// The currency as written (`EUR`, `€`, `USD`); empty when none was.
-    pub currency: String,
-}
-
-impl std::fmt::Display for Price {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.currency.is_empty() {
-            write!(f, "{}", self.amount)
-        } else {
-            write!(f, "{} {}", self.amount, self.currency)
-        }
-    }
-}
-
-/// Parses a price such as `2400EUR`, `2400 EUR`, `€2400`, `USD 1,999.90`
-/// or `1999,90 CZK`: an amount with the currency before or after it. A
-/// comma is a decimal comma when it is the only separator and one or two
-/// digits follow it, else a thousands separator.
-pub fn parse_price(text: &str) -> Option<Price> {
-    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-    let is_numeric = |c: char| c.is_ascii_digit() || c == '.' || c == ',';
-    let start = compact.find(|c: char| c.is_ascii_digit())?;
-    let end = compact[start..]
-        .find(|c: char| !is_numeric(c))
-        .map_or(compact.len(), |i| start + i);
-    let (prefix, number, suffix) = (&compact[..start], &compact[start..end], &compact[end..]);
-    let currency = match (prefix.is_empty(), suffix.is_empty()) {
-        (_, true) => prefix,
-        (true, false) => suffix,
-        (false, false) => return None,
-    };
-    if currency
-        .chars()
-        .any(|c| c.is_ascii_digit() || c == '=' || c.is_control())
-    {
-        return None;
-    }
-    let decimal_comma = !number.contains('.')
-        && number.matches(',').count() == 1
-        && number
-            .rsplit(',')
-            .next()
-            .is_some_and(|d| (1..=2).contains(&d.len()));
-    let normalized = if decimal_comma {
-        number.replace(',', ".")
-    } else {
-        number.replace(',', "")
-    };
-    let amount: f64 = normalized.parse().ok()?;
-    (amount.is_finite() && amount > 0.0).then(|| Price {
-        amount,
-        currency: currency.to_string(),
-    })
-}
-
-/// The value of a `price=` note, if `note` is one (the key in any case).
-pub fn price_note(note: &str) -> Option<&str> {
-    let key = note.get(..PRICE_KEY.len())?;
-    key.eq_ignore_ascii_case(PRICE_KEY)
-        .then(|| note[PRICE_KEY.len()..].trim())
-}
+pub use crate::suite::notes::{PRICE_KEY, Price, parse_price, price_note};
 
 /// The run's price: its first `price=` note that parses.
 pub fn run_price(run: &RunRecord) -> Option<Price> {

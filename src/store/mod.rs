@@ -19,7 +19,8 @@
 //! Nothing is created by accident: only the default location gets its
 //! directory made ([`Store::open_default`]), a path the user typed must be
 //! in an existing directory, and commands that only read
-//! ([`Store::open_existing`]) never create a store at all.
+//! ([`Store::open_read_only`]) never create a store at all, nor upgrade
+//! or otherwise write one.
 //!
 //! A `postgres://` or `postgresql://` URL in place of the path
 //! ([`StoreLocation`]) keeps the same tables, versions and runs in a
@@ -37,6 +38,7 @@ mod pg_conn;
 pub(crate) mod pg_deadline;
 mod pg_schema;
 mod read;
+mod read_only;
 mod schema;
 mod workload_runs;
 mod write;
@@ -168,9 +170,14 @@ impl Store {
     /// A `postgres://` URL in place of the path opens (and creates or
     /// upgrades) the store in that PostgreSQL database instead.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        match StoreLocation::from_arg(path) {
-            StoreLocation::File(path) => Store::open_file(&path),
-            StoreLocation::Postgres(url) => Store::open_postgres(&url, true),
+        Store::open_at(&StoreLocation::from_arg(path))
+    }
+
+    /// [`Store::open`] at a [`StoreLocation`] (`--store`, parsed once).
+    pub fn open_at(location: &StoreLocation) -> Result<Store, StoreError> {
+        match location {
+            StoreLocation::File(path) => Store::open_file(path),
+            StoreLocation::Postgres(url) => Store::open_postgres(url, true),
         }
     }
 

@@ -7,11 +7,13 @@ pub mod fallback;
 pub mod history;
 pub mod interrupt;
 pub mod leftovers;
+pub mod notes;
 pub mod overrides;
 pub mod plan;
 pub mod plan_error;
 pub mod preflight;
 pub mod profiles;
+pub mod request;
 pub mod subprocess;
 
 pub use defaults::defaults_for;
@@ -20,3 +22,4 @@ pub use fallback::StoreLostMidRun;
 pub use plan::{DEFAULT_PROFILE, Plan, PlanError, plan};
 pub use preflight::CaseCannotRun;
 pub use profiles::{Profile, find as find_profile};
+pub use request::{BadRequest, Prepared, Repetition, RunRequest};

@@ -233,3 +233,24 @@ fn the_full_view_shows_each_workloads_tables_after_its_cases() {
     assert!(turned.contains("  block_size ↓ copies →"), "{turned}");
     assert!(!turned.contains("algorithm ↓"), "{turned}");
 }
+
+#[test]
+fn a_given_pivot_is_checked_against_the_plans_workloads() {
+    let plan = crate::suite::plan(&["cpu.primes".to_string()], &[], 1).unwrap();
+    let names: Vec<&str> = plan.cases[0]
+        .workload
+        .params()
+        .iter()
+        .map(|p| p.name)
+        .collect();
+    assert_eq!(PivotChoice::Natural.check_for(&plan), Ok(()));
+    assert_eq!(given(names[0], names[1]).check_for(&plan), Ok(()));
+    assert_eq!(
+        given(names[0], "nope").check_for(&plan),
+        Err(format!(
+            "--pivot {},nope: no selected workload has both parameters; theirs are:\ncpu.primes: {}",
+            names[0],
+            names.join(", ")
+        ))
+    );
+}

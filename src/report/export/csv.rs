@@ -1,0 +1,79 @@
+//! `--csv`: one CSV row per metric of a run with every summary statistic,
+//! or with `--pivot` the pivot tables instead. The text is escaped first
+//! ([`crate::visible`]), as for every format but JSON.
+
+use super::{Exporter, Format, RunShown};
+use crate::report::pivot;
+use crate::results::RunRecord;
+use crate::visible::Escaped;
+
+/// The CSV renderer.
+pub struct CsvExporter;
+
+impl Exporter for CsvExporter {
+    fn format(&self) -> Format {
+        Format::Csv
+    }
+
+    fn run(&self, run: &RunRecord, shown: RunShown<'_>) -> anyhow::Result<String> {
+        let run = Escaped::new(run.clone());
+        match shown.pivot {
+            Some(choice) => pivot::csv(&pivot::tables(&run, choice)),
+            None => rows(&run),
+        }
+    }
+}
+
+/// One CSV row per metric with every summary statistic.
+fn rows(run: &Escaped<RunRecord>) -> anyhow::Result<String> {
+    let mut writer = ::csv::Writer::from_writer(Vec::new());
+    writer.write_record([
+        "run",
+        "workload",
+        "workload_version",
+        "parameters",
+        "metric",
+        "unit",
+        "direction",
+        "n",
+        "mean",
+        "median",
+        "stddev",
+        "ci_low",
+        "ci_high",
+        "min",
+        "max",
+        "outliers",
+        "disturbed_trials",
+    ])?;
+    for case in &run.cases {
+        let disturbed = case
+            .trials
+            .iter()
+            .filter(|t| !t.health.flags.is_empty())
+            .count();
+        for m in &case.metrics {
+            let s = &m.summary;
+            writer.write_record([
+                run.id.to_string(),
+                case.workload.clone(),
+                case.workload_version.to_string(),
+                case.params_text(),
+                m.name.clone(),
+                m.unit.clone(),
+                format!("{:?}", m.direction).to_lowercase(),
+                s.n.to_string(),
+                s.mean.to_string(),
+                s.median.to_string(),
+                s.stddev.to_string(),
+                s.ci_low.to_string(),
+                s.ci_high.to_string(),
+                s.min.to_string(),
+                s.max.to_string(),
+                m.outliers.iter().filter(|&&o| o).count().to_string(),
+                disturbed.to_string(),
+            ])?;
+        }
+    }
+    Ok(String::from_utf8(writer.into_inner()?)?)
+}

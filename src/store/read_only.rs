@@ -1,0 +1,109 @@
+//! Opening a store for a command that only reads it (`show`, `compare`,
+//! `history`, `export`, `report`, `list`, `plan`, `fleet outliers`): the
+//! file is opened read-only, so such a command never creates a store,
+//! never upgrades one, and leaves its file as it found it.
+//!
+//! A store made by an older sledge is read through an upgraded copy in
+//! memory: the command shows what it would have shown after an upgrade,
+//! and the file waits for the next command that writes (`run`, `import`,
+//! `delete`) to be upgraded in place, under its lock.
+
+use std::fs;
+use std::io;
+
+use rusqlite::{Connection, OpenFlags};
+
+use super::db::Conn;
+use super::schema::{self, Migration, SCHEMA_VERSION};
+use super::{
+    BUSY_TIMEOUT, Store, StoreError, StoreLocation, check_ownership, inspect_existing, sql_err,
+};
+
+/// How many pages each step of the copy of an older store takes: the
+/// whole of a typical store in a few steps.
+const COPY_PAGES_PER_STEP: i32 = 4096;
+
+impl Store {
+    /// Opens the existing store at `location` read-only. A store that does
+    /// not exist (a missing file, a dangling link) is
+    /// [`StoreError::NoStore`] ("no runs yet"), and nothing is created.
+    ///
+    /// A PostgreSQL store is found as [`Store::open_existing_at`] finds
+    /// it: the server's own permissions decide what a connection may
+    /// write.
+    pub fn open_read_only(location: &StoreLocation) -> Result<Store, StoreError> {
+        let path = match location {
+            StoreLocation::File(path) => path,
+            StoreLocation::Postgres(_) => return Store::open_existing_at(location),
+        };
+        // `metadata` follows links: a dangling one leads nowhere either.
+        let meta = match fs::metadata(path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(StoreError::NoStore { path: path.clone() });
+            }
+            Err(cause) => {
+                return Err(StoreError::Read {
+                    path: path.clone(),
+                    cause,
+                });
+            }
+            Ok(meta) => meta,
+        };
+        inspect_existing(path, &meta)?;
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(sql_err(path, "opening the database (read-only)"))?;
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(sql_err(path, "setting the busy timeout"))?;
+        check_ownership(&conn, path)?;
+        let version =
+            schema::user_version(&conn).map_err(sql_err(path, "reading the schema version"))?;
+        let conn = if version == SCHEMA_VERSION {
+            conn
+        } else if version > SCHEMA_VERSION {
+            return Err(StoreError::TooNew {
+                path: path.clone(),
+                found: version,
+                supported: SCHEMA_VERSION,
+            });
+        } else if version < 0 {
+            return Err(StoreError::Corrupt {
+                path: path.clone(),
+                what: format!("schema version {version} (user_version) is negative"),
+            });
+        } else {
+            upgraded_copy(&conn, path)?
+        };
+        Ok(Store {
+            conn: Conn::Sqlite(conn),
+            path: path.clone(),
+            location: location.clone(),
+        })
+    }
+}
+
+/// The store behind `conn`, made by an older sledge (or an empty file),
+/// copied into memory and upgraded there; the file is only read.
+fn upgraded_copy(conn: &Connection, path: &std::path::Path) -> Result<Connection, StoreError> {
+    let doing = "copying an older store into memory to read it";
+    let mut copy = Connection::open_in_memory().map_err(sql_err(path, doing))?;
+    rusqlite::backup::Backup::new(conn, &mut copy)
+        .and_then(|backup| {
+            backup.run_to_completion(COPY_PAGES_PER_STEP, std::time::Duration::ZERO, None)
+        })
+        .map_err(sql_err(path, doing))?;
+    match schema::migrate(&mut copy).map_err(sql_err(path, "upgrading the copy's schema"))? {
+        Migration::Done => Ok(copy),
+        Migration::TooNew(found) => Err(StoreError::TooNew {
+            path: path.to_path_buf(),
+            found,
+            supported: SCHEMA_VERSION,
+        }),
+        Migration::Invalid(found) => Err(StoreError::Corrupt {
+            path: path.to_path_buf(),
+            what: format!("schema version {found} (user_version) is negative"),
+        }),
+    }
+}
