@@ -61,11 +61,27 @@ pub fn execute(
     let (host, env) = crate::suite::execute::probe_host(&allowed[..cpus.min(allowed.len())])?;
     // Price what a run would run: a profile's cases this host lacks
     // something for are left out, as `run` leaves them out.
-    let (cases, skipped) = crate::suite::execute::cases_this_host_runs(&plan, &env)
-        .map_err(|e| UsageError(e.to_string()))?;
-    for line in &skipped {
-        eprintln!("warning: a run would have {line}");
-    }
+    // A case that cannot run here at all (too little disk for its file)
+    // would stop the run before it starts; the plan still prices every
+    // case, so that the user sees what the run costs once that is fixed.
+    let cases = match crate::suite::execute::cases_this_host_runs(&plan, &env) {
+        Ok((cases, skipped)) => {
+            for line in &skipped {
+                eprintln!("warning: a run would have {line}");
+            }
+            cases
+        }
+        Err(refused) => {
+            eprintln!("warning: a run would stop before its first case: {refused}");
+            plan.cases
+                .iter()
+                .map(|case| crate::engine::PlannedCase {
+                    workload: case.workload,
+                    params: case.params.clone(),
+                })
+                .collect()
+        }
+    };
     let history = match super::output::open_existing_store(store_location) {
         Ok(store) => {
             let key = crate::results::host_key(&host, cpus);
