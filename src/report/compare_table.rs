@@ -417,8 +417,8 @@ fn legend(runs: &[RunComparison]) -> String {
         return paired_legend();
     }
     format!(
-        "verdict: faster or slower when the ratio's 95% CI excludes 1 and the change exceeds {} \
-         ({} with no history of the case on this host: history measures the drift between runs); \
+        "verdict: faster or slower when the ratio's whole 95% CI lies beyond ±{} \
+         (±{} with no history of the case on this host: history measures the drift between runs); \
          basis: `rounds` = the round means of both runs (each round a fresh process); `history ×N` \
          = the host's run-to-run noise over N earlier runs of the case was wider than the rounds' \
          CI, so it decided; `history suspect` = those runs scatter by more than {}, which no \
