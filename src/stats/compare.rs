@@ -198,22 +198,32 @@ pub fn compare_sides(base: Side, cand: Side, direction: Direction) -> Option<Com
         .iter()
         .flatten()
         .any(|h| h.is_suspect());
-    if base.history.is_none() && cand.history.is_none() {
-        if !beyond(&c, NO_HISTORY_THRESHOLD) {
-            c.verdict = Verdict::NoDifference;
+    let has_history = base.history.is_some() || cand.history.is_some();
+    if has_history && c.ratio > 0.0 {
+        widen_to_history(&mut c, &base, &cand)?;
+        if c.basis == VerdictBasis::History {
+            c.verdict = verdict_for(base.units, cand.units, direction);
         }
-        return Some(c);
     }
-    if c.ratio <= 0.0 {
-        return Some(c);
+    let threshold = if has_history {
+        NOISE_THRESHOLD
+    } else {
+        NO_HISTORY_THRESHOLD
+    };
+    if !beyond(&c, threshold) {
+        c.verdict = Verdict::NoDifference;
     }
-    let base_var = side_log_variance(&base)?;
-    let cand_var = side_log_variance(&cand)?;
+    Some(c)
+}
+
+/// Widens `c`'s interval to the band the sides' run-to-run history alone
+/// would produce, when that band is the wider, and then names the history
+/// as its basis. `None` when a side's variance cannot be had.
+fn widen_to_history(c: &mut Comparison, base: &Side, cand: &Side) -> Option<()> {
+    let base_var = side_log_variance(base)?;
+    let cand_var = side_log_variance(cand)?;
     if !base_var.from_history && !cand_var.from_history {
-        if !beyond(&c, NOISE_THRESHOLD) {
-            c.verdict = Verdict::NoDifference;
-        }
-        return Some(c);
+        return Some(());
     }
     let total = base_var.var + cand_var.var;
     // Two sides on one host share one history: its estimate counts once
@@ -225,21 +235,12 @@ pub fn compare_sides(base: Side, cand: Side, direction: Direction) -> Option<Com
     };
     let band = t_quantile_95(df) * total.sqrt();
     let own_band = (c.ratio_ci_high / c.ratio).ln();
-    if !band.is_finite() || band <= own_band {
-        if !beyond(&c, NOISE_THRESHOLD) {
-            c.verdict = Verdict::NoDifference;
-        }
-        return Some(c);
+    if band.is_finite() && band > own_band {
+        c.basis = VerdictBasis::History;
+        c.ratio_ci_low = saturate(c.ratio * (-band).exp());
+        c.ratio_ci_high = saturate(c.ratio * band.exp());
     }
-    c.basis = VerdictBasis::History;
-    c.ratio_ci_low = saturate(c.ratio * (-band).exp());
-    c.ratio_ci_high = saturate(c.ratio * band.exp());
-    c.verdict = if beyond(&c, NOISE_THRESHOLD) {
-        verdict_for(base.units, cand.units, direction)
-    } else {
-        Verdict::NoDifference
-    };
-    Some(c)
+    Some(())
 }
 
 /// Whether the ratio's whole 95% CI lies beyond `threshold` on one side of
