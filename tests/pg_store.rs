@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use sledge::results::RunStatus;
-use sledge::store::{Store, StoreError};
+use sledge::store::{SCHEMA_VERSION, Store, StoreError, StoreLocation};
 
 use crate::common::{FAST, Sandbox, refusing_port, store_fixture_run};
 
@@ -463,6 +463,56 @@ fn commands_that_only_read_create_nothing_in_an_empty_database() {
         .code(1)
         .stderr(predicates::str::contains("no runs yet"));
     assert!(db.tables().is_empty(), "{:?}", db.tables());
+}
+
+/// The schema version recorded in the test database's store.
+fn schema_version(db: &TestDb) -> i64 {
+    db.client()
+        .query_one("SELECT schema_version FROM sledge_meta", &[])
+        .unwrap()
+        .get(0)
+}
+
+#[test]
+fn commands_that_only_read_leave_an_older_store_as_found_and_never_write() {
+    let Some(db) = TestDb::create() else { return };
+    let location = StoreLocation::Postgres(db.url.clone());
+    Store::open_at(&location).unwrap();
+    let current = schema_version(&db);
+    assert_eq!(current, SCHEMA_VERSION);
+
+    // A store an older sledge made (its marker one version back): reading
+    // it is refused with what to do, and nothing is upgraded.
+    let older = current - 1;
+    db.client()
+        .execute("UPDATE sledge_meta SET schema_version = $1", &[&older])
+        .unwrap();
+    let Err(err) = Store::open_read_only(&location) else {
+        panic!("a store at an older schema opened read-only");
+    };
+    assert!(matches!(err, StoreError::OlderDatabase { .. }), "{err}");
+    let text = err.to_string();
+    assert!(text.contains(&format!("schema version {older}")), "{text}");
+    assert!(text.contains("`sledge run` or `sledge import`"), "{text}");
+    assert_eq!(schema_version(&db), older);
+
+    // At the current version it opens, and its session cannot write.
+    db.client()
+        .execute("UPDATE sledge_meta SET schema_version = $1", &[&current])
+        .unwrap();
+    let id = store_fixture_run(
+        std::path::Path::new(&db.url),
+        RunStatus::Complete,
+        &[1.0, 2.0, 3.0],
+    );
+    let mut store = Store::open_read_only(&location).unwrap();
+    assert_eq!(store.list_runs().unwrap().len(), 1);
+    let text = store
+        .delete_runs(&[id])
+        .expect_err("a read-only session refuses a write")
+        .to_string();
+    assert!(text.contains("read-only"), "{text}");
+    assert_eq!(store.list_runs().unwrap().len(), 1);
 }
 
 #[test]

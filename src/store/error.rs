@@ -124,6 +124,22 @@ pub enum StoreError {
         supported: i64,
     },
 
+    /// A command that only reads found a PostgreSQL store at an older
+    /// schema: a file store is read through an upgraded copy in memory, a
+    /// database is left as found, for a command that writes to upgrade.
+    #[error(
+        "{} was made by an older sledge (schema version {found}, this build reads {current}); a command that only reads leaves it as it is: `sledge run` or `sledge import` with this build upgrades it in place",
+        path.display()
+    )]
+    OlderDatabase {
+        /// The URL, password masked.
+        path: PathBuf,
+        /// The schema version found in the database.
+        found: i64,
+        /// The schema version this build reads.
+        current: i64,
+    },
+
     /// The run id is not in the store.
     #[error("no run {id} in {}; `sledge list` shows the stored runs", path.display())]
     NoSuchRun {
@@ -294,6 +310,7 @@ impl StoreError {
             | StoreError::NotSqlite { path, .. }
             | StoreError::Foreign { path, .. }
             | StoreError::TooNew { path, .. }
+            | StoreError::OlderDatabase { path, .. }
             | StoreError::NoSuchRun { path, .. }
             | StoreError::NoRunAt { path, .. }
             | StoreError::NoSuchUuid { path, .. }

@@ -14,6 +14,8 @@ use std::io;
 use rusqlite::{Connection, OpenFlags};
 
 use super::db::Conn;
+use super::pg_conn::PgConn;
+use super::pg_schema::{self, Found};
 use super::schema::{self, Migration, SCHEMA_VERSION};
 use super::{
     BUSY_TIMEOUT, Store, StoreError, StoreLocation, check_ownership, inspect_existing, sql_err,
@@ -28,13 +30,12 @@ impl Store {
     /// not exist (a missing file, a dangling link) is
     /// [`StoreError::NoStore`] ("no runs yet"), and nothing is created.
     ///
-    /// A PostgreSQL store is found as [`Store::open_existing_at`] finds
-    /// it: the server's own permissions decide what a connection may
-    /// write.
+    /// A PostgreSQL store is read through a read-only session, and one
+    /// at an older schema is left as found ([`StoreError::OlderDatabase`]).
     pub fn open_read_only(location: &StoreLocation) -> Result<Store, StoreError> {
         let path = match location {
             StoreLocation::File(path) => path,
-            StoreLocation::Postgres(_) => return Store::open_existing_at(location),
+            StoreLocation::Postgres(url) => return open_postgres_read_only(url),
         };
         // `metadata` follows links: a dangling one leads nowhere either.
         let meta = match fs::metadata(path) {
@@ -81,6 +82,48 @@ impl Store {
             path: path.clone(),
             location: location.clone(),
         })
+    }
+}
+
+/// The PostgreSQL store at `url`, found without writing anything and read
+/// through a session whose transactions are all read-only. A store at an
+/// older schema is not upgraded: a copy in memory is the file store's way,
+/// a database has none, and upgrading it is for a command that writes.
+fn open_postgres_read_only(url: &str) -> Result<Store, StoreError> {
+    let location = StoreLocation::Postgres(url.to_string());
+    let path = location.shown();
+    let conn = PgConn::connect(url).map_err(|reason| StoreError::Connect {
+        path: path.clone(),
+        reason,
+    })?;
+    let conn = Conn::Postgres(conn);
+    let found = pg_schema::inspect(&conn).map_err(sql_err(&path, "reading the schema version"))?;
+    match found {
+        Found::Nothing => Err(StoreError::NoStore { path }),
+        Found::Foreign(reason) => Err(StoreError::ForeignDatabase { path, reason }),
+        Found::Store(found) if found < 0 => Err(StoreError::Corrupt {
+            path,
+            what: format!("schema version {found} (sledge_meta) is negative"),
+        }),
+        Found::Store(found) if found > SCHEMA_VERSION => Err(StoreError::TooNew {
+            path,
+            found,
+            supported: SCHEMA_VERSION,
+        }),
+        Found::Store(found) if found < SCHEMA_VERSION => Err(StoreError::OlderDatabase {
+            path,
+            found,
+            current: SCHEMA_VERSION,
+        }),
+        Found::Store(_) => {
+            conn.batch("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+                .map_err(sql_err(&path, "making the session read-only"))?;
+            Ok(Store {
+                conn,
+                path,
+                location,
+            })
+        }
     }
 }
 
