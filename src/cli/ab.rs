@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::format_args::{FormatArgs, FormatFlag, FormatSet};
 use super::output::{ExitStatus, MetricsShown, UsageError, print};
-use super::run::RunArgs;
+use super::run_args::RunArgs;
 use super::run_progress::RunProgress;
 use crate::report;
 use crate::report::compare::{CompareOptions, NoNoiseHistory};
@@ -244,7 +244,7 @@ impl AbArgs {
 
 /// Runs the comparison, stores both sides and prints the paired verdicts.
 pub fn execute(args: AbArgs, store_location: Option<StoreLocation>) -> anyhow::Result<ExitStatus> {
-    let (request, prepared) = super::run::prepare(&args.run)?;
+    let (request, prepared) = super::run_steps::prepare(&args.run)?;
     let settings = args.settings(&prepared.cpus)?;
     // Say what will be written where before the first write (the checks
     // below write each value once).
@@ -274,7 +274,7 @@ pub fn execute(args: AbArgs, store_location: Option<StoreLocation>) -> anyhow::R
             "note: A and B are the same setting: an A/A comparison, to see what the host alone moves"
         );
     }
-    let (mut store, cancel) = super::run::open_for_runs(store_location, &prepared.plan)?;
+    let (mut store, cancel) = super::run_steps::open_for_runs(store_location, &prepared.plan)?;
     let progress = RunProgress::new(
         prepared.plan.cases.len() * prepared.methodology.min_rounds as usize * 2,
         std::io::stderr().is_terminal(),
@@ -331,7 +331,7 @@ pub fn execute(args: AbArgs, store_location: Option<StoreLocation>) -> anyhow::R
         a.id,
         b.id
     );
-    let status = super::run::exit_status(a);
+    let status = super::run_steps::exit_status(a);
     if !done.restore_failures.is_empty() && status == ExitStatus::Success {
         return Ok(ExitStatus::Failure);
     }

@@ -11,7 +11,8 @@ use clap::Args;
 use comfy_table::{Cell, CellAlignment};
 
 use super::output::{ExitStatus, UsageError, print};
-use super::run::{RunArgs, exit_status, open_for_runs, prepare, run_once};
+use super::run_args::RunArgs;
+use super::run_steps::{exit_status, open_for_runs, prepare, run_once};
 use crate::report::export::Format;
 use crate::report::format;
 use crate::report::listing::new_table;

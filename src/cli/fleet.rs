@@ -285,7 +285,7 @@ fn check_run_args(run: &[String]) -> anyhow::Result<()> {
         super::Command::Run(run_args) => Ok(run_args
             .request()?
             .check_elsewhere()
-            .map_err(super::run::usage)?),
+            .map_err(super::run_args::usage)?),
         _ => unreachable!("parsed as `sledge run`"),
     }
 }

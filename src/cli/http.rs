@@ -8,7 +8,8 @@ pub use super::http_args::HttpArgs;
 use super::output::{ExitStatus, UsageError, print};
 use crate::engine::CancelToken;
 use crate::http::{self, LoadConfig, Model, Rate, ServerConfig};
-use crate::report::http_load::{format_report, nothing_succeeded};
+use crate::report::http_load::{LoadShown, nothing_succeeded};
+use crate::suite::interrupt;
 use crate::sys::affinity;
 
 /// How long a run lasts without -d or -n.
@@ -42,9 +43,11 @@ pub fn execute(args: HttpArgs) -> anyhow::Result<ExitStatus> {
     let cancel = CancelToken::new();
     {
         let cancel = cancel.clone();
-        // Another handler may already be installed (tests); then Ctrl-C
-        // simply ends the process.
-        let _ = ctrlc::set_handler(move || cancel.cancel());
+        // Every Ctrl-C asks the same: stop, and print what was measured.
+        interrupt::install(
+            vec![Box::new(move || cancel.cancel())],
+            "an interrupt will end the load without its figures",
+        );
     }
     if let Some(addr) = args.serve {
         return serve(addr, &args, &cancel);
@@ -97,21 +100,16 @@ pub fn execute(args: HttpArgs) -> anyhow::Result<ExitStatus> {
     // marked as interrupted, and the exit status says so.
     let (report, interrupted) = http::run_until_cancelled(&config, &cancel)?;
     let peak_rss = peak_rss_bytes();
+    let shown = LoadShown {
+        urls: &args.urls,
+        report: &report,
+        peak_rss,
+        interrupted,
+    };
     if args.json {
-        let mut value = serde_json::to_value(&report)?;
-        value["urls"] = serde_json::json!(args.urls);
-        value["peak_rss_bytes"] = serde_json::json!(peak_rss);
-        value["interrupted"] = serde_json::json!(interrupted);
-        print(&(serde_json::to_string_pretty(&value)? + "\n"))?;
+        print(&shown.json()?)?;
     } else {
-        let mut text = format_report(&args.urls, &report, peak_rss);
-        if interrupted {
-            text.push_str(&format!(
-                "interrupted (Ctrl-C): these figures cover the first {:.3} s only\n",
-                report.seconds
-            ));
-        }
-        print(&text)?;
+        print(&shown.text())?;
     }
     if interrupted {
         return Ok(ExitStatus::Interrupted);

@@ -9,7 +9,7 @@ use crate::engine::CancelToken;
 use crate::http::LoadConfig;
 use crate::http::distributed::{self, AgentLoad, LocalAgents, SshAgents, Transport, share};
 use crate::remote::{self, SshOptions, ThisBinary};
-use crate::report::http_load::{format_hosts, nothing_succeeded};
+use crate::report::http_load::{format_hosts, hosts_json, nothing_succeeded};
 use crate::visible;
 
 /// Runs `config` (checked already) from every host of `hosts` and prints
@@ -83,9 +83,7 @@ pub fn execute(
         other => other?,
     };
     if args.json {
-        let mut value = serde_json::to_value(&report)?;
-        value["urls"] = serde_json::json!(args.urls);
-        print(&(serde_json::to_string_pretty(&value)? + "\n"))?;
+        print(&hosts_json(&args.urls, &report)?)?;
     } else {
         print(&format_hosts(&args.urls, &report))?;
     }

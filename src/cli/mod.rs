@@ -25,7 +25,9 @@ mod progress_bar;
 mod report;
 mod round;
 mod run;
+mod run_args;
 mod run_progress;
+mod run_steps;
 mod show;
 mod workloads;
 

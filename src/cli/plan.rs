@@ -10,7 +10,7 @@
 use clap::Args;
 
 use super::output::{ExitStatus, UsageError, print};
-use super::run::RunArgs;
+use super::run_args::RunArgs;
 use crate::engine::estimate;
 use crate::store::StoreLocation;
 use crate::suite::history::StoreHistory;
@@ -50,7 +50,7 @@ pub fn execute(
     let (plan, methodology, cpus) = args.run.request()?.plan_only().map_err(|err| match err
         .downcast::<BadRequest>(
     ) {
-        Ok(bad) => super::run::usage(bad).into(),
+        Ok(bad) => super::run_args::usage(bad).into(),
         Err(err) => err,
     })?;
     // No store yet is no history, not an error: a plan must not create

@@ -1,6 +1,6 @@
-//! The text of an ad-hoc HTTP load (`sledge http`), from this host or
-//! from several client hosts merged (`--from`), and the one-line reason a
-//! load counts as failed.
+//! The text and the JSON of an ad-hoc HTTP load (`sledge http`), from
+//! this host or from several client hosts merged (`--from`), and the
+//! one-line reason a load counts as failed.
 
 use std::fmt::Write as _;
 
@@ -29,6 +29,45 @@ pub fn nothing_succeeded(r: &LoadReport) -> Option<String> {
             e.other
         )
     })
+}
+
+/// One load as `sledge http` shows it: the report with the URLs it ran
+/// against, the generator's peak memory and whether Ctrl-C cut it short.
+pub struct LoadShown<'a> {
+    /// The URLs, as given.
+    pub urls: &'a [String],
+    /// What the load measured.
+    pub report: &'a LoadReport,
+    /// The generator's peak resident set, bytes, where known.
+    pub peak_rss: Option<u64>,
+    /// Whether Ctrl-C ended the load early.
+    pub interrupted: bool,
+}
+
+impl LoadShown<'_> {
+    /// The text `sledge http` prints ([`format_report`]), with a last line
+    /// when the figures cover only the part before Ctrl-C.
+    pub fn text(&self) -> String {
+        let mut text = format_report(self.urls, self.report, self.peak_rss);
+        if self.interrupted {
+            let _ = writeln!(
+                text,
+                "interrupted (Ctrl-C): these figures cover the first {:.3} s only",
+                self.report.seconds
+            );
+        }
+        text
+    }
+
+    /// The JSON `sledge http --json` prints: the report's fields, with
+    /// `urls`, `peak_rss_bytes` and `interrupted` beside them.
+    pub fn json(&self) -> serde_json::Result<String> {
+        let mut value = serde_json::to_value(self.report)?;
+        value["urls"] = serde_json::json!(self.urls);
+        value["peak_rss_bytes"] = serde_json::json!(self.peak_rss);
+        value["interrupted"] = serde_json::json!(self.interrupted);
+        Ok(serde_json::to_string_pretty(&value)? + "\n")
+    }
 }
 
 /// The figures of one load, as `sledge http` prints them: the URLs, the
@@ -114,6 +153,14 @@ pub fn format_report(urls: &[String], r: &LoadReport, peak_rss: Option<u64>) -> 
         let _ = writeln!(s, "  peak RSS      {:>12.1} MiB", rss as f64 / 1048576.0);
     }
     s
+}
+
+/// The JSON `sledge http --from --json` prints: the merged report's
+/// fields (each host's among them), with `urls` beside them.
+pub fn hosts_json(urls: &[String], r: &DistributedReport) -> serde_json::Result<String> {
+    let mut value = serde_json::to_value(r)?;
+    value["urls"] = serde_json::json!(urls);
+    Ok(serde_json::to_string_pretty(&value)? + "\n")
 }
 
 /// One line per host (its clock, its start, its own figures), then the

@@ -226,9 +226,7 @@ fn run_child(
     // prepared before the fork.
     unsafe {
         command.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
+            crate::sys::process::ask_for_parent_death_signal(libc::SIGTERM)?;
             if libc::getppid() as u32 != parent {
                 libc::_exit(1);
             }
