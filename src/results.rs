@@ -14,6 +14,9 @@ use crate::probe::HostInfo;
 use crate::stats::{Direction, Levels, Summary};
 use crate::visible::EscapeText;
 
+pub mod unit;
+pub use unit::Unit;
+
 /// The state a run ended in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -373,8 +376,8 @@ pub struct TrialRecord {
 pub struct MetricRecord {
     /// Metric name (`events_per_sec`).
     pub name: String,
-    /// Unit (`events/s`).
-    pub unit: String,
+    /// Unit (`events/s`): its text in JSON.
+    pub unit: Unit,
     /// Whether higher or lower is better.
     pub direction: Direction,
     /// Over the trials the statistics use (replaced ones left out): the
@@ -412,7 +415,7 @@ pub struct EnergyCompanion {
     /// gives `nj_per_load`, `total_time` gives `total_time_energy`.
     pub name: String,
     /// Its unit: `events/s` gives `events/J`, `ns` gives `nJ`.
-    pub unit: String,
+    pub unit: Unit,
     /// True for work per joule (rate ÷ watts, higher is better), false for
     /// energy per unit of work (time × watts, lower is better).
     pub per_joule: bool,
@@ -422,39 +425,32 @@ pub struct EnergyCompanion {
 /// per joule (`rate × seconds / joules`), a lower-is-better time (s, ms,
 /// µs, ns) gets the energy it cost at the trial's mean power; any other
 /// metric gets none.
-pub fn energy_companion(name: &str, unit: &str, direction: Direction) -> Option<EnergyCompanion> {
-    if let Some(work) = unit.strip_suffix("/s")
-        && direction == Direction::Higher
-        && !work.is_empty()
+pub fn energy_companion(name: &str, unit: &Unit, direction: Direction) -> Option<EnergyCompanion> {
+    if direction == Direction::Higher
+        && let Some(per_joule) = unit.per_joule()
     {
         let stem = name.strip_suffix("_per_sec").unwrap_or(name);
         return Some(EnergyCompanion {
             name: format!("{stem}_per_joule"),
-            unit: format!("{work}/J"),
+            unit: per_joule,
             per_joule: true,
         });
     }
     if direction != Direction::Lower {
         return None;
     }
-    let energy_unit = match unit {
-        "s" => "J",
-        "ms" => "mJ",
-        "µs" | "us" => "µJ",
-        "ns" => "nJ",
-        _ => return None,
-    };
-    let time_prefix = format!("{}_per_", unit.replace('µ', "u"));
+    let energy_unit = unit.energy()?;
+    let time_prefix = format!("{}_per_", unit.as_str().replace('µ', "u"));
     let name = match name.strip_prefix(&time_prefix) {
         Some(rest) => format!(
             "{}_per_{rest}",
-            energy_unit.replace('µ', "u").to_lowercase()
+            energy_unit.as_str().replace('µ', "u").to_lowercase()
         ),
         None => format!("{name}_energy"),
     };
     Some(EnergyCompanion {
         name,
-        unit: energy_unit.to_string(),
+        unit: energy_unit,
         per_joule: false,
     })
 }
@@ -629,8 +625,13 @@ mod tests {
         assert!(left.is_empty(), "left raw: {left:?}");
     }
 
-    fn companion(name: &str, unit: &str, direction: Direction) -> Option<(String, String, bool)> {
-        energy_companion(name, unit, direction).map(|c| (c.name, c.unit, c.per_joule))
+    fn companion(
+        name: &str,
+        unit: &'static str,
+        direction: Direction,
+    ) -> Option<(String, String, bool)> {
+        energy_companion(name, &Unit::of(unit), direction)
+            .map(|c| (c.name, c.unit.into(), c.per_joule))
     }
 
     #[test]

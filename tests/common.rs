@@ -161,7 +161,7 @@ pub fn store_fixture_run(store: &Path, status: sledge::results::RunStatus, sampl
                 .collect(),
             metrics: vec![MetricRecord {
                 name: "events_per_sec".to_string(),
-                unit: "events/s".to_string(),
+                unit: "events/s".into(),
                 direction: sledge::stats::Direction::Higher,
                 summary: sledge::stats::summarize(samples).expect("samples"),
                 levels: None,

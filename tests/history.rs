@@ -101,7 +101,7 @@ fn store_run(store: &std::path::Path, day: usize, value: f64, kernel: &str) {
             .collect(),
         metrics: vec![MetricRecord {
             name: "value".to_string(),
-            unit: "u".to_string(),
+            unit: "u".into(),
             direction: sledge::stats::Direction::Higher,
             summary,
             levels: Some(levels),

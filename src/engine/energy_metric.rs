@@ -9,8 +9,6 @@
 //! are in it: the figure answers "what does this machine spend on this
 //! work", as the wall-socket figures of the reference articles did.
 
-use std::borrow::Cow;
-
 use super::workload::Metric;
 use crate::monitor::TrialHealth;
 use crate::results::energy_companion;
@@ -30,7 +28,7 @@ pub(crate) fn energy_metric(headline: &Metric, health: &TrialHealth) -> Option<M
     };
     value.is_finite().then_some(Metric {
         name: companion.name,
-        unit: Cow::Owned(companion.unit),
+        unit: companion.unit,
         direction,
         value,
     })
@@ -67,7 +65,7 @@ mod tests {
         assert_eq!(metrics.len(), 3);
         let m = &metrics[1];
         assert_eq!(
-            (m.name.as_str(), &*m.unit),
+            (m.name.as_str(), m.unit.as_str()),
             ("events_per_joule", "events/J")
         );
         assert_eq!(m.direction, Direction::Higher);
@@ -80,7 +78,7 @@ mod tests {
         let mut metrics = vec![Metric::lower("ns_per_load", "ns", 80.0)];
         add_energy_metric(&mut metrics, &health(50.0, 2.0));
         let m = &metrics[1];
-        assert_eq!((m.name.as_str(), &*m.unit), ("nj_per_load", "nJ"));
+        assert_eq!((m.name.as_str(), m.unit.as_str()), ("nj_per_load", "nJ"));
         assert_eq!(m.direction, Direction::Lower);
         assert!((m.value - 2000.0).abs() < 1e-9, "{}", m.value);
     }

@@ -198,7 +198,7 @@ fn run_trials(
         let output = guarded(|| case.trial(ctx))?;
         check_output(&output)?;
         let primary = &output.metrics[0];
-        progress.trial_finished(0, true, primary.value, &primary.unit);
+        progress.trial_finished(0, true, primary.value, primary.unit.as_str());
     }
 
     let started = Instant::now();
@@ -223,7 +223,7 @@ fn run_trials(
             !health.flags.is_empty() && replacements < request.max_replacements && !after_flagged;
         replacements += u32::from(replaced);
         let counted = trials.iter().filter(|t| !t.replaced).count() as u32 + u32::from(!replaced);
-        progress.trial_finished(counted, false, metrics[0].value, &metrics[0].unit);
+        progress.trial_finished(counted, false, metrics[0].value, metrics[0].unit.as_str());
         trials.push(TrialResult {
             metrics,
             histogram: latency_ns,

@@ -63,7 +63,7 @@ fn summarize_metrics(records: &[TrialRecord], trials: &[(u32, TrialResult)]) -> 
             let (summary, levels) = stats::summarize_rounds(&rounds)?;
             Some(MetricRecord {
                 name: template.name.clone(),
-                unit: template.unit.to_string(),
+                unit: template.unit.clone(),
                 direction: template.direction,
                 summary,
                 levels: Some(levels),

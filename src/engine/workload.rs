@@ -7,7 +7,6 @@
 //! cleans up. The engine owns warm-up, repetition, statistics and cleanup
 //! guarantees.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -16,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::context::TrialContext;
 use super::params::{ParamSet, ParamSpec};
+use crate::results::Unit;
 use crate::stats::Direction;
 pub use crate::store::later_params::LaterParam;
 
@@ -189,7 +189,7 @@ pub struct Metric {
     /// Name in snake case with the unit's meaning (`events_per_sec`).
     pub name: String,
     /// Unit as shown to users (`events/s`, `MiB/s`, `ms`).
-    pub unit: Cow<'static, str>,
+    pub unit: Unit,
     /// Which way is better.
     pub direction: Direction,
     /// The measured value.
@@ -201,7 +201,7 @@ impl Metric {
     pub fn higher(name: impl Into<String>, unit: &'static str, value: f64) -> Self {
         Metric {
             name: name.into(),
-            unit: Cow::Borrowed(unit),
+            unit: Unit::of(unit),
             direction: Direction::Higher,
             value,
         }
@@ -211,7 +211,7 @@ impl Metric {
     pub fn lower(name: impl Into<String>, unit: &'static str, value: f64) -> Self {
         Metric {
             name: name.into(),
-            unit: Cow::Borrowed(unit),
+            unit: Unit::of(unit),
             direction: Direction::Lower,
             value,
         }

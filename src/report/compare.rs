@@ -29,7 +29,7 @@ use serde::Serialize;
 
 use super::price::{PriceComparison, compare_prices};
 use crate::engine::methodology::SINGLE_ROUND_MIN_TRIALS;
-use crate::results::{CaseRecord, MetricRecord, RunRecord};
+use crate::results::{CaseRecord, MetricRecord, RunRecord, Unit};
 use crate::stats::{self, CiBasis, Comparison, Direction, RunNoise, Side, Verdict, VerdictBasis};
 use crate::store::later_params;
 use crate::visible::EscapeText;
@@ -183,7 +183,7 @@ pub struct MetricComparison {
     /// Metric name.
     pub name: String,
     /// Unit.
-    pub unit: String,
+    pub unit: Unit,
     /// Which way is better.
     pub direction: Direction,
     /// Baseline value: the mean of its round means (of the unflagged

@@ -7,7 +7,7 @@ use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
 
 use crate::monitor::{Disturbance, TrialHealth};
-use crate::results::{CaseRecord, MetricRecord, RunRecord, RunStatus, TrialRecord};
+use crate::results::{CaseRecord, MetricRecord, RunRecord, RunStatus, TrialRecord, Unit};
 use crate::stats::{self, Direction};
 
 /// A metric over `samples`, summarised and outlier-flagged as the engine
@@ -15,7 +15,7 @@ use crate::stats::{self, Direction};
 pub fn metric(name: &str, unit: &str, direction: Direction, samples: &[f64]) -> MetricRecord {
     MetricRecord {
         name: name.into(),
-        unit: unit.into(),
+        unit: Unit::parse(unit),
         direction,
         summary: stats::summarize(samples).expect("finite samples"),
         levels: None,

@@ -329,7 +329,7 @@ fn population(cpu_model: String, members: &[&RunRecord]) -> Population {
         cases.push(CaseAcrossHosts {
             case: label,
             metric: headline.name.clone(),
-            unit: headline.unit.clone(),
+            unit: headline.unit.to_string(),
             direction: headline.direction,
             median: spread.median,
             mad: spread.mad,

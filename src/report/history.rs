@@ -245,7 +245,7 @@ fn case_history(
     let first = series
         .iter()
         .find_map(|(_, case)| chosen_metric(case, metric))?;
-    let (name, unit, direction) = (first.name.clone(), first.unit.clone(), first.direction);
+    let (name, unit, direction) = (first.name.clone(), first.unit.to_string(), first.direction);
     let mut kept: Vec<&HistoryRun> = Vec::new();
     let mut runs = Vec::new();
     for (history_run, case) in series {

@@ -18,8 +18,8 @@ use std::fmt;
 
 use super::compare::reads_all;
 use super::format::{self, REPORT_WIDTH, markdown_cell};
-use super::summary::varying_params;
 use super::sweeps::headline;
+use super::varying::varying_params;
 use crate::results::{CaseRecord, RunRecord};
 use crate::stats::Direction;
 
@@ -311,7 +311,7 @@ fn table(
     let metric = members
         .iter()
         .find_map(|&i| headline(&run.cases[i]))
-        .map(|m| (m.name.clone(), m.unit.clone(), m.direction))?;
+        .map(|m| (m.name.clone(), m.unit.to_string(), m.direction))?;
     let rows = ordered(members.iter().map(|&i| &run.cases[i].params[row]));
     let columns = ordered(members.iter().map(|&i| &run.cases[i].params[column]));
     if rows.len() < 2 || columns.len() < 2 {

@@ -19,7 +19,7 @@ use std::rc::Rc;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess};
 use serde_json::{Map, Value};
 
-use super::portable::{self, DOCUMENT_KIND, FORMAT_VERSION, ImportError};
+use super::portable_records::{self, DOCUMENT_KIND, FORMAT_VERSION, ImportError};
 use crate::results::{CaseRecord, RunRecord};
 
 /// How much of the file is read at once.
@@ -371,7 +371,7 @@ impl<'de> Shape<'de> for RunShape<'_> {
                 },
             ));
         };
-        portable::parse_run(fields, cases, &self.at)
+        portable_records::parse_run(fields, cases, &self.at)
             .map_err(|(at, reason)| stop(self.found, Problem::Invalid { at, reason }))
     }
 }
@@ -400,7 +400,7 @@ impl<'de> Shape<'de> for CasesShape<'_> {
         let mut cases = Vec::new();
         while let Some(case) = seq.next_element::<Value>()? {
             let at = format!("{}.cases[{}]", self.at, cases.len());
-            let case = portable::parse_case(case, &at)
+            let case = portable_records::parse_case(case, &at)
                 .map_err(|(at, reason)| stop(self.found, Problem::Invalid { at, reason }))?;
             cases.push(case);
         }

@@ -24,8 +24,9 @@ use std::fmt::Write as _;
 
 use super::format;
 use super::run_table::value_with_ci;
-use super::summary::{is_disturbance_warning, missed_target, varying_params};
+use super::summary::{is_disturbance_warning, missed_target};
 use super::sweeps::{self, Step, Sweep, headline};
+use super::varying::varying_params;
 use crate::results::{CaseRecord, MetricRecord, RunRecord};
 use crate::visible::Escaped;
 
@@ -146,7 +147,7 @@ fn row(run: &RunRecord, workload: &str, indexes: &[usize], sweeps: &[Sweep]) -> 
         workload: workload.to_string(),
         value,
         metric: shown_metric.map_or(String::new(), |m| m.name.clone()),
-        unit: shown_metric.map_or(String::new(), |m| m.unit.clone()),
+        unit: shown_metric.map_or(String::new(), |m| m.unit.to_string()),
         scaling,
         cases: cases.len(),
         flags: flag_counts(&cases),

@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use super::pivot::{self, PivotChoice};
 use super::run_table::header;
 use super::sweeps::{self, Sweep, headline};
+use super::varying::varying_params;
 use crate::engine::runner::PRECISION_WARNING_PREFIX;
 use crate::monitor::{OTHER_CPU_THRESHOLD_PCT, STEAL_THRESHOLD_PCT};
 use crate::results::{CaseRecord, RunRecord};
@@ -126,26 +127,6 @@ fn cases_by_workload(run: &RunRecord) -> Vec<(&str, Vec<usize>)> {
         order[at].1.push(i);
     }
     order
-}
-
-/// The parameters whose values differ between `cases` (one that some
-/// case lacks differs too), in name order. One pass over the cases'
-/// parameters.
-pub fn varying_params(cases: &[&CaseRecord]) -> Vec<String> {
-    // Per name: the first value seen, how many cases have it, and whether
-    // another value was seen.
-    let mut seen: BTreeMap<&String, (&String, usize, bool)> = BTreeMap::new();
-    for case in cases {
-        for (name, value) in &case.params {
-            let entry = seen.entry(name).or_insert((value, 0, false));
-            entry.1 += 1;
-            entry.2 |= entry.0 != value;
-        }
-    }
-    seen.into_iter()
-        .filter(|(_, (_, count, differs))| *differs || *count < cases.len())
-        .map(|(name, _)| name.clone())
-        .collect()
 }
 
 /// Parameters the same in every case but not at their default, `k=v`.
@@ -309,7 +290,7 @@ fn section(
         .collect();
     Section {
         workload: workload.to_string(),
-        headline: shared.map(|m| (m.name.clone(), m.unit.clone(), m.direction)),
+        headline: shared.map(|m| (m.name.clone(), m.unit.to_string(), m.direction)),
         set,
         varying,
         columns,

@@ -331,7 +331,7 @@ fn sweep(
         param: param.to_string(),
         fixed,
         metric: metric.name.clone(),
-        unit: metric.unit.clone(),
+        unit: metric.unit.to_string(),
         direction: metric.direction,
         steps,
         usl,
@@ -512,7 +512,7 @@ mod tests {
         // seconds: the speed-up is t₁/tₙ.
         for case in &mut run.cases[..4] {
             case.metrics[0].direction = Direction::Lower;
-            case.metrics[0].unit = FIXED_WORK_TIME_UNIT.to_string();
+            case.metrics[0].unit = FIXED_WORK_TIME_UNIT.into();
         }
         let sweeps = find(&run);
         let steps = &sweeps[0].steps;

@@ -7,7 +7,7 @@ use super::db::{Conn, DbError, Row, TxKind, Value, params};
 use serde::de::DeserializeOwned;
 
 use super::{RunListing, Store, StoreError, sql_err};
-use crate::results::{CaseRecord, MetricRecord, RunRecord, RunStatus, TrialRecord};
+use crate::results::{CaseRecord, MetricRecord, RunRecord, RunStatus, TrialRecord, Unit};
 use crate::stats::{Direction, Summary};
 
 /// A case row before its JSON columns are decoded.
@@ -510,7 +510,7 @@ fn load_case(
                 .collect(),
             outliers: sample_rows.iter().filter_map(|(_, flag)| *flag).collect(),
             name: m.name,
-            unit: m.unit,
+            unit: Unit::parse(m.unit),
             direction,
         });
     }

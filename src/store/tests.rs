@@ -138,7 +138,7 @@ fn full_case() -> CaseRecord {
         metrics: vec![
             MetricRecord {
                 name: "ops_per_sec".to_string(),
-                unit: "ops/s".to_string(),
+                unit: "ops/s".into(),
                 direction: Direction::Higher,
                 summary: summary(&ops),
                 levels: Some(Levels {
@@ -152,7 +152,7 @@ fn full_case() -> CaseRecord {
             },
             MetricRecord {
                 name: "p99_latency".to_string(),
-                unit: "us".to_string(),
+                unit: "us".into(),
                 direction: Direction::Lower,
                 summary: summary(&latency),
                 levels: None,
@@ -184,7 +184,7 @@ fn small_case(workload: &str) -> CaseRecord {
         }],
         metrics: vec![MetricRecord {
             name: "events_per_sec".to_string(),
-            unit: "events/s".to_string(),
+            unit: "events/s".into(),
             direction: Direction::Higher,
             summary: summary(&[42.0]),
             levels: None,

@@ -594,7 +594,7 @@ impl<'a> PreparedCase<'a> {
                 params![
                     case_id,
                     m.metric.name,
-                    m.metric.unit,
+                    m.metric.unit.as_str(),
                     m.direction,
                     m.n,
                     s.mean,

@@ -60,7 +60,7 @@ fn rows(run: &Escaped<RunRecord>) -> anyhow::Result<String> {
                 case.workload_version.to_string(),
                 case.params_text(),
                 m.name.clone(),
-                m.unit.clone(),
+                m.unit.to_string(),
                 format!("{:?}", m.direction).to_lowercase(),
                 s.n.to_string(),
                 s.mean.to_string(),

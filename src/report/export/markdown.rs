@@ -63,7 +63,7 @@ fn run_markdown(run: &Escaped<RunRecord>) -> String {
                 markdown_cell(&m.name),
                 value_with_ci(m),
                 m.summary.n,
-                markdown_cell(&m.unit),
+                markdown_cell(m.unit.as_str()),
                 flags(case, m, i == 0)
             ));
         }

@@ -46,7 +46,7 @@ use super::compare::{
 use super::pivot::PivotChoice;
 use super::summary::{self, Defaults};
 use super::sweeps::{self, Sweep};
-use super::{format, run_table};
+use super::{format, run_table, varying};
 use crate::probe::human_bytes;
 use crate::results::{CaseRecord, RunRecord};
 use crate::stats::{Verdict, VerdictBasis};
@@ -342,7 +342,7 @@ fn comparison(c: &RunComparison) -> Markup {
                         tr {
                             td { (case.workload) }
                             td { (case.params) }
-                            td { (m.name) " (" (m.unit) ")" }
+                            td { (m.name) " (" (m.unit.as_str()) ")" }
                             td class="num" { (format::value(m.baseline_mean)) }
                             td class="num" { (format::value(m.candidate_mean)) }
                             td class="num" { (row.ratio) }
@@ -521,7 +521,7 @@ fn charts_section(
                 .iter()
                 .flat_map(|&k| matched[k].1.iter().map(|p| p.1))
                 .collect();
-            summary::varying_params(&cases)
+            varying::varying_params(&cases)
         };
         // A pivot table's chart stands for its cases' bar charts.
         let tables = pivot_groups.remove(workload).unwrap_or_default();
@@ -607,7 +607,7 @@ fn case_figure(
             figcaption {
                 (if title.is_empty() { workload } else { &title }) " "
                 span class="metric" {
-                    @if let Some(m) = metric { (m.name) " (" (m.unit) ")" }
+                    @if let Some(m) = metric { (m.name) " (" (m.unit.as_str()) ")" }
                 }
             }
             "\n"
@@ -665,7 +665,7 @@ fn bar_data(runs: &[RunRecord], cases: &[(usize, &CaseRecord)]) -> Option<BarCha
         .iter()
         .filter_map(|&(i, case)| {
             let m = sweeps::headline(case)?;
-            unit = m.unit.clone();
+            unit = m.unit.to_string();
             Some(Bar {
                 label: run_name(&runs[i]),
                 run: i,
