@@ -197,7 +197,7 @@ fn case_estimate(
         rounds_to_detect(sd, run_sd, effect, DETECT_MAX_ROUNDS)
     });
     CaseEstimate {
-        label: short_label(planned),
+        label: planned.short_label(),
         history_runs: hint.map_or(0, |h| h.runs),
         guessed: hint.is_none() && said.is_none(),
         trials_per_round: trials,
@@ -208,21 +208,6 @@ fn case_estimate(
         expected_ci: round_sd.map(|sd| ci_at(sd, rounds, method)),
         detect,
     }
-}
-
-/// The case as a user would type it, with only the parameters away from
-/// their defaults (a plan's rows must fit a terminal).
-fn short_label(planned: &PlannedCase) -> String {
-    let values = planned.params.to_strings();
-    let mut label = planned.workload.id().to_string();
-    for spec in planned.workload.params() {
-        if let Some(value) = values.get(spec.name)
-            && value != spec.default
-        {
-            label.push_str(&format!(" {}={value}", spec.name));
-        }
-    }
-    label
 }
 
 /// The relative half-width expected after `rounds` rounds (with a single

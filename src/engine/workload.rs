@@ -138,6 +138,21 @@ impl PlannedCase {
     pub fn label(&self) -> String {
         crate::results::case_label(self.workload.id(), &self.params.to_strings())
     }
+
+    /// The case with only the parameters away from their defaults: what a
+    /// plan's row or a warning shows (`cpu.primes threads=2`).
+    pub fn short_label(&self) -> String {
+        let values = self.params.to_strings();
+        let mut label = self.workload.id().to_string();
+        for spec in self.workload.params() {
+            if let Some(value) = values.get(spec.name)
+                && value != spec.default
+            {
+                label.push_str(&format!(" {}={value}", spec.name));
+            }
+        }
+        label
+    }
 }
 
 /// What a workload may know about the run when it builds a case.

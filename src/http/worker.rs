@@ -216,8 +216,7 @@ pub(crate) fn run_worker(plan: &WorkerPlan<'_>) -> io::Result<(Tally, Instant)> 
     if may_nap {
         // Naps of a few microseconds and due times 20 µs apart need a
         // timer that fires on time, not after the default 50 µs of slack.
-        // SAFETY: prctl with integer arguments changes only this thread.
-        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+        crate::sys::timer_slack::set_timer_slack_ns(1);
     }
     for _ in 0..plan.connections {
         w.conns.push(Conn {

@@ -21,6 +21,7 @@ pub const FORMAT_VERSION: u64 = 1;
 
 /// The member of an exported case that holds its latency histogram.
 pub(super) const HISTOGRAM_FIELD: &str = "latency_histogram";
+
 /// Why a document cannot be imported. Every message starts with the file.
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
@@ -98,6 +99,7 @@ pub enum ImportError {
         reason: String,
     },
 }
+
 /// One run of the document from its members other than `cases`, and its
 /// cases (already parsed); errors carry where they are and what is wrong.
 pub(super) fn parse_run(

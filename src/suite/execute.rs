@@ -225,7 +225,7 @@ pub fn cases_this_host_runs(
     let skipped = super::preflight::check_cases_skipping(&plan.cases, env, from_profile)?;
     let warnings = skipped
         .iter()
-        .map(|(index, reason)| format!("skipped {}: {reason}", plan.cases[*index].label()))
+        .map(|(index, reason)| format!("skipped {}: {reason}", plan.cases[*index].short_label()))
         .collect();
     let cases: Vec<PlannedCase> = plan
         .cases

@@ -2,7 +2,8 @@
 //! threads that know nothing of benchmarks, shared by every layer above
 //! (CPU affinity, the open-file limit, file-system space, anonymous memory
 //! mappings, starting worker threads together, this program's own
-//! executable, children that die with it, and signals by name).
+//! executable, children that die with it, signals by name, and a thread's
+//! timer slack).
 
 pub mod affinity;
 pub mod anon_map;
@@ -11,4 +12,5 @@ pub mod fs_space;
 pub mod own_exe;
 pub mod process;
 pub mod signal;
+pub mod timer_slack;
 pub mod workers;

@@ -49,15 +49,6 @@ pub fn sleep_until_ns(deadline_ns: u64) {
     }
 }
 
-/// Sets the calling thread's timer slack: how late the kernel may fire
-/// its timers to group wake-ups (50 µs by default for normal threads; real
-/// time threads get none).
-pub fn set_timer_slack_ns(ns: u64) {
-    // SAFETY: prctl with an integer argument; the call cannot fail for a
-    // positive value.
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong) };
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -130,7 +130,7 @@ impl Case for InteractiveCase {
                 .spawn_scoped(s, move || {
                     // Interbench's task is woken by a real-time thread with
                     // no timer slack; sleeping itself, it must have none.
-                    clock::set_timer_slack_ns(1);
+                    crate::sys::timer_slack::set_timer_slack_ns(1);
                     let mut host = RealHost {
                         end: clock::monotonic_ns() + time.as_nanos() as u64,
                         cancel,
