@@ -62,11 +62,10 @@ impl LoadShown<'_> {
     /// The JSON `sledge http --json` prints: the report's fields, with
     /// `urls`, `peak_rss_bytes` and `interrupted` beside them.
     pub fn json(&self) -> serde_json::Result<String> {
-        let mut value = serde_json::to_value(self.report)?;
-        value["urls"] = serde_json::json!(self.urls);
-        value["peak_rss_bytes"] = serde_json::json!(self.peak_rss);
-        value["interrupted"] = serde_json::json!(self.interrupted);
-        Ok(serde_json::to_string_pretty(&value)? + "\n")
+        json_with_urls(self.report, self.urls, |value| {
+            value["peak_rss_bytes"] = serde_json::json!(self.peak_rss);
+            value["interrupted"] = serde_json::json!(self.interrupted);
+        })
     }
 }
 
@@ -158,8 +157,19 @@ pub fn format_report(urls: &[String], r: &LoadReport, peak_rss: Option<u64>) -> 
 /// The JSON `sledge http --from --json` prints: the merged report's
 /// fields (each host's among them), with `urls` beside them.
 pub fn hosts_json(urls: &[String], r: &DistributedReport) -> serde_json::Result<String> {
-    let mut value = serde_json::to_value(r)?;
+    json_with_urls(r, urls, |_| {})
+}
+
+/// `report`'s fields as indented JSON with a final newline, `urls` beside
+/// them and whatever `more` adds.
+fn json_with_urls(
+    report: &impl serde::Serialize,
+    urls: &[String],
+    more: impl FnOnce(&mut serde_json::Value),
+) -> serde_json::Result<String> {
+    let mut value = serde_json::to_value(report)?;
     value["urls"] = serde_json::json!(urls);
+    more(&mut value);
     Ok(serde_json::to_string_pretty(&value)? + "\n")
 }
 

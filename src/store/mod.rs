@@ -337,13 +337,7 @@ impl Store {
     /// under a lock (`create`), or, for a command that only reads, finds
     /// the store there or says there is none.
     fn open_postgres(url: &str, create: bool) -> Result<Store, StoreError> {
-        let location = StoreLocation::Postgres(url.to_string());
-        let path = location.shown();
-        let conn = pg_conn::PgConn::connect(url).map_err(|reason| StoreError::Connect {
-            path: path.clone(),
-            reason,
-        })?;
-        let conn = Conn::Postgres(conn);
+        let (conn, path, location) = connect_postgres(url)?;
         let doing = "creating or upgrading the schema";
         if !create
             && let pg_schema::Found::Nothing =
@@ -369,6 +363,18 @@ impl Store {
             }),
         }
     }
+}
+
+/// A connection to the PostgreSQL database at `url` (within the connect
+/// timeout), with the masked URL messages use and the location.
+fn connect_postgres(url: &str) -> Result<(Conn, PathBuf, StoreLocation), StoreError> {
+    let location = StoreLocation::Postgres(url.to_string());
+    let path = location.shown();
+    let conn = pg_conn::PgConn::connect(url).map_err(|reason| StoreError::Connect {
+        path: path.clone(),
+        reason,
+    })?;
+    Ok((Conn::Postgres(conn), path, location))
 }
 
 /// Wraps a database error with the store path and what was being done; an

@@ -14,11 +14,11 @@ use std::io;
 use rusqlite::{Connection, OpenFlags};
 
 use super::db::Conn;
-use super::pg_conn::PgConn;
 use super::pg_schema::{self, Found};
 use super::schema::{self, Migration, SCHEMA_VERSION};
 use super::{
-    BUSY_TIMEOUT, Store, StoreError, StoreLocation, check_ownership, inspect_existing, sql_err,
+    BUSY_TIMEOUT, Store, StoreError, StoreLocation, check_ownership, connect_postgres,
+    inspect_existing, sql_err,
 };
 
 /// How many pages each step of the copy of an older store takes: the
@@ -90,13 +90,7 @@ impl Store {
 /// older schema is not upgraded: a copy in memory is the file store's way,
 /// a database has none, and upgrading it is for a command that writes.
 fn open_postgres_read_only(url: &str) -> Result<Store, StoreError> {
-    let location = StoreLocation::Postgres(url.to_string());
-    let path = location.shown();
-    let conn = PgConn::connect(url).map_err(|reason| StoreError::Connect {
-        path: path.clone(),
-        reason,
-    })?;
-    let conn = Conn::Postgres(conn);
+    let (conn, path, location) = connect_postgres(url)?;
     let found = pg_schema::inspect(&conn).map_err(sql_err(&path, "reading the schema version"))?;
     match found {
         Found::Nothing => Err(StoreError::NoStore { path }),
