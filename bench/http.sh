@@ -15,7 +15,11 @@
 #   5. open: sledge's closed loop at -c 100 gives the ceiling; then the
 #      open loop (--rate) at 50%, 75%, 90% and 100% of it, each round with
 #      a new ceiling: achieved / requested, p99 latency from the due time
-#      and from the send, late requests, the generator's busy share.
+#      and from the send, late requests, the generator's and nginx's busy
+#      shares (nginx near 100%: the server, not the generator, fell behind).
+#      With WRK2=path (wrk2, Gil Tene's open-loop wrk, built from source),
+#      wrk2 runs at the same rates after sledge, as a second opinion on
+#      whether a shortfall is the generator's or the server's.
 #
 # Needs: wrk, nginx (nginx-light), taskset, GNU time, jq.
 # Usage: bench/http.sh [SECONDS per run, default 10]
@@ -100,6 +104,8 @@ SLEDGE_10M=http://127.0.0.1:$SLEDGE_PORT/static/10485760
 
 # CPU seconds (user + system) a process has used so far.
 cpu_of() { awk -v tck="$(getconf CLK_TCK)" '{ print ($14 + $15) / tck }' "/proc/$1/stat"; }
+# nginx's worker: its CPU share (%) since CPU time $1 at wall time $2.
+busy_since() { awk -v a="$(cpu_of "$NGINX_WORKER")" -v b="$1" -v t0="$2" -v t1="$(date +%s.%N)" 'BEGIN { printf "%.0f", 100 * (a - b) / (t1 - t0) }'; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0) ? a / b : 0 }'; }
 
@@ -138,7 +144,6 @@ if part generator; then
 echo "== 1. generator: wrk -t1 -c50 vs sledge http -t1 -c50 (CPU $CLIENT_CPU) against nginx 1 B (CPU $SERVER_CPU), ${DUR} s x $ROUNDS"
 echo "   (nginx busy: its CPU time over the run's wall time; near 100% means the server, not the generator, set the rate)"
 : > "$WORK/gen"
-busy_since() { awk -v a="$(cpu_of "$NGINX_WORKER")" -v b="$1" -v t0="$2" -v t1="$(date +%s.%N)" 'BEGIN { printf "%.0f", 100 * (a - b) / (t1 - t0) }'; }
 for round in $(seq "$ROUNDS"); do
     c0=$(cpu_of "$NGINX_WORKER"); t0=$(date +%s.%N)
     read -r wn wrps wcpu < <(run_wrk "$NGINX_1B")
@@ -214,20 +219,37 @@ ceiling() {
     taskset -c $CLIENT_CPU "$SLEDGE" http -t 1 -c 100 -d "$DUR" --json "$NGINX_1B" | jq '.requests_per_sec | floor'
 }
 : > "$WORK/open"
+: > "$WORK/open-wrk2"
 for round in $(seq "$ROUNDS"); do
     top=$(ceiling)
     echo "  round $round: closed-loop ceiling $top req/s"
     for share in 50 75 90 100; do
         rate=$(( top * share / 100 ))
+        c0=$(cpu_of "$NGINX_WORKER"); t0=$(date +%s.%N)
         json=$(taskset -c $CLIENT_CPU "$SLEDGE" http -t 1 -c 100 -d "$DUR" --rate "$rate" --json "$NGINX_1B")
+        nbusy=$(busy_since "$c0" "$t0")
         achieved=$(jq .achieved_rate <<<"$json")
-        printf '    %3d%%: requested %6d, achieved %8.0f (%.3f); p99 from due %8.2f ms, from send %6.2f ms; %s late; generator busy %s\n' \
+        printf '    %3d%%: requested %6d, achieved %8.0f (%.3f); p99 from due %8.2f ms, from send %6.2f ms; %s late; generator busy %s, nginx busy %s%%\n' \
             "$share" "$rate" "$achieved" "$(ratio "$achieved" "$rate")" "$(jq .latency.p99_ms <<<"$json")" \
-            "$(jq .latency_from_send.p99_ms <<<"$json")" "$(jq .late <<<"$json")" "$(jq -r '(.generator_busy // 0) * 100 | floor | tostring + "%"' <<<"$json")"
+            "$(jq .latency_from_send.p99_ms <<<"$json")" "$(jq .late <<<"$json")" "$(jq -r '(.generator_busy // 0) * 100 | floor | tostring + "%"' <<<"$json")" "$nbusy"
         echo "$share $(ratio "$achieved" "$rate") $(jq .latency.p99_ms <<<"$json")" >> "$WORK/open"
+        if [ -n "${WRK2:-}" ]; then
+            # wrk2 spends its first seconds calibrating: give it 10 s at least.
+            c0=$(cpu_of "$NGINX_WORKER"); t0=$(date +%s.%N)
+            out=$(taskset -c $CLIENT_CPU "$WRK2" -t1 -c100 -d"$(( DUR > 10 ? DUR : 10 ))s" -R"$rate" -L "$NGINX_1B")
+            nbusy=$(busy_since "$c0" "$t0")
+            w2rps=$(awk '/^Requests\/sec/ { print $2 }' <<<"$out")
+            w2p99=$(awk '$1 == "99.000%" { v = $2; if (v ~ /us$/) { sub(/us$/, "", v); v /= 1000 } else if (v ~ /ms$/) { sub(/ms$/, "", v) } else if (v ~ /s$/) { sub(/s$/, "", v); v *= 1000 } print v }' <<<"$out")
+            printf '          wrk2: achieved %8.0f (%.3f); p99 from due %8.2f ms; nginx busy %s%%\n' \
+                "$w2rps" "$(ratio "$w2rps" "$rate")" "$w2p99" "$nbusy"
+            echo "$share $(ratio "$w2rps" "$rate") $w2p99" >> "$WORK/open-wrk2"
+        fi
     done
 done
 for share in 50 75 90 100; do
     echo "  RATIO achieved/requested at $share% of the ceiling = $(awk -v s="$share" '$1 == s { print $2 }' "$WORK/open" | median) (median; target >= 0.99 up to 90%), p99 from due $(awk -v s="$share" '$1 == s { print $3 }' "$WORK/open" | median) ms"
+    if [ -n "${WRK2:-}" ]; then
+        echo "        wrk2 at $share%: achieved/requested $(awk -v s="$share" '$1 == s { print $2 }' "$WORK/open-wrk2" | median), p99 from due $(awk -v s="$share" '$1 == s { print $3 }' "$WORK/open-wrk2" | median) ms"
+    fi
 done
 fi
