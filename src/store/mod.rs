@@ -40,6 +40,7 @@ mod pg_schema;
 mod read;
 mod read_only;
 mod schema;
+mod schema_version;
 mod workload_runs;
 mod write;
 
@@ -64,7 +65,6 @@ pub use write::Imported;
 
 use crate::results::RunStatus;
 use db::{Conn, DbError};
-use schema::Migration;
 
 /// How long a connection waits for another process holding the store's
 /// lock before giving up. A run stores each case after each of its rounds,
@@ -201,24 +201,12 @@ impl Store {
         // the real connection before anything is written.
         check_ownership(&conn, &path)?;
 
-        match schema::migrate(&mut conn)
-            .map_err(sql_err(&path, "creating or upgrading the schema"))?
-        {
-            Migration::Done => Ok(Store {
-                conn: Conn::Sqlite(conn),
-                location: StoreLocation::File(path.clone()),
-                path,
-            }),
-            Migration::TooNew(found) => Err(StoreError::TooNew {
-                path,
-                found,
-                supported: SCHEMA_VERSION,
-            }),
-            Migration::Invalid(found) => Err(StoreError::Corrupt {
-                path,
-                what: format!("schema version {found} (user_version) is negative"),
-            }),
-        }
+        schema::migrate(&mut conn, &path, "creating or upgrading the schema")?;
+        Ok(Store {
+            conn: Conn::Sqlite(conn),
+            location: StoreLocation::File(path.clone()),
+            path,
+        })
     }
 
     /// Opens the store at its default location ([`Store::default_path`]),
@@ -345,23 +333,12 @@ impl Store {
         {
             return Err(StoreError::NoStore { path });
         }
-        match pg_schema::migrate(&conn).map_err(sql_err(&path, doing))? {
-            Err(reason) => Err(StoreError::ForeignDatabase { path, reason }),
-            Ok(Migration::Done) => Ok(Store {
-                conn,
-                path,
-                location,
-            }),
-            Ok(Migration::TooNew(found)) => Err(StoreError::TooNew {
-                path,
-                found,
-                supported: SCHEMA_VERSION,
-            }),
-            Ok(Migration::Invalid(found)) => Err(StoreError::Corrupt {
-                path,
-                what: format!("schema version {found} (sledge_meta) is negative"),
-            }),
-        }
+        pg_schema::migrate(&conn, &path, doing)?;
+        Ok(Store {
+            conn,
+            path,
+            location,
+        })
     }
 }
 
