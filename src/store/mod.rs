@@ -232,9 +232,12 @@ impl Store {
         Store::open(path)
     }
 
-    /// Opens an existing store for a command that only reads it: a store
-    /// that does not exist is [`StoreError::NoStore`] ("no runs yet"), and
-    /// nothing is created.
+    /// Opens a store that must already exist, read-write and upgraded as
+    /// [`Store::open`] does: a store that does not exist is
+    /// [`StoreError::NoStore`] ("no runs yet"), and nothing is created. For
+    /// a store this process has been using (a second interrupt marks its
+    /// runs partial; a fallback file is shown after a lost store); a
+    /// command that only reads opens with [`Store::open_read_only`].
     pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
         if let StoreLocation::Postgres(url) = StoreLocation::from_arg(path) {
             return Store::open_postgres(&url, false);
