@@ -10,9 +10,7 @@ use crate::http::distributed::agent;
 /// coordinator stops them itself (a `stop`, or the end of their input)
 /// so that they still send what they measured.
 pub fn execute() -> anyhow::Result<ExitStatus> {
-    // SAFETY: setting a signal's disposition to SIG_IGN has no memory
-    // effects.
-    unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
+    crate::sys::signal::ignore_sigint();
     let input = std::io::BufReader::new(std::io::stdin());
     agent::serve(input, std::io::stdout())?;
     Ok(ExitStatus::Success)

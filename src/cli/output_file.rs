@@ -106,7 +106,7 @@ fn final_target(path: &Path) -> PathBuf {
 /// and renaming the temporary file, the process would leave it behind.
 pub fn write_file_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
     // Fails only if a handler is already set (then that one decides).
-    let _ = ctrlc::set_handler(|| {});
+    let _ = crate::suite::interrupt::try_install(vec![Box::new(|| {})]);
     if path.is_dir() {
         anyhow::bail!(
             "{} is a directory; give a file name for the output",

@@ -3,6 +3,7 @@
 
 use super::output::ExitStatus;
 use crate::engine::CancelToken;
+use crate::suite::interrupt;
 use crate::suite::subprocess::serve_round;
 
 /// Runs the round job on stdin. SIGTERM (which the parent sends when it is
@@ -15,16 +16,14 @@ pub fn execute() -> anyhow::Result<ExitStatus> {
     let handler_cancel = cancel.clone();
     // Without a handler the round would die on the signal without cleanup,
     // so a failure to install one is an error.
-    ctrlc::set_handler(move || {
-        if handler_cancel.is_cancelled() {
-            std::process::exit(130);
-        }
-        handler_cancel.cancel();
-    })
+    interrupt::try_install(vec![
+        Box::new(move || handler_cancel.cancel()),
+        Box::new(|| std::process::exit(130)),
+    ])
     .map_err(|e| anyhow::anyhow!("cannot catch interrupts in a round's process: {e}"))?;
-    // SAFETY: setting a signal's disposition to SIG_IGN has no memory
-    // effects.
-    unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
+    // After the handler, which catches SIGINT as well as SIGTERM: the
+    // parent forwards a Ctrl-C as SIGTERM, so SIGINT must not count too.
+    crate::sys::signal::ignore_sigint();
     serve_round(&cancel)?;
     Ok(ExitStatus::Success)
 }

@@ -40,6 +40,7 @@ mod pg_schema;
 mod read;
 mod read_only;
 mod schema;
+mod schema_version;
 mod workload_runs;
 mod write;
 
@@ -64,7 +65,6 @@ pub use write::Imported;
 
 use crate::results::RunStatus;
 use db::{Conn, DbError};
-use schema::Migration;
 
 /// How long a connection waits for another process holding the store's
 /// lock before giving up. A run stores each case after each of its rounds,
@@ -201,24 +201,12 @@ impl Store {
         // the real connection before anything is written.
         check_ownership(&conn, &path)?;
 
-        match schema::migrate(&mut conn)
-            .map_err(sql_err(&path, "creating or upgrading the schema"))?
-        {
-            Migration::Done => Ok(Store {
-                conn: Conn::Sqlite(conn),
-                location: StoreLocation::File(path.clone()),
-                path,
-            }),
-            Migration::TooNew(found) => Err(StoreError::TooNew {
-                path,
-                found,
-                supported: SCHEMA_VERSION,
-            }),
-            Migration::Invalid(found) => Err(StoreError::Corrupt {
-                path,
-                what: format!("schema version {found} (user_version) is negative"),
-            }),
-        }
+        schema::migrate(&mut conn, &path, "creating or upgrading the schema")?;
+        Ok(Store {
+            conn: Conn::Sqlite(conn),
+            location: StoreLocation::File(path.clone()),
+            path,
+        })
     }
 
     /// Opens the store at its default location ([`Store::default_path`]),
@@ -244,9 +232,12 @@ impl Store {
         Store::open(path)
     }
 
-    /// Opens an existing store for a command that only reads it: a store
-    /// that does not exist is [`StoreError::NoStore`] ("no runs yet"), and
-    /// nothing is created.
+    /// Opens a store that must already exist, read-write and upgraded as
+    /// [`Store::open`] does: a store that does not exist is
+    /// [`StoreError::NoStore`] ("no runs yet"), and nothing is created. For
+    /// a store this process has been using (a second interrupt marks its
+    /// runs partial; a fallback file is shown after a lost store); a
+    /// command that only reads opens with [`Store::open_read_only`].
     pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
         if let StoreLocation::Postgres(url) = StoreLocation::from_arg(path) {
             return Store::open_postgres(&url, false);
@@ -345,23 +336,12 @@ impl Store {
         {
             return Err(StoreError::NoStore { path });
         }
-        match pg_schema::migrate(&conn).map_err(sql_err(&path, doing))? {
-            Err(reason) => Err(StoreError::ForeignDatabase { path, reason }),
-            Ok(Migration::Done) => Ok(Store {
-                conn,
-                path,
-                location,
-            }),
-            Ok(Migration::TooNew(found)) => Err(StoreError::TooNew {
-                path,
-                found,
-                supported: SCHEMA_VERSION,
-            }),
-            Ok(Migration::Invalid(found)) => Err(StoreError::Corrupt {
-                path,
-                what: format!("schema version {found} (sledge_meta) is negative"),
-            }),
-        }
+        pg_schema::migrate(&conn, &path, doing)?;
+        Ok(Store {
+            conn,
+            path,
+            location,
+        })
     }
 }
 

@@ -15,9 +15,12 @@
 //! 0 and 1 with the same CHECKs, so that both databases hold the same
 //! values.
 
-use super::APPLICATION_ID;
+use std::path::Path;
+
 use super::db::{Conn, DbError, TxKind, params};
-use super::schema::{MIGRATIONS, Migration};
+use super::schema::{MIGRATIONS, SCHEMA_VERSION};
+use super::schema_version::{Version, check_version};
+use super::{APPLICATION_ID, StoreError, sql_err};
 
 /// Migration steps, in order: step `i` takes the schema from version `i`
 /// to version `i + 1`, as `schema::MIGRATIONS[i]` does on SQLite.
@@ -136,6 +139,9 @@ UPDATE run SET imported = 1 WHERE owner IS NULL;
 // Both databases know the same versions.
 const _: () = assert!(PG_MIGRATIONS.len() == MIGRATIONS.len());
 
+/// Where PostgreSQL keeps the schema version, as messages name it.
+pub(crate) const VERSION_KEPT_IN: &str = "sledge_meta";
+
 /// The tables sledge makes; one of them without `sledge_meta` beside it
 /// belongs to someone else.
 const SLEDGE_TABLES: &[&str] = &["run", "run_case", "trial", "metric", "sample", "histogram"];
@@ -190,50 +196,63 @@ fn table_exists(conn: &Conn, name: &str) -> Result<bool, DbError> {
         .is_some())
 }
 
-/// Brings the schema up to the current version under the advisory lock,
-/// all steps in one transaction; a current store is not written to.
-/// `Foreign` is returned as found, and nothing is changed.
-pub(crate) fn migrate(conn: &Conn) -> Result<Result<Migration, String>, DbError> {
-    let current = MIGRATIONS.len() as i64;
-    match inspect(conn)? {
-        Found::Store(v) if v == current => return Ok(Ok(Migration::Done)),
-        Found::Foreign(reason) => return Ok(Err(reason)),
-        _ => {}
+/// Brings the schema of the store at `path` (its masked URL) up to the
+/// current version under the advisory lock, all steps in one transaction;
+/// a database error says it came while `doing`. A current store is not
+/// written to. A database of another program, or a version this build
+/// cannot upgrade ([`check_version`]), is refused, and nothing is changed.
+pub(crate) fn migrate(conn: &Conn, path: &Path, doing: &'static str) -> Result<(), StoreError> {
+    let sql = |cause: DbError| sql_err(path, doing)(cause);
+    let foreign = |reason: String| StoreError::ForeignDatabase {
+        path: path.to_path_buf(),
+        reason,
+    };
+    match inspect(conn).map_err(sql)? {
+        Found::Store(found) => {
+            if check_version(path, found, VERSION_KEPT_IN)? == Version::Current {
+                return Ok(());
+            }
+        }
+        Found::Foreign(reason) => return Err(foreign(reason)),
+        Found::Nothing => {}
     }
-    let tx = conn.begin(TxKind::Write)?;
+    let tx = conn.begin(TxKind::Write).map_err(sql)?;
     // Waits for another sledge's migration of this database, if any; held
     // until this transaction ends.
     tx.execute(
         "SELECT pg_advisory_xact_lock(?1)",
         params![i64::from(APPLICATION_ID)],
-    )?;
-    let version = match inspect(&tx)? {
+    )
+    .map_err(sql)?;
+    let found = match inspect(&tx).map_err(sql)? {
         Found::Store(v) => v,
         Found::Nothing => {
             tx.batch(
                 "CREATE TABLE sledge_meta (application_id BIGINT NOT NULL, schema_version BIGINT NOT NULL)",
-            )?;
+            )
+            .map_err(sql)?;
             tx.execute(
                 "INSERT INTO sledge_meta (application_id, schema_version) VALUES (?1, 0)",
                 params![i64::from(APPLICATION_ID)],
-            )?;
+            )
+            .map_err(sql)?;
             0
         }
-        Found::Foreign(reason) => return Ok(Err(reason)),
+        Found::Foreign(reason) => return Err(foreign(reason)),
     };
-    if version < 0 {
-        return Ok(Ok(Migration::Invalid(version)));
-    }
-    if version > current {
-        return Ok(Ok(Migration::TooNew(version)));
-    }
-    for step in &PG_MIGRATIONS[version as usize..] {
-        tx.batch(step)?;
+    // Another sledge may have migrated while this one waited for the lock.
+    let from = match check_version(path, found, VERSION_KEPT_IN)? {
+        Version::Current => SCHEMA_VERSION,
+        Version::Older(found) => found,
+    };
+    for step in &PG_MIGRATIONS[from as usize..] {
+        tx.batch(step).map_err(sql)?;
     }
     tx.execute(
         "UPDATE sledge_meta SET schema_version = ?1",
-        params![current],
-    )?;
-    tx.commit()?;
-    Ok(Ok(Migration::Done))
+        params![SCHEMA_VERSION],
+    )
+    .map_err(sql)?;
+    tx.commit().map_err(sql)?;
+    Ok(())
 }

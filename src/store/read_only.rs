@@ -15,7 +15,8 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::db::Conn;
 use super::pg_schema::{self, Found};
-use super::schema::{self, Migration, SCHEMA_VERSION};
+use super::schema::{self, SCHEMA_VERSION};
+use super::schema_version::{Version, check_version};
 use super::{
     BUSY_TIMEOUT, Store, StoreError, StoreLocation, check_ownership, connect_postgres,
     inspect_existing, sql_err,
@@ -59,23 +60,11 @@ impl Store {
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(sql_err(path, "setting the busy timeout"))?;
         check_ownership(&conn, path)?;
-        let version =
+        let found =
             schema::user_version(&conn).map_err(sql_err(path, "reading the schema version"))?;
-        let conn = if version == SCHEMA_VERSION {
-            conn
-        } else if version > SCHEMA_VERSION {
-            return Err(StoreError::TooNew {
-                path: path.clone(),
-                found: version,
-                supported: SCHEMA_VERSION,
-            });
-        } else if version < 0 {
-            return Err(StoreError::Corrupt {
-                path: path.clone(),
-                what: format!("schema version {version} (user_version) is negative"),
-            });
-        } else {
-            upgraded_copy(&conn, path)?
+        let conn = match check_version(path, found, schema::VERSION_KEPT_IN)? {
+            Version::Current => conn,
+            Version::Older(_) => upgraded_copy(&conn, path)?,
         };
         Ok(Store {
             conn: Conn::Sqlite(conn),
@@ -95,29 +84,22 @@ fn open_postgres_read_only(url: &str) -> Result<Store, StoreError> {
     match found {
         Found::Nothing => Err(StoreError::NoStore { path }),
         Found::Foreign(reason) => Err(StoreError::ForeignDatabase { path, reason }),
-        Found::Store(found) if found < 0 => Err(StoreError::Corrupt {
-            path,
-            what: format!("schema version {found} (sledge_meta) is negative"),
-        }),
-        Found::Store(found) if found > SCHEMA_VERSION => Err(StoreError::TooNew {
-            path,
-            found,
-            supported: SCHEMA_VERSION,
-        }),
-        Found::Store(found) if found < SCHEMA_VERSION => Err(StoreError::OlderDatabase {
-            path,
-            found,
-            current: SCHEMA_VERSION,
-        }),
-        Found::Store(_) => {
-            conn.batch("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
-                .map_err(sql_err(&path, "making the session read-only"))?;
-            Ok(Store {
-                conn,
+        Found::Store(found) => match check_version(&path, found, pg_schema::VERSION_KEPT_IN)? {
+            Version::Older(found) => Err(StoreError::OlderDatabase {
                 path,
-                location,
-            })
-        }
+                found,
+                current: SCHEMA_VERSION,
+            }),
+            Version::Current => {
+                conn.batch("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+                    .map_err(sql_err(&path, "making the session read-only"))?;
+                Ok(Store {
+                    conn,
+                    path,
+                    location,
+                })
+            }
+        },
     }
 }
 
@@ -131,16 +113,6 @@ fn upgraded_copy(conn: &Connection, path: &std::path::Path) -> Result<Connection
             backup.run_to_completion(COPY_PAGES_PER_STEP, std::time::Duration::ZERO, None)
         })
         .map_err(sql_err(path, doing))?;
-    match schema::migrate(&mut copy).map_err(sql_err(path, "upgrading the copy's schema"))? {
-        Migration::Done => Ok(copy),
-        Migration::TooNew(found) => Err(StoreError::TooNew {
-            path: path.to_path_buf(),
-            found,
-            supported: SCHEMA_VERSION,
-        }),
-        Migration::Invalid(found) => Err(StoreError::Corrupt {
-            path: path.to_path_buf(),
-            what: format!("schema version {found} (user_version) is negative"),
-        }),
-    }
+    schema::migrate(&mut copy, path, "upgrading the copy's schema")?;
+    Ok(copy)
 }

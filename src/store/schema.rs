@@ -3,11 +3,17 @@
 //! `PRAGMA user_version` holds the schema version: the number of steps of
 //! [`MIGRATIONS`] applied so far. Steps are only ever appended; a released
 //! step is never edited. `PRAGMA application_id` marks the file as sledge's.
+//! What a version found means is decided in `schema_version.rs`.
 //!
 //! Floating-point columns are nullable because SQLite stores NaN as NULL;
 //! the reader maps NULL back to NaN.
 
+use std::path::Path;
+
 use rusqlite::{Connection, TransactionBehavior};
+
+use super::schema_version::{Version, check_version};
+use super::{StoreError, sql_err};
 
 /// `PRAGMA application_id` of a sledge store: "sldg" in ASCII.
 pub const APPLICATION_ID: u32 = 0x736C_6467;
@@ -169,15 +175,8 @@ UPDATE run SET imported = 1 WHERE owner IS NULL;
 /// The schema version this build creates and understands.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
-/// What [`migrate`] found.
-pub(crate) enum Migration {
-    /// The schema is current (possibly after applying steps).
-    Done,
-    /// The store was made by a newer sledge; nothing was changed.
-    TooNew(i64),
-    /// `user_version` is negative, which sledge never writes.
-    Invalid(i64),
-}
+/// Where SQLite keeps the schema version, as messages name it.
+pub(crate) const VERSION_KEPT_IN: &str = "user_version";
 
 /// Reads `PRAGMA user_version`.
 pub(crate) fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
@@ -196,60 +195,69 @@ pub(crate) fn schema_objects(conn: &Connection) -> rusqlite::Result<i64> {
     conn.query_row("SELECT count(*) FROM sqlite_schema", [], |row| row.get(0))
 }
 
-/// Brings the schema up to [`SCHEMA_VERSION`], all steps in one
-/// transaction. A current store is not written to at all, so a read-only
-/// store can still be listed and loaded.
-pub(crate) fn migrate(conn: &mut Connection) -> rusqlite::Result<Migration> {
-    let version = user_version(conn)?;
-    if version < 0 {
-        return Ok(Migration::Invalid(version));
-    }
-    if version > SCHEMA_VERSION {
-        return Ok(Migration::TooNew(version));
-    }
-    if version == SCHEMA_VERSION {
-        return Ok(Migration::Done);
+/// Brings the schema of the store at `path` up to [`SCHEMA_VERSION`],
+/// all steps in one transaction; a database error says it came while
+/// `doing`. A current store is not written to at all, so a read-only store
+/// can still be listed and loaded. A version this build cannot upgrade
+/// ([`check_version`]) is refused, and nothing is changed.
+pub(crate) fn migrate(
+    conn: &mut Connection,
+    path: &Path,
+    doing: &'static str,
+) -> Result<(), StoreError> {
+    let sql = |cause: rusqlite::Error| sql_err(path, doing)(cause);
+    let found = user_version(conn).map_err(sql)?;
+    if check_version(path, found, VERSION_KEPT_IN)? == Version::Current {
+        return Ok(());
     }
     // A step may rebuild a table that others reference; with foreign keys
     // on, dropping the old table would delete every row that points at it.
     // The pragma has no effect inside a transaction, so it is set around
     // it, and the references are checked before the commit.
-    let foreign_keys: bool = conn.pragma_query_value(None, "foreign_keys", |row| row.get(0))?;
-    conn.pragma_update(None, "foreign_keys", false)?;
-    let result = apply_steps(conn);
-    conn.pragma_update(None, "foreign_keys", foreign_keys)?;
+    let foreign_keys: bool = conn
+        .pragma_query_value(None, "foreign_keys", |row| row.get(0))
+        .map_err(sql)?;
+    conn.pragma_update(None, "foreign_keys", false)
+        .map_err(sql)?;
+    let result = apply_steps(conn, path, doing);
+    conn.pragma_update(None, "foreign_keys", foreign_keys)
+        .map_err(sql)?;
     result
 }
 
 /// Applies the missing steps in one transaction (see [`migrate`]).
-fn apply_steps(conn: &mut Connection) -> rusqlite::Result<Migration> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+fn apply_steps(conn: &mut Connection, path: &Path, doing: &'static str) -> Result<(), StoreError> {
+    let sql = |cause: rusqlite::Error| sql_err(path, doing)(cause);
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(sql)?;
     // Another process may have migrated while we waited for the lock.
-    let version = user_version(&tx)?;
-    if version < 0 {
-        return Ok(Migration::Invalid(version));
+    let found = user_version(&tx).map_err(sql)?;
+    let from = match check_version(path, found, VERSION_KEPT_IN)? {
+        Version::Current => SCHEMA_VERSION,
+        Version::Older(found) => found,
+    };
+    for step in &MIGRATIONS[from as usize..] {
+        tx.execute_batch(step).map_err(sql)?;
     }
-    if version > SCHEMA_VERSION {
-        return Ok(Migration::TooNew(version));
-    }
-    for step in &MIGRATIONS[version as usize..] {
-        tx.execute_batch(step)?;
-    }
-    let dangling: i64 =
-        tx.query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |row| {
+    let dangling: i64 = tx
+        .query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |row| {
             row.get(0)
-        })?;
+        })
+        .map_err(sql)?;
     if dangling > 0 {
         // Dropping the transaction rolls every step back.
-        return Err(rusqlite::Error::SqliteFailure(
+        return Err(sql(rusqlite::Error::SqliteFailure(
             rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CONSTRAINT),
             Some(format!(
                 "the upgrade left {dangling} reference(s) to missing rows; nothing was changed"
             )),
-        ));
+        )));
     }
-    tx.pragma_update(None, "application_id", APPLICATION_ID as i32)?;
-    tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
-    tx.commit()?;
-    Ok(Migration::Done)
+    tx.pragma_update(None, "application_id", APPLICATION_ID as i32)
+        .map_err(sql)?;
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION)
+        .map_err(sql)?;
+    tx.commit().map_err(sql)?;
+    Ok(())
 }

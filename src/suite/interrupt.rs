@@ -3,9 +3,10 @@
 //! faster, then at once), so a user who presses Ctrl-C again gets more
 //! force, never a second copy of the first request.
 //!
-//! One handler serves `run`, `calibrate`, `ab` (see [`install_for_run`])
-//! and `fleet run` (whose steps are the fleet's); a process has one
-//! handler, installed once.
+//! One handler serves `run`, `calibrate`, `ab` (see [`install_for_run`]),
+//! `fleet run` and `http` (whose steps are their own), a round's process
+//! and a command that writes a file ([`try_install`]); a process has one
+//! handler, installed once, and this is the only place that installs it.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -26,17 +27,24 @@ fn step_for(seen: usize, steps: usize) -> usize {
 /// runs the last again. When no handler can be installed, a warning says
 /// what an interrupt will then fail to do (`lost`).
 pub fn install(steps: Vec<Step>, lost: &str) {
-    if steps.is_empty() {
-        return;
-    }
-    let seen = AtomicUsize::new(0);
-    let result = ctrlc::set_handler(move || {
-        let n = seen.fetch_add(1, Ordering::SeqCst);
-        steps[step_for(n, steps.len())]();
-    });
-    if let Err(err) = result {
+    if let Err(err) = try_install(steps) {
         eprintln!("warning: cannot catch Ctrl-C ({err}); {lost}");
     }
+}
+
+/// [`install`] for a caller that decides itself what a failure means: a
+/// round's process cannot do without its handler, a file write can (a
+/// handler already installed is then the one that decides). With no
+/// steps, nothing is installed.
+pub fn try_install(steps: Vec<Step>) -> Result<(), ctrlc::Error> {
+    if steps.is_empty() {
+        return Ok(());
+    }
+    let seen = AtomicUsize::new(0);
+    ctrlc::set_handler(move || {
+        let n = seen.fetch_add(1, Ordering::SeqCst);
+        steps[step_for(n, steps.len())]();
+    })
 }
 
 /// The steps of a run on this host: the first interrupt asks the run to

@@ -219,17 +219,16 @@ fn run_child(
     let cpu_set = launch.pin.then(|| crate::sys::affinity::cpu_set(&job.cpus));
     // The child asks for SIGTERM when this process dies, before it even
     // runs sledge: asked later, a parent killed in between would leave it
-    // running for good. If the parent is already gone, it stops at once.
-    let parent = std::process::id();
+    // running for good. SIGTERM, not SIGKILL: the round cleans up after
+    // itself. If the parent is already gone, the error ends the child
+    // before exec (with status 1).
+    let parent = std::process::id() as libc::pid_t;
     // SAFETY: only async-signal-safe calls (prctl, getppid, open, write,
-    // close, sched_setaffinity, _exit) run between fork and exec, on data
+    // close, sched_setaffinity) run between fork and exec, on data
     // prepared before the fork.
     unsafe {
         command.pre_exec(move || {
-            crate::sys::process::ask_for_parent_death_signal(libc::SIGTERM)?;
-            if libc::getppid() as u32 != parent {
-                libc::_exit(1);
-            }
+            crate::sys::process::die_with_parent(parent, libc::SIGTERM)?;
             if let Some(procs) = &cgroup_procs {
                 // "0" is the writing process itself, in v1 and v2.
                 let fd = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);

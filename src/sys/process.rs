@@ -2,12 +2,14 @@
 //! one call.
 //!
 //! Every family that starts or forks processes (builds, compiler loads,
-//! hackbench's forked workers, UnixBench's copies) must leave none behind,
+//! hackbench's forked workers, UnixBench's copies), and a run's rounds,
+//! must leave none behind,
 //! even when sledge is killed outright: the child asks the kernel for a
 //! signal when its parent dies (`PR_SET_PDEATHSIG`). The request is made
 //! in the child, between fork and exec, so no moment is left in which a
 //! killed parent would orphan it; that is why these calls are
-//! async-signal-safe.
+//! async-signal-safe. The raw calls (`prctl`, `kill` of a whole group) are
+//! made here and nowhere else.
 
 use std::io;
 use std::os::unix::process::CommandExt;
@@ -16,7 +18,7 @@ use std::process::Command;
 /// Asks the kernel to send `signal` to this process when the thread that
 /// started it ends. Async-signal-safe: it may run in a forked child of a
 /// multi-threaded process.
-pub fn ask_for_parent_death_signal(signal: libc::c_int) -> io::Result<()> {
+fn ask_for_parent_death_signal(signal: libc::c_int) -> io::Result<()> {
     // SAFETY: PR_SET_PDEATHSIG takes a signal number; no memory is passed.
     if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong) } != 0 {
         return Err(io::Error::last_os_error());
@@ -24,22 +26,31 @@ pub fn ask_for_parent_death_signal(signal: libc::c_int) -> io::Result<()> {
     Ok(())
 }
 
-/// Asks the kernel to kill this process when the thread that started it
-/// ends, then checks that the parent is still `parent` (it may have died
-/// before the request was made). A process started this way never
-/// outlives a sledge that was killed outright.
-pub fn die_with_parent(parent: libc::pid_t) -> io::Result<()> {
-    ask_for_parent_death_signal(libc::SIGKILL)?;
+/// Asks the kernel to send `signal` to this process when the thread that
+/// started it ends, then checks that the parent is still `parent` (it may
+/// have died before the request was made; then the error is ESRCH). A
+/// process started this way never outlives a sledge that was killed
+/// outright: SIGKILL ends it at once, SIGTERM lets a round's process clean
+/// up first.
+///
+/// Async-signal-safe, so it may run between fork and exec: the error is a
+/// bare OS error number, which allocates nothing.
+pub fn die_with_parent(parent: libc::pid_t, signal: libc::c_int) -> io::Result<()> {
+    ask_for_parent_death_signal(signal)?;
     // SAFETY: getppid cannot fail.
     if unsafe { libc::getppid() } != parent {
-        return Err(io::Error::other("the parent process is gone"));
+        return Err(io::Error::from_raw_os_error(libc::ESRCH));
     }
     Ok(())
 }
 
-/// Makes the process `command` starts receive SIGKILL when the thread that
-/// starts it ends, so a build or a compiler never outlives sledge.
-pub fn kill_with_parent(command: &mut Command) -> &mut Command {
+/// Makes the process `command` starts lead a process group of its own and
+/// receive SIGKILL when the thread that starts it ends, so that a build or
+/// a compiler never outlives sledge, and [`kill_group`] with its pid ends
+/// it together with everything it started (tar's decompressor, make's
+/// compilers).
+pub fn own_group_dying_with_parent(command: &mut Command) -> &mut Command {
+    command.process_group(0);
     // SAFETY: prctl is async-signal-safe, as pre_exec requires. A failed
     // request is ignored, as it always was: the child still runs, and
     // sledge's own cleanup kills it on every ordinary exit.
@@ -69,6 +80,13 @@ pub fn kill_group(pgid: libc::pid_t) -> io::Result<()> {
     Ok(())
 }
 
+/// Whether any process of the group `pgid` is left (signal 0 only checks;
+/// a member that has exited but is not reaped yet still counts).
+pub fn group_exists(pgid: libc::pid_t) -> bool {
+    // SAFETY: signal 0 sends nothing; no memory is passed.
+    pgid > 1 && unsafe { libc::kill(-pgid, 0) } == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,24 +94,36 @@ mod tests {
 
     #[test]
     fn a_child_started_with_the_request_runs_normally() {
-        let status = kill_with_parent(Command::new("true").stdin(Stdio::null()))
+        let status = own_group_dying_with_parent(Command::new("true").stdin(Stdio::null()))
             .status()
             .unwrap();
         assert!(status.success());
     }
 
     #[test]
+    fn a_process_whose_parent_is_still_there_is_not_told_otherwise() {
+        // SAFETY: getppid cannot fail.
+        let parent = unsafe { libc::getppid() };
+        // Signal 0 withdraws any request: the test's own process is left
+        // as it was.
+        die_with_parent(parent, 0).unwrap();
+        let err = die_with_parent(parent + 1, 0).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::ESRCH));
+    }
+
+    #[test]
     fn a_group_is_killed_and_low_group_ids_are_refused() {
         assert!(kill_group(0).is_err());
         assert!(kill_group(1).is_err());
-        let mut child = Command::new("sleep")
-            .arg("30")
-            .process_group(0)
+        let mut child = own_group_dying_with_parent(Command::new("sleep").arg("30"))
             .spawn()
             .unwrap();
-        kill_group(child.id() as libc::pid_t).unwrap();
+        let pgid = child.id() as libc::pid_t;
+        assert!(group_exists(pgid));
+        kill_group(pgid).unwrap();
         let status = child.wait().unwrap();
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(status.signal(), Some(libc::SIGKILL));
+        assert!(!group_exists(pgid));
     }
 }

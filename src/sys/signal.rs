@@ -1,5 +1,17 @@
 //! Signals by number and name, for messages that say how a process ended
-//! (`signal 9 (SIGKILL)`): a number alone sends the user to a manual page.
+//! (`signal 9 (SIGKILL)`): a number alone sends the user to a manual page;
+//! and the one disposition sledge sets by hand, SIGINT ignored (a handler
+//! is installed in `suite::interrupt`, nowhere else).
+
+/// Ignores SIGINT in this process from now on. A Ctrl-C on a terminal
+/// reaches the whole foreground process group, so a child that its parent
+/// stops itself (a round's process, an `http --from` agent) must not also
+/// act on the user's Ctrl-C.
+pub fn ignore_sigint() {
+    // SAFETY: setting a signal's disposition to SIG_IGN has no memory
+    // effects.
+    unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
+}
 
 /// `signal N (SIGNAME)`, or `signal N` for one without a standard name
 /// (a real-time signal).

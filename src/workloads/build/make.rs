@@ -14,7 +14,6 @@
 //! and every process it waited for.
 
 use std::ffi::OsString;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -106,9 +105,8 @@ pub fn run(command: &MakeCommand, cancel: &CancelToken) -> anyhow::Result<MakeRu
         .current_dir(&command.dir)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(log)
-        .process_group(0);
-    crate::sys::process::kill_with_parent(&mut cmd);
+        .stderr(log);
+    crate::sys::process::own_group_dying_with_parent(&mut cmd);
     let started = Instant::now();
     let child = cmd
         .spawn()
@@ -122,9 +120,9 @@ pub fn run(command: &MakeCommand, cancel: &CancelToken) -> anyhow::Result<MakeRu
         s.spawn(|| {
             while !finished.load(Ordering::Acquire) {
                 if cancel.is_cancelled() {
-                    // SAFETY: make is not reaped until wait4 below returns,
-                    // so the group it leads is still ours.
-                    unsafe { libc::kill(-pid, libc::SIGKILL) };
+                    // make is not reaped until wait4 below returns, so
+                    // the group it leads is still ours.
+                    let _ = crate::sys::process::kill_group(pid);
                     return;
                 }
                 std::thread::sleep(CANCEL_POLL);
@@ -134,8 +132,7 @@ pub fn run(command: &MakeCommand, cancel: &CancelToken) -> anyhow::Result<MakeRu
         let seconds = started.elapsed().as_secs_f64();
         // Whatever is left of the group (after a failure, make's siblings
         // may still run) goes now, before the group id can be reused.
-        // SAFETY: killing our own build's group; ESRCH when it is empty.
-        unsafe { libc::kill(-pid, libc::SIGKILL) };
+        let _ = crate::sys::process::kill_group(pid);
         finished.store(true, Ordering::Release);
         waited.map(|(status, usage)| (status, usage, seconds))
     })?;
@@ -181,10 +178,8 @@ fn wait_for(pid: libc::pid_t) -> anyhow::Result<(libc::c_int, libc::rusage)> {
 /// Waits (bounded) until no process of group `pgid` is left.
 fn wait_until_group_gone(pgid: libc::pid_t) {
     let deadline = Instant::now() + GROUP_EXIT_LIMIT;
-    // SAFETY: signal 0 only checks for existence.
-    while unsafe { libc::kill(-pgid, 0) } == 0 && Instant::now() < deadline {
-        // SAFETY: as above; the group is ours.
-        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    while crate::sys::process::group_exists(pgid) && Instant::now() < deadline {
+        let _ = crate::sys::process::kill_group(pgid);
         std::thread::sleep(Duration::from_millis(10));
     }
 }

@@ -10,7 +10,6 @@
 //! cannot read to the end (corrupt, truncated) is an error, and what was
 //! unpacked of it is removed.
 
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -191,9 +190,8 @@ fn unpack(
         .arg("--no-same-owner")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(error_file)
-        .process_group(0);
-    crate::sys::process::kill_with_parent(&mut command);
+        .stderr(error_file);
+    crate::sys::process::own_group_dying_with_parent(&mut command);
     let mut child = command
         .spawn()
         .with_context(|| format!("{workload}: starting tar"))?;
@@ -203,16 +201,16 @@ fn unpack(
             break status;
         }
         if cancel.is_cancelled() {
-            // SAFETY: tar is not reaped yet, so its group is still ours
-            // (it holds tar and its decompressor).
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            // tar is not reaped yet, so its group is still ours (it holds
+            // tar and its decompressor).
+            let _ = crate::sys::process::kill_group(pid);
             let _ = child.wait();
             return Err(Cancelled.into());
         }
         std::thread::sleep(POLL);
     };
-    // SAFETY: the decompressor tar started is in the same group.
-    unsafe { libc::kill(-pid, libc::SIGKILL) };
+    // The decompressor tar started is in the same group.
+    let _ = crate::sys::process::kill_group(pid);
     if !status.success() {
         let text = std::fs::read_to_string(&errors).unwrap_or_default();
         let quoted: Vec<&str> = text

@@ -119,9 +119,9 @@ impl ProcessGroup {
                 libc::sigemptyset(&mut none);
                 libc::pthread_sigmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
                 libc::setpgid(0, leader);
-                let _ = crate::sys::process::ask_for_parent_death_signal(libc::SIGKILL);
-                // The parent may have died before the line above.
-                if libc::getppid() != parent {
+                // Fails only when the parent died before the request
+                // (SIGKILL is always a valid signal to ask for).
+                if crate::sys::process::die_with_parent(parent, libc::SIGKILL).is_err() {
                     libc::_exit(EXIT_ORPHANED);
                 }
                 libc::_exit(body());
@@ -186,8 +186,7 @@ impl ProcessGroup {
         if let Some(pgid) = self.pgid
             && !self.live.is_empty()
         {
-            // SAFETY: kill has no memory preconditions.
-            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            let _ = crate::sys::process::kill_group(pgid);
         }
     }
 

@@ -7,7 +7,6 @@
 //! also dies with the thread that started it, should sledge be killed.
 
 use std::fmt::Write as _;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -98,9 +97,8 @@ pub fn compile_until_stopped(
             .arg(&object)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(error_file)
-            .process_group(0);
-        crate::sys::process::kill_with_parent(&mut command);
+            .stderr(error_file);
+        crate::sys::process::own_group_dying_with_parent(&mut command);
         let mut child = command
             .spawn()
             .with_context(|| format!("starting {}", cc.display()))?;
@@ -119,9 +117,9 @@ pub fn compile_until_stopped(
                 break;
             }
             if stop.is_cancelled() {
-                // SAFETY: the child is not reaped yet, so its group (which
-                // it leads) is still ours.
-                unsafe { libc::kill(-pid, libc::SIGKILL) };
+                // The child is not reaped yet, so its group (which it
+                // leads) is still ours.
+                let _ = crate::sys::process::kill_group(pid);
                 let _ = child.wait();
                 return Ok(());
             }
