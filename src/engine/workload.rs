@@ -7,7 +7,6 @@
 //! cleans up. The engine owns warm-up, repetition, statistics and cleanup
 //! guarantees.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use hdrhistogram::Histogram;
@@ -15,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::context::TrialContext;
 use super::params::{ParamSet, ParamSpec};
+use super::run_section::RunSection;
 use crate::results::Unit;
 use crate::stats::Direction;
 pub use crate::store::later_params::LaterParam;
@@ -86,10 +86,20 @@ pub trait Workload: Sync {
             .into_iter()
             .collect()
     }
-    /// What a stored case with these parameters stands for in the score
-    /// index its family keeps (UnixBench's System Benchmarks Index);
-    /// `None`, the default, for a case of no index.
-    fn index_entry(&self, _params: &BTreeMap<String, String>) -> Option<IndexEntry> {
+    /// What a case with these parameters stands for in the score index
+    /// its family keeps (UnixBench's System Benchmarks Index); `None`, the
+    /// default, for a case of no index. A stored case's parameters are
+    /// read back into a set first ([`super::params::stored_set`]), so that
+    /// the workload reads its own typed struct (`from_set`) here as it
+    /// does in `build`, not values by name.
+    fn index_entry(&self, _params: &ParamSet) -> Option<IndexEntry> {
+        None
+    }
+    /// The section of a run's report that the workload's family adds when
+    /// the run has its cases (UnixBench's index after the results); the
+    /// report shows each section once however many of its workloads ran.
+    /// `None` by default.
+    fn run_section(&self) -> Option<&'static dyn RunSection> {
         None
     }
 

@@ -469,14 +469,15 @@ fn took(started: &str, finished: &str) -> Option<String> {
     })
 }
 
-/// What follows the table: a blank line, UnixBench's index when the run
-/// has UnixBench cases, what the flags that appear mean, and
-/// the errors and warnings, each distinct text on one line. The second
-/// element marks the lines that may give way to a shorter screen.
-fn tail_lines(run: &RunRecord) -> Vec<(String, bool)> {
+/// What follows the table: a blank line, the lines of the sections the
+/// run's workloads add (UnixBench's index when the run has UnixBench
+/// cases), what the flags that appear mean, and the errors and warnings,
+/// each distinct text on one line. The second element marks the lines
+/// that may give way to a shorter screen.
+fn tail_lines(run: &Escaped<RunRecord>) -> Vec<(String, bool)> {
     let mut lines = vec![(String::new(), false)];
-    if let Some(index) = unixbench_line(run) {
-        lines.push((index, false));
+    for line in super::run_sections::lines(run) {
+        lines.push((line, false));
     }
     let mut meanings = Vec::new();
     if run.cases.iter().any(missed_target) {
@@ -492,31 +493,6 @@ fn tail_lines(run: &RunRecord) -> Vec<(String, bool)> {
         lines.push((line, true));
     }
     lines
-}
-
-/// `UnixBench index: 1 copy 1234.5, 2 copies 2345.6 (partial: 1 of 12
-/// tests)`: the overall index per number of copies.
-fn unixbench_line(run: &RunRecord) -> Option<String> {
-    use super::unixbench_index::{SYSTEM_TESTS, index_tables};
-    let tables = index_tables(run);
-    let scores: Vec<String> = tables
-        .iter()
-        .filter_map(|t| {
-            let score = t.score?;
-            let copies = if t.copies == 1 { "copy" } else { "copies" };
-            Some(format!("{} {copies} {score:.1}", t.copies))
-        })
-        .collect();
-    if scores.is_empty() {
-        return None;
-    }
-    let indexed = tables.iter().map(|t| t.indexed).max().unwrap_or(0);
-    let partial = if indexed < SYSTEM_TESTS.len() {
-        format!(" (partial: {indexed} of {} tests)", SYSTEM_TESTS.len())
-    } else {
-        String::new()
-    };
-    Some(format!("UnixBench index: {}{partial}", scores.join(", ")))
 }
 
 /// The errors of the cases, then their warnings, then the run's: one line
