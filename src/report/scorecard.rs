@@ -27,7 +27,7 @@ use super::run_table::value_with_ci;
 use super::summary::{is_disturbance_warning, missed_target};
 use super::sweeps::{self, Step, Sweep, headline};
 use super::varying::varying_params;
-use crate::results::{CaseRecord, MetricRecord, RunRecord};
+use crate::results::{CaseRecord, MetricRecord, RunRecord, Unit};
 use crate::visible::Escaped;
 
 /// The most lines the scorecard prints: one screen.
@@ -86,7 +86,7 @@ struct Row {
     /// The headline's name.
     metric: String,
     /// Its unit.
-    unit: String,
+    unit: Unit,
     /// `1.99× 99%`: the all-CPUs step's speed-up over one CPU and its
     /// parallel efficiency, when the row is a pair.
     scaling: String,
@@ -147,7 +147,7 @@ fn row(run: &RunRecord, workload: &str, indexes: &[usize], sweeps: &[Sweep]) -> 
         workload: workload.to_string(),
         value,
         metric: shown_metric.map_or(String::new(), |m| m.name.clone()),
-        unit: shown_metric.map_or(String::new(), |m| m.unit.to_string()),
+        unit: shown_metric.map_or(Unit::of(""), |m| m.unit.clone()),
         scaling,
         cases: cases.len(),
         flags: flag_counts(&cases),
@@ -369,7 +369,7 @@ fn columns(
             if with_metric {
                 line.push(row.metric.clone());
             }
-            line.extend([row.value.clone(), row.unit.clone()]);
+            line.extend([row.value.clone(), row.unit.to_string()]);
             if scaling {
                 line.push(row.scaling.clone());
             }
