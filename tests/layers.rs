@@ -21,12 +21,12 @@ fn order_in(text: &str, file: &str) -> Vec<String> {
         .collect()
 }
 
-fn src() -> PathBuf {
+pub(crate) fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
 /// Every `.rs` file under `dir`.
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
@@ -53,7 +53,7 @@ fn test_only_modules(text: &str) -> Vec<String> {
 
 /// The code of a file without its `#[cfg(test)]` items: everything from
 /// the first `#[cfg(test)]` on (test modules go last, by the style).
-fn non_test_code(text: &str) -> &str {
+pub(crate) fn non_test_code(text: &str) -> &str {
     text.split("#[cfg(test)]").next().unwrap_or(text)
 }
 

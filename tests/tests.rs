@@ -18,6 +18,7 @@ mod http_distributed;
 mod http_server;
 mod install;
 mod layers;
+mod module_cycles;
 mod netns_hosts;
 mod notes;
 mod pg_store;

@@ -1,6 +1,6 @@
 //! The toy workload (`src/workloads/toy.rs`), which plugs in by its one
 //! file and one registry line: its typed parameters are listed and
-//! validated, its cases built from them, and its report hook asked.
+//! validated, its cases built from them, and its report hooks asked.
 
 use predicates::prelude::*;
 
@@ -55,4 +55,31 @@ fn the_toy_builds_its_cases_from_its_struct_and_its_table_hook_is_asked() {
     assert!(text.contains("shape ↓ size →    1  2   4"), "{text}");
     assert!(text.contains("square            1  4  16"), "{text}");
     assert!(text.contains("triangle        0.5  2   8"), "{text}");
+}
+
+#[test]
+fn the_toy_adds_its_section_to_the_report_of_its_runs() {
+    let sandbox = Sandbox::new();
+    // 1 + 4 + 16 for the squares, 0.5 + 2 + 8 for the triangles: every
+    // trial of a case has its area, so each mean is exact.
+    let out = toy(&sandbox)
+        .args(["run", "test.toy", "-p", "shape=square,triangle"])
+        .args(["-p", "size=1,2,4", "--rounds", "2", "--warmup", "0"])
+        .args(["--no-idle-check"])
+        .assert()
+        .success();
+    let scorecard = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let total = "toy: total area 31.5 over 6 cases";
+    assert!(scorecard.contains(total), "{scorecard}");
+    // The full views end with the section, as a UnixBench run ends with
+    // its index; asked once however many of the run's cases add it.
+    for view in [&["--full"][..], &["--metrics", "all"]] {
+        let out = toy(&sandbox)
+            .args(["show", "last"])
+            .args(view)
+            .assert()
+            .success();
+        let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+        assert_eq!(text.matches(total).count(), 1, "{view:?}: {text}");
+    }
 }

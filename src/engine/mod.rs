@@ -19,6 +19,7 @@ pub mod planner;
 pub mod precision;
 pub mod progress;
 mod record;
+pub mod run_section;
 pub mod runner;
 #[cfg(test)]
 mod sensor_tests;
@@ -36,6 +37,7 @@ pub use methodology::Methodology;
 pub use params::{ParamKind, ParamSet, ParamSpec, ParamValue};
 pub use planner::{History, NoHistory, VarianceHint};
 pub use progress::{Progress, Silent};
+pub use run_section::RunSection;
 pub use runner::{CaseOutcome, PlanOutcome, RunSetup, run_case, run_plan};
 pub use trial_monitor::{ProcMonitor, ScriptedMonitor, TrialMonitor, host_sensors};
 pub use typed_params::{FromParam, Params};

@@ -480,6 +480,30 @@ pub fn resolve_cases(
     Ok(cases.into_iter().map(ParamSet::from_values).collect())
 }
 
+/// The parameters of a stored case read back into a set against the
+/// workload's parameters as they are now, so that a workload reads a
+/// stored case through its typed struct as it reads a new one. A
+/// parameter the case lacks takes its default: a case stored before the
+/// parameter existed ran what is now its default (see
+/// [`crate::store::later_params`]). An error for a value the workload no
+/// longer accepts or a parameter it no longer has: a case stored by
+/// another version, which the caller leaves out of what needs the set.
+/// `cpus` is what `all` stands for, though a stored case holds counts.
+pub fn stored_set(
+    workload: &str,
+    specs: &[ParamSpec],
+    stored: &BTreeMap<String, String>,
+    cpus: usize,
+) -> Result<ParamSet, ParamError> {
+    let assignments = stored
+        .iter()
+        .map(|(name, value)| (name.clone(), vec![value.clone()]))
+        .collect();
+    // One value per parameter makes exactly one case.
+    let mut cases = resolve_cases(workload, specs, &assignments, cpus)?;
+    Ok(cases.remove(0))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -737,5 +761,23 @@ mod tests {
                 vec!["1".to_string(), "2".to_string()]
             )
         );
+    }
+
+    #[test]
+    fn a_stored_case_reads_back_with_defaults_for_what_it_lacks() {
+        let stored: BTreeMap<String, String> = [("block_size", "4K"), ("oper", "read")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let set = stored_set("w", &specs(), &stored, 2).unwrap();
+        assert_eq!(int(&set, "block_size"), 4096);
+        assert_eq!(text(&set, "oper"), "read");
+        // Stored before `threads` existed: it ran the default.
+        assert_eq!(int(&set, "threads"), 1);
+        let mut gone = stored.clone();
+        gone.insert("oper".into(), "append".into());
+        assert!(stored_set("w", &specs(), &gone, 2).is_err());
+        gone.insert("removed".into(), "1".into());
+        assert!(stored_set("w", &specs(), &gone, 2).is_err());
     }
 }

@@ -7,7 +7,6 @@
 //! cleans up. The engine owns warm-up, repetition, statistics and cleanup
 //! guarantees.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use hdrhistogram::Histogram;
@@ -15,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::context::TrialContext;
 use super::params::{ParamSet, ParamSpec};
+use super::run_section::RunSection;
 use crate::results::Unit;
 use crate::stats::Direction;
 pub use crate::store::later_params::LaterParam;
@@ -86,10 +86,20 @@ pub trait Workload: Sync {
             .into_iter()
             .collect()
     }
-    /// What a stored case with these parameters stands for in the score
-    /// index its family keeps (UnixBench's System Benchmarks Index);
-    /// `None`, the default, for a case of no index.
-    fn index_entry(&self, _params: &BTreeMap<String, String>) -> Option<IndexEntry> {
+    /// What a case with these parameters stands for in the score index
+    /// its family keeps (UnixBench's System Benchmarks Index); `None`, the
+    /// default, for a case of no index. A stored case's parameters are
+    /// read back into a set first ([`super::params::stored_set`]), so that
+    /// the workload reads its own typed struct (`from_set`) here as it
+    /// does in `build`, not values by name.
+    fn index_entry(&self, _params: &ParamSet) -> Option<IndexEntry> {
+        None
+    }
+    /// The section of a run's report that the workload's family adds when
+    /// the run has its cases (UnixBench's index after the results); the
+    /// report shows each section once however many of its workloads ran.
+    /// `None` by default.
+    fn run_section(&self) -> Option<&'static dyn RunSection> {
         None
     }
 
@@ -212,22 +222,33 @@ pub struct Metric {
 }
 
 impl Metric {
-    /// A metric where higher is better.
-    pub fn higher(name: impl Into<String>, unit: &'static str, value: f64) -> Self {
-        Metric {
-            name: name.into(),
-            unit: Unit::of(unit),
-            direction: Direction::Higher,
-            value,
-        }
+    /// A metric where higher is better. `unit` is a [`Unit`] or its text
+    /// (`"events/s"`).
+    pub fn higher(name: impl Into<String>, unit: impl Into<Unit>, value: f64) -> Self {
+        Self::directed(name.into(), unit.into(), Direction::Higher, value)
     }
 
-    /// A metric where lower is better.
-    pub fn lower(name: impl Into<String>, unit: &'static str, value: f64) -> Self {
+    /// A metric where lower is better. `unit` is a [`Unit`] or its text
+    /// (`"ms"`).
+    pub fn lower(name: impl Into<String>, unit: impl Into<Unit>, value: f64) -> Self {
+        Self::directed(name.into(), unit.into(), Direction::Lower, value)
+    }
+
+    /// The metric, checked against its unit where the unit says which way
+    /// is better (a rate higher, a time or an energy lower): a workload
+    /// that says otherwise has a bug that would turn every verdict on the
+    /// metric around, which the tests (debug builds) catch on the first
+    /// trial. A unit of no kind (`lps`, `%`) leaves the choice to the
+    /// workload.
+    fn directed(name: String, unit: Unit, direction: Direction, value: f64) -> Self {
+        debug_assert!(
+            unit.natural_direction().is_none_or(|d| d == direction),
+            "metric `{name}` in {unit} is {direction:?}-is-better, against its unit"
+        );
         Metric {
-            name: name.into(),
-            unit: Unit::of(unit),
-            direction: Direction::Lower,
+            name,
+            unit,
+            direction,
             value,
         }
     }
@@ -241,4 +262,26 @@ pub struct TrialOutput {
     /// Latency of individual operations in nanoseconds, where the workload
     /// has operations; histograms of all trials are merged per case.
     pub latency_ns: Option<Histogram<u64>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_metric_takes_its_unit_as_text_or_as_a_unit() {
+        let rate = Metric::higher("events_per_sec", "events/s", 1.0);
+        assert_eq!(rate.unit, Unit::of("events/s"));
+        let parsed = Metric::lower("latency", Unit::parse(String::from("ms")), 1.0);
+        assert_eq!(parsed.unit.natural_direction(), Some(Direction::Lower));
+        // A unit of no kind: the workload says.
+        assert_eq!(Metric::lower("x", "lps", 1.0).direction, Direction::Lower);
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "against its unit")]
+    fn a_time_where_higher_is_better_is_a_bug() {
+        let _ = Metric::higher("seconds", "s", 1.0);
+    }
 }

@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::results::{CaseRecord, MetricRecord, RunRecord};
+use crate::results::{CaseRecord, MetricRecord, RunRecord, Unit};
 use crate::stats::{self, Direction};
 use crate::store::{Store, StoreError};
 use crate::visible;
@@ -55,7 +55,7 @@ pub struct CaseHistory {
     /// The metric followed: the case's headline, or the one asked for.
     pub metric: String,
     /// Its unit.
-    pub unit: String,
+    pub unit: Unit,
     /// Whether higher or lower is better.
     pub direction: Direction,
     /// The runs, oldest first.
@@ -245,7 +245,7 @@ fn case_history(
     let first = series
         .iter()
         .find_map(|(_, case)| chosen_metric(case, metric))?;
-    let (name, unit, direction) = (first.name.clone(), first.unit.to_string(), first.direction);
+    let (name, unit, direction) = (first.name.clone(), first.unit.clone(), first.direction);
     let mut kept: Vec<&HistoryRun> = Vec::new();
     let mut runs = Vec::new();
     for (history_run, case) in series {

@@ -1,7 +1,8 @@
 //! Reports: the scorecard and the terminal tables, JSON, CSV and Markdown
 //! exports of a run, comparisons of runs (with performance per unit of
-//! price), the listing tables, pivot tables of two-parameter sweeps,
-//! UnixBench's index of a run, and the outlier hosts of a fleet.
+//! price), the listing tables, pivot tables of two-parameter sweeps, the
+//! sections a run's workloads add (UnixBench's index), and the outlier
+//! hosts of a fleet.
 
 pub mod compare;
 pub mod compare_table;
@@ -23,9 +24,9 @@ pub mod portable;
 mod portable_records;
 mod portable_stream;
 pub mod price;
+pub mod run_sections;
 pub mod run_table;
 pub mod scorecard;
 pub mod summary;
 pub mod sweeps;
-pub mod unixbench_index;
 pub mod varying;

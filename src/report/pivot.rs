@@ -20,7 +20,7 @@ use super::compare::reads_all;
 use super::format::{self, REPORT_WIDTH, markdown_cell};
 use super::sweeps::headline;
 use super::varying::varying_params;
-use crate::results::{CaseRecord, RunRecord};
+use crate::results::{CaseRecord, RunRecord, Unit};
 use crate::stats::Direction;
 
 /// Which tables to make.
@@ -173,7 +173,7 @@ pub struct PivotTable {
     /// Workload id.
     pub workload: String,
     /// The headline's name, unit and direction.
-    pub metric: (String, String, Direction),
+    pub metric: (String, Unit, Direction),
     /// The parameter down the rows.
     pub row: String,
     /// The parameter across the columns.
@@ -311,7 +311,7 @@ fn table(
     let metric = members
         .iter()
         .find_map(|&i| headline(&run.cases[i]))
-        .map(|m| (m.name.clone(), m.unit.to_string(), m.direction))?;
+        .map(|m| (m.name.clone(), m.unit.clone(), m.direction))?;
     let rows = ordered(members.iter().map(|&i| &run.cases[i].params[row]));
     let columns = ordered(members.iter().map(|&i| &run.cases[i].params[column]));
     if rows.len() < 2 || columns.len() < 2 {
@@ -523,7 +523,7 @@ pub fn csv(tables: &[PivotTable]) -> anyhow::Result<String> {
                 table.workload.clone(),
                 table.fixed_text(),
                 table.metric.0.clone(),
-                table.metric.1.clone(),
+                table.metric.1.to_string(),
                 label.clone(),
             ];
             for cell in cells {

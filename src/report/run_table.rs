@@ -8,14 +8,14 @@ use super::listing::new_table;
 use crate::results::{CaseRecord, MetricRecord, RunRecord};
 use crate::visible::Escaped;
 
-/// Renders the run's header and its results table, then UnixBench's index
-/// tables when the run has UnixBench cases.
+/// Renders the run's header and its results table, then the sections its
+/// workloads add (UnixBench's index tables when it has UnixBench cases).
 pub fn render(run: &Escaped<RunRecord>) -> String {
     let mut out = header(run);
     out.push('\n');
     out.push_str(&table(run).to_string());
     out.push('\n');
-    out.push_str(&super::unixbench_index::render(run));
+    out.push_str(&super::run_sections::text(run));
     for case in &run.cases {
         if let Some(line) = hardware_line(case) {
             out.push_str(&format!("hardware: {}: {line}\n", case.label()));

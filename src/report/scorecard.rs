@@ -27,7 +27,7 @@ use super::run_table::value_with_ci;
 use super::summary::{is_disturbance_warning, missed_target};
 use super::sweeps::{self, Step, Sweep, headline};
 use super::varying::varying_params;
-use crate::results::{CaseRecord, MetricRecord, RunRecord};
+use crate::results::{CaseRecord, MetricRecord, RunRecord, Unit};
 use crate::visible::Escaped;
 
 /// The most lines the scorecard prints: one screen.
@@ -86,7 +86,7 @@ struct Row {
     /// The headline's name.
     metric: String,
     /// Its unit.
-    unit: String,
+    unit: Unit,
     /// `1.99× 99%`: the all-CPUs step's speed-up over one CPU and its
     /// parallel efficiency, when the row is a pair.
     scaling: String,
@@ -147,7 +147,7 @@ fn row(run: &RunRecord, workload: &str, indexes: &[usize], sweeps: &[Sweep]) -> 
         workload: workload.to_string(),
         value,
         metric: shown_metric.map_or(String::new(), |m| m.name.clone()),
-        unit: shown_metric.map_or(String::new(), |m| m.unit.to_string()),
+        unit: shown_metric.map_or(Unit::of(""), |m| m.unit.clone()),
         scaling,
         cases: cases.len(),
         flags: flag_counts(&cases),
@@ -369,7 +369,7 @@ fn columns(
             if with_metric {
                 line.push(row.metric.clone());
             }
-            line.extend([row.value.clone(), row.unit.clone()]);
+            line.extend([row.value.clone(), row.unit.to_string()]);
             if scaling {
                 line.push(row.scaling.clone());
             }
@@ -469,14 +469,15 @@ fn took(started: &str, finished: &str) -> Option<String> {
     })
 }
 
-/// What follows the table: a blank line, UnixBench's index when the run
-/// has UnixBench cases, what the flags that appear mean, and
-/// the errors and warnings, each distinct text on one line. The second
-/// element marks the lines that may give way to a shorter screen.
-fn tail_lines(run: &RunRecord) -> Vec<(String, bool)> {
+/// What follows the table: a blank line, the lines of the sections the
+/// run's workloads add (UnixBench's index when the run has UnixBench
+/// cases), what the flags that appear mean, and the errors and warnings,
+/// each distinct text on one line. The second element marks the lines
+/// that may give way to a shorter screen.
+fn tail_lines(run: &Escaped<RunRecord>) -> Vec<(String, bool)> {
     let mut lines = vec![(String::new(), false)];
-    if let Some(index) = unixbench_line(run) {
-        lines.push((index, false));
+    for line in super::run_sections::lines(run) {
+        lines.push((line, false));
     }
     let mut meanings = Vec::new();
     if run.cases.iter().any(missed_target) {
@@ -492,31 +493,6 @@ fn tail_lines(run: &RunRecord) -> Vec<(String, bool)> {
         lines.push((line, true));
     }
     lines
-}
-
-/// `UnixBench index: 1 copy 1234.5, 2 copies 2345.6 (partial: 1 of 12
-/// tests)`: the overall index per number of copies.
-fn unixbench_line(run: &RunRecord) -> Option<String> {
-    use super::unixbench_index::{SYSTEM_TESTS, index_tables};
-    let tables = index_tables(run);
-    let scores: Vec<String> = tables
-        .iter()
-        .filter_map(|t| {
-            let score = t.score?;
-            let copies = if t.copies == 1 { "copy" } else { "copies" };
-            Some(format!("{} {copies} {score:.1}", t.copies))
-        })
-        .collect();
-    if scores.is_empty() {
-        return None;
-    }
-    let indexed = tables.iter().map(|t| t.indexed).max().unwrap_or(0);
-    let partial = if indexed < SYSTEM_TESTS.len() {
-        format!(" (partial: {indexed} of {} tests)", SYSTEM_TESTS.len())
-    } else {
-        String::new()
-    };
-    Some(format!("UnixBench index: {}{partial}", scores.join(", ")))
 }
 
 /// The errors of the cases, then their warnings, then the run's: one line

@@ -280,7 +280,7 @@ fn section(
         .filter_map(|sweep| {
             let fit = sweep.usl.as_ref()?;
             let which = sweep.distinguishing(&varying);
-            let line = sweeps::usl_line(fit, &sweep.param, &sweep.unit);
+            let line = sweeps::usl_line(fit, &sweep.param, sweep.unit.as_str());
             Some(if which.is_empty() {
                 line
             } else {

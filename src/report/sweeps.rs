@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use serde::Serialize;
 
-use crate::results::{CaseRecord, MetricRecord, RunRecord};
+use crate::results::{CaseRecord, MetricRecord, RunRecord, Unit};
 use crate::stats::{self, Direction, SpeedUp, UslFit};
 
 /// Parameters that set how much runs in parallel, in the order they are
@@ -74,7 +74,7 @@ pub struct Sweep {
     /// The headline metric's name and unit.
     pub metric: String,
     /// Its unit.
-    pub unit: String,
+    pub unit: Unit,
     /// Which way is better.
     pub direction: Direction,
     /// The steps, smallest first.
@@ -331,7 +331,7 @@ fn sweep(
         param: param.to_string(),
         fixed,
         metric: metric.name.clone(),
-        unit: metric.unit.to_string(),
+        unit: metric.unit.clone(),
         direction: metric.direction,
         steps,
         usl,

@@ -2,16 +2,19 @@
 //! by this one file and one line in the registry ([`super::all`]): its
 //! parameters are declared once as a typed struct (validated, swept and
 //! listed by `sledge workloads` from that declaration), it builds its cases
-//! from the struct, and it asks the report for a table of its own through
-//! a [`Workload`] hook. It measures nothing: a trial's `area` is the
-//! shape's area at `size`, so tests know every value in advance.
+//! from the struct, and it asks the report for a table of its own and adds
+//! a section of its own to a run's report, each through a [`Workload`]
+//! hook. It measures nothing: a trial's `area` is the shape's area at
+//! `size`, so tests know every value in advance.
 //!
 //! Like `test.scripted`, it exists only with `SLEDGE_TEST_WORKLOADS=1`.
 
 use crate::engine::{
-    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext, TrialOutput,
-    Workload,
+    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, RunSection, TrialContext,
+    TrialOutput, Workload,
 };
+use crate::results::RunRecord;
+use crate::visible::Escaped;
 
 crate::param_choice! {
     /// `shape`: what is drawn.
@@ -67,6 +70,44 @@ impl Workload for Toy {
     /// Its sweeps print as a table: a shape per row, a size per column.
     fn pivot(&self) -> Option<(&'static str, &'static str)> {
         Some(("shape", "size"))
+    }
+    /// Its runs end with the total of their areas, as a family's index
+    /// ends a run of its tests.
+    fn run_section(&self) -> Option<&'static dyn RunSection> {
+        Some(&ToyTotal)
+    }
+}
+
+/// The section `test.toy` adds to a run's report: the sum of its cases'
+/// mean areas, which tests know in advance.
+struct ToyTotal;
+
+impl ToyTotal {
+    /// `toy: total area 31.5 over 6 cases`; `None` without a toy case
+    /// that has a value.
+    fn total(run: &RunRecord) -> Option<String> {
+        let areas: Vec<f64> = run
+            .cases
+            .iter()
+            .filter(|c| c.workload == Toy.id())
+            .filter_map(|c| Some(c.metrics.first()?.summary.mean))
+            .collect();
+        let total: f64 = areas.iter().sum();
+        (!areas.is_empty()).then(|| format!("toy: total area {total} over {} cases", areas.len()))
+    }
+}
+
+impl RunSection for ToyTotal {
+    fn id(&self) -> &'static str {
+        "test.toy.total"
+    }
+
+    fn text(&self, run: &Escaped<RunRecord>) -> String {
+        Self::total(run).map_or_else(String::new, |total| format!("\n{total}\n"))
+    }
+
+    fn line(&self, run: &Escaped<RunRecord>) -> Option<String> {
+        Self::total(run)
     }
 }
 

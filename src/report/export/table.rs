@@ -10,7 +10,7 @@ use crate::report::compare_table::{self, MetricSelection};
 use crate::report::fleet_outliers::{self, FleetOutliers};
 use crate::report::history::{self, History};
 use crate::report::pivot::{self, PivotChoice};
-use crate::report::{listing, plan_table, run_table, scorecard, summary, unixbench_index};
+use crate::report::{listing, plan_table, run_sections, run_table, scorecard, summary};
 use crate::results::RunRecord;
 use crate::store::RunListing;
 use crate::visible::Escaped;
@@ -45,8 +45,9 @@ impl Exporter for TableExporter {
                     &crate::suite::defaults_for(&run),
                     shown.pivot.unwrap_or(&PivotChoice::Natural),
                 );
-                // A run with UnixBench's tests ends with its index, as UnixBench's does.
-                text.push_str(&unixbench_index::render(&run));
+                // A run with UnixBench's tests ends with its index, as
+                // UnixBench's does: the section its workloads add.
+                text.push_str(&run_sections::text(&run));
                 text
             }
             RunView::AllMetrics => asked_tables(run_table::render(&run)),

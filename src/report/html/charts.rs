@@ -23,6 +23,7 @@ use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
 use plotters::prelude::*;
 
 use crate::report::{format, magnitude};
+use crate::results::Unit;
 use crate::stats::UslFit;
 
 /// Values spanning more than this factor get a logarithmic axis.
@@ -199,7 +200,7 @@ pub struct Bar {
 #[derive(Debug, Clone)]
 pub struct BarChart {
     /// The metric's unit, on the y axis.
-    pub unit: String,
+    pub unit: Unit,
     /// The bars, in run order.
     pub bars: Vec<Bar>,
 }
@@ -322,7 +323,7 @@ pub struct ScalingChart {
     /// The parameter swept, on the x axis.
     pub param: String,
     /// The metric's unit, on the y axis.
-    pub unit: String,
+    pub unit: Unit,
     /// One line per run that has the sweep.
     pub lines: Vec<ScalingLine>,
 }

@@ -54,7 +54,7 @@ fn figure(host: &str, case: &CaseHistory) -> Markup {
         figure class="wide" {
             figcaption {
                 (case_label(&case.workload, &case.params)) " on " (host) " "
-                span class="metric" { (case.metric) " (" (case.unit) ")" }
+                span class="metric" { (case.metric) " (" (case.unit.as_str()) ")" }
             }
             "\n" (chart(case)) "\n"
             @if !case.change_points.is_empty() {

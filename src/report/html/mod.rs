@@ -48,7 +48,7 @@ use super::summary::{self, Defaults};
 use super::sweeps::{self, Sweep};
 use super::{format, run_table, varying};
 use crate::probe::human_bytes;
-use crate::results::{CaseRecord, RunRecord};
+use crate::results::{CaseRecord, RunRecord, Unit};
 use crate::stats::{Verdict, VerdictBasis};
 use crate::visible;
 use charts::{Bar, BarChart, LatencyChart, LatencyLine, ScalingChart, ScalingLine, Trial};
@@ -660,12 +660,12 @@ fn case_title(
 
 /// The bars of one case across the runs that have it with a headline.
 fn bar_data(runs: &[RunRecord], cases: &[(usize, &CaseRecord)]) -> Option<BarChart> {
-    let mut unit = String::new();
+    let mut unit = Unit::of("");
     let bars: Vec<Bar> = cases
         .iter()
         .filter_map(|&(i, case)| {
             let m = sweeps::headline(case)?;
-            unit = m.unit.to_string();
+            unit = m.unit.clone();
             Some(Bar {
                 label: run_name(&runs[i]),
                 run: i,
@@ -797,7 +797,7 @@ fn scaling_figures(runs: &[RunRecord], groups: &[SweepGroup]) -> anyhow::Result<
                                 td class="num" { (last_speedup_text(sweep)) }
                                 td {
                                     @match &sweep.usl {
-                                        Some(fit) => (sweeps::usl_line(fit, &sweep.param, &sweep.unit)),
+                                        Some(fit) => (sweeps::usl_line(fit, &sweep.param, sweep.unit.as_str())),
                                         None => { "needs " (crate::stats::MIN_USL_STEPS) " steps" }
                                     }
                                 }

@@ -16,6 +16,7 @@ use super::charts::{
     Area, DrawResult, Y_LABELS, bounds, color, not_drawable, svg, tick_label, wants_log,
     y_label_area,
 };
+use crate::results::Unit;
 
 /// One row of one run's table.
 #[derive(Debug, Clone)]
@@ -41,7 +42,7 @@ pub struct PivotChart {
     /// The column values, left to right.
     pub columns: Vec<String>,
     /// The metric's unit, on the y axis.
-    pub unit: String,
+    pub unit: Unit,
     /// One line per row and run.
     pub lines: Vec<PivotLine>,
 }

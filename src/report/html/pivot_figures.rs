@@ -96,7 +96,7 @@ pub fn figure(runs: &[RunRecord], group: &TableGroup) -> anyhow::Result<Markup> 
                 (first.row) " by " (first.column)
                 @if !fixed.is_empty() { " · " (fixed) }
                 " "
-                span class="metric" { (first.metric.0) " (" (first.metric.1) "), mean ± 95% CI" }
+                span class="metric" { (first.metric.0) " (" (first.metric.1.as_str()) "), mean ± 95% CI" }
             }
             "\n" (svg) "\n"
             table class="pivot" {

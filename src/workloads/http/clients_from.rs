@@ -29,6 +29,13 @@ pub const LOCAL: &str = "local";
 /// The `http.*` workloads gained `clients_from` after runs were stored
 /// without it; those runs loaded from this host (see
 /// [`crate::engine::Workload::later_params`]).
+///
+/// It came on 2026-11-23, when the store's schema was at version 5 and
+/// sledge's own version was 0.1.0, as it still is; the schema went to 6
+/// two days later. Sledges of schema 5 were built both with and without
+/// it, and the workloads' versions stayed 1, so no version tells whether
+/// a stored run's sledge had the parameter: that is why the matching
+/// takes its absence and its default alike rather than asking a version.
 pub const LATER_PARAMS: &[LaterParam] = &[LaterParam {
     name: NAME,
     default: LOCAL,

@@ -7,7 +7,6 @@
 //! switches when both processes share a CPU. When the time is up the copy
 //! closes its pipes; the partner sees the end of its input and exits.
 
-use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use anyhow::{Context, bail};
@@ -18,7 +17,7 @@ use super::program::Program;
 use super::protocol::Gate;
 use super::score::Outcome;
 use super::timed;
-use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, Params, Workload};
+use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, Params, RunSection, Workload};
 
 /// The counter passed back and forth (C's `unsigned long`).
 type Counter = u64;
@@ -61,8 +60,11 @@ impl Workload for ContextWorkload {
         Some(2)
     }
 
-    fn index_entry(&self, _params: &BTreeMap<String, String>) -> Option<IndexEntry> {
+    fn index_entry(&self, _params: &ParamSet) -> Option<IndexEntry> {
         Some(IndexEntry::Test("context1"))
+    }
+    fn run_section(&self) -> Option<&'static dyn RunSection> {
+        Some(&super::index::SystemIndex)
     }
 }
 

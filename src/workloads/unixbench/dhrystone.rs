@@ -20,7 +20,6 @@
 //! UnixBench builds it with `gcc -O3 -ffast-math -march=native`, sledge
 //! with rustc (LLVM). `bench/unixbench.sh` shows the ratio.
 
-use std::collections::BTreeMap;
 use std::ffi::c_char;
 use std::hint::black_box;
 
@@ -29,7 +28,7 @@ use super::program::Program;
 use super::protocol::Gate;
 use super::score::Outcome;
 use super::timed;
-use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, Params, Workload};
+use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, Params, RunSection, Workload};
 
 /// Loops between two looks at the clock: about 0.1-0.5 ms of work.
 const LOOPS_PER_BATCH: u64 = 4096;
@@ -500,8 +499,11 @@ impl Workload for DhrystoneWorkload {
         )?))
     }
 
-    fn index_entry(&self, _params: &BTreeMap<String, String>) -> Option<IndexEntry> {
+    fn index_entry(&self, _params: &ParamSet) -> Option<IndexEntry> {
         Some(IndexEntry::Test("dhry2reg"))
+    }
+    fn run_section(&self) -> Option<&'static dyn RunSection> {
+        Some(&super::index::SystemIndex)
     }
 }
 

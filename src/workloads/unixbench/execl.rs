@@ -10,15 +10,13 @@
 //! (UnixBench uses `time()`, whole seconds, and divides by the wall time
 //! `Run` measured around the program).
 
-use std::collections::BTreeMap;
-
 use super::case::{UnixbenchCase, copies_param, time_param};
 use super::forkexec;
 use super::process;
 use super::program::Program;
 use super::protocol::Gate;
 use super::score::Outcome;
-use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, Params, Workload};
+use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, Params, RunSection, Workload};
 use crate::workloads::common::workdir::{check_dir, dir_param};
 
 /// The `unixbench.execl` workload.
@@ -41,8 +39,11 @@ impl Workload for ExeclWorkload {
         program_case(self.id(), Program::Execl, p)
     }
 
-    fn index_entry(&self, _params: &BTreeMap<String, String>) -> Option<IndexEntry> {
+    fn index_entry(&self, _params: &ParamSet) -> Option<IndexEntry> {
         Some(IndexEntry::Test("execl"))
+    }
+    fn run_section(&self) -> Option<&'static dyn RunSection> {
+        Some(&super::index::SystemIndex)
     }
 }
 

@@ -15,7 +15,6 @@
 //! blocks, 1 KiB with 2000 and 4 KiB with 8000; each keeps 2000 buffers per
 //! file, which is the default here for any buffer size.
 
-use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
@@ -29,7 +28,9 @@ use super::process;
 use super::program::Program;
 use super::protocol::Gate;
 use super::score::Outcome;
-use crate::engine::{Case, CaseEnv, IndexEntry, ParamKind, ParamSet, ParamSpec, Params, Workload};
+use crate::engine::{
+    Case, CaseEnv, IndexEntry, ParamKind, ParamSet, ParamSpec, Params, RunSection, Workload,
+};
 use crate::workloads::common::workdir::{check_dir, dir_param};
 
 /// Smallest buffer fstime accepts (its `COUNTSIZE`).
@@ -137,20 +138,20 @@ impl Workload for FileCopyWorkload {
 
     /// The index has three sizes (fstime, fsbuffer, fsdisk); other sizes
     /// are titled as UnixBench's `Run` would title them.
-    fn index_entry(&self, params: &BTreeMap<String, String>) -> Option<IndexEntry> {
-        let param = |name: &str| params.get(name).map(String::as_str).unwrap_or("");
-        let buffer = crate::engine::params::parse_size(param("buffer"))?;
-        let max_blocks: u64 = match param("max_blocks").parse().ok()? {
-            // 0 stands for UnixBench's limit: 2000 buffers per file.
-            0 => (BUFFERS_PER_FILE * buffer / 1024).max(1),
-            n => n,
-        };
+    fn index_entry(&self, p: &ParamSet) -> Option<IndexEntry> {
+        let p = FileCopyWorkloadParams::from_set(p);
+        let buffer = p.buffer;
+        // 0 stands for UnixBench's limit: 2000 buffers per file.
+        let max_blocks = effective_max_blocks(buffer, p.max_blocks);
         Some(match (buffer, max_blocks) {
             (1024, 2000) => IndexEntry::Test("fstime"),
             (256, 500) => IndexEntry::Test("fsbuffer"),
             (4096, 8000) => IndexEntry::Test("fsdisk"),
             _ => IndexEntry::Variant(format!("File Copy {buffer} bufsize {max_blocks} maxblocks")),
         })
+    }
+    fn run_section(&self) -> Option<&'static dyn RunSection> {
+        Some(&super::index::SystemIndex)
     }
 }
 

@@ -18,7 +18,8 @@
 //! As in UnixBench, every copy is a fresh process of its own (a sledge
 //! started with a hidden first argument, see [`copy_main`]), `copies=N`
 //! runs N at once and the score is their sum; the index over the tests is
-//! computed from a stored run by `report::unixbench_index`.
+//! computed from a stored run by [`index`], the section these workloads
+//! add to a run's report.
 
 pub mod case;
 pub mod context;
@@ -28,6 +29,7 @@ pub mod dhrystone;
 pub mod execl;
 pub mod fcopy;
 pub mod forkexec;
+pub mod index;
 pub mod pipe;
 pub mod process;
 pub mod program;

@@ -1,7 +1,6 @@
 //! `unixbench.pipe`: UnixBench's pipe throughput (`pipe`), in loops per
 //! second: write 512 bytes to a pipe and read them back, in one process.
 
-use std::collections::BTreeMap;
 use std::os::fd::AsRawFd;
 
 use anyhow::{Context, bail};
@@ -12,7 +11,7 @@ use super::program::Program;
 use super::protocol::Gate;
 use super::score::Outcome;
 use super::timed;
-use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, Params, Workload};
+use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, Params, RunSection, Workload};
 
 /// Bytes per write and read, as UnixBench's `char buf[512]`.
 pub const MESSAGE: usize = 512;
@@ -47,8 +46,11 @@ impl Workload for PipeWorkload {
         )?))
     }
 
-    fn index_entry(&self, _params: &BTreeMap<String, String>) -> Option<IndexEntry> {
+    fn index_entry(&self, _params: &ParamSet) -> Option<IndexEntry> {
         Some(IndexEntry::Test("pipe"))
+    }
+    fn run_section(&self) -> Option<&'static dyn RunSection> {
+        Some(&super::index::SystemIndex)
     }
 }
 

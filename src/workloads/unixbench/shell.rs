@@ -8,7 +8,6 @@
 //! The copies run in the case's scratch directory, where the workers'
 //! files come and go.
 
-use std::collections::BTreeMap;
 use std::ffi::{CStr, CString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -22,7 +21,9 @@ use super::protocol::Gate;
 use super::score::Outcome;
 use super::shell_script::{self, DRIVER};
 use super::timed;
-use crate::engine::{Case, CaseEnv, IndexEntry, ParamKind, ParamSet, ParamSpec, Params, Workload};
+use crate::engine::{
+    Case, CaseEnv, IndexEntry, ParamKind, ParamSet, ParamSpec, Params, RunSection, Workload,
+};
 use crate::workloads::common::workdir::{check_dir, dir_param};
 
 /// The exit code of a forked child whose exec failed (looper's 99).
@@ -72,14 +73,15 @@ impl Workload for ShellWorkload {
     }
 
     /// The index has 1 and 8 concurrent scripts.
-    fn index_entry(&self, params: &BTreeMap<String, String>) -> Option<IndexEntry> {
-        Some(
-            match params.get("concurrent").map(String::as_str).unwrap_or("") {
-                "1" => IndexEntry::Test("shell1"),
-                "8" => IndexEntry::Test("shell8"),
-                n => IndexEntry::Variant(format!("Shell Scripts ({n} concurrent)")),
-            },
-        )
+    fn index_entry(&self, p: &ParamSet) -> Option<IndexEntry> {
+        Some(match ShellWorkloadParams::from_set(p).concurrent {
+            1 => IndexEntry::Test("shell1"),
+            8 => IndexEntry::Test("shell8"),
+            n => IndexEntry::Variant(format!("Shell Scripts ({n} concurrent)")),
+        })
+    }
+    fn run_section(&self) -> Option<&'static dyn RunSection> {
+        Some(&super::index::SystemIndex)
     }
 }
 

@@ -8,14 +8,12 @@
 //! released, becomes sledge's small C program running UnixBench's loop (see
 //! [`super::forkexec`]).
 
-use std::collections::BTreeMap;
-
 use super::execl::{program_case, program_params};
 use super::forkexec;
 use super::program::Program;
 use super::protocol::Gate;
 use super::score::Outcome;
-use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, Workload};
+use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, RunSection, Workload};
 
 /// The `unixbench.spawn` workload.
 pub struct SpawnWorkload;
@@ -37,8 +35,11 @@ impl Workload for SpawnWorkload {
         program_case(self.id(), Program::Spawn, p)
     }
 
-    fn index_entry(&self, _params: &BTreeMap<String, String>) -> Option<IndexEntry> {
+    fn index_entry(&self, _params: &ParamSet) -> Option<IndexEntry> {
         Some(IndexEntry::Test("spawn"))
+    }
+    fn run_section(&self) -> Option<&'static dyn RunSection> {
+        Some(&super::index::SystemIndex)
     }
 }
 

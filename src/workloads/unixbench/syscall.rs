@@ -8,7 +8,6 @@
 //! child that execs `/bin/true` and waits for it (UnixBench's `sysexec`,
 //! not part of the index).
 
-use std::collections::BTreeMap;
 use std::ffi::CStr;
 use std::os::fd::AsRawFd;
 
@@ -20,7 +19,9 @@ use super::program::{Calls, Program};
 use super::protocol::Gate;
 use super::score::Outcome;
 use super::timed;
-use crate::engine::{Case, CaseEnv, IndexEntry, ParamKind, ParamSet, ParamSpec, Params, Workload};
+use crate::engine::{
+    Case, CaseEnv, IndexEntry, ParamKind, ParamSet, ParamSpec, Params, RunSection, Workload,
+};
 
 /// What `calls=exec` runs in each child, as UnixBench does.
 pub const TRUE_PROGRAM: &CStr = c"/bin/true";
@@ -62,14 +63,15 @@ impl Workload for SyscallWorkload {
     }
 
     /// Only the mix of calls is in the index.
-    fn index_entry(&self, params: &BTreeMap<String, String>) -> Option<IndexEntry> {
-        Some(
-            match params.get("calls").map(String::as_str).unwrap_or("") {
-                "mix" => IndexEntry::Test("syscall"),
-                "exec" => IndexEntry::Variant("Exec System Call Overhead".to_string()),
-                calls => IndexEntry::Variant(format!("System Call Overhead ({calls})")),
-            },
-        )
+    fn index_entry(&self, p: &ParamSet) -> Option<IndexEntry> {
+        Some(match SyscallWorkloadParams::from_set(p).calls {
+            Calls::Mix => IndexEntry::Test("syscall"),
+            Calls::Exec => IndexEntry::Variant("Exec System Call Overhead".to_string()),
+            calls => IndexEntry::Variant(format!("System Call Overhead ({calls})")),
+        })
+    }
+    fn run_section(&self) -> Option<&'static dyn RunSection> {
+        Some(&super::index::SystemIndex)
     }
 }
 

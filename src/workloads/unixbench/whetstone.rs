@@ -20,7 +20,6 @@
 //! vectorise the floating-point sections; Rust keeps IEEE semantics, so the
 //! scores differ (see `bench/unixbench.sh`).
 
-use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -28,7 +27,7 @@ use super::case::{UnixbenchCase, copies_param, time_param};
 use super::program::Program;
 use super::protocol::Gate;
 use super::score::Outcome;
-use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, Params, Workload};
+use crate::engine::{Case, CaseEnv, IndexEntry, ParamSet, ParamSpec, Params, RunSection, Workload};
 
 /// The inner-loop multiplier (`x100`): each section's loop count is a
 /// constant times 100.
@@ -283,8 +282,11 @@ impl Workload for WhetstoneWorkload {
         )?))
     }
 
-    fn index_entry(&self, _params: &BTreeMap<String, String>) -> Option<IndexEntry> {
+    fn index_entry(&self, _params: &ParamSet) -> Option<IndexEntry> {
         Some(IndexEntry::Test("whetstone-double"))
+    }
+    fn run_section(&self) -> Option<&'static dyn RunSection> {
+        Some(&super::index::SystemIndex)
     }
 }
 

@@ -1,5 +1,7 @@
 //! UnixBench's System Benchmarks Index, computed from a stored run and
-//! printed the way UnixBench prints it at the end of a run.
+//! printed the way UnixBench prints it at the end of a run: the section
+//! the `unixbench.*` workloads add to a run's report ([`SystemIndex`],
+//! through [`Workload::run_section`]), beside the baselines it divides by.
 //!
 //! Each test's index is its score divided by the score of UnixBench's
 //! baseline machine, times 10 (so the baseline rates 10.0); the overall
@@ -10,11 +12,14 @@
 //! but still counts in the mean. A test's score is the mean over the case's
 //! trials (UnixBench takes the geometric mean of its passes after dropping
 //! the worst third).
+//!
+//! [`Workload::run_section`]: crate::engine::Workload::run_section
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use crate::engine::IndexEntry;
+use crate::engine::params::stored_set;
+use crate::engine::{IndexEntry, RunSection};
 use crate::results::{CaseRecord, RunRecord};
 use crate::visible::Escaped;
 
@@ -130,12 +135,20 @@ pub struct CaseTest {
 }
 
 /// Which UnixBench test a stored case is, as its workload says
-/// ([`Workload::index_entry`]); `None` for a case of any other workload
-/// (or of one this sledge does not have).
+/// ([`Workload::index_entry`]) from the case's parameters read back
+/// against its own (`cpus`: the run's CPU count); `None` for a case of any
+/// other workload, of one this sledge does not have, or with parameters
+/// it no longer accepts.
 ///
 /// [`Workload::index_entry`]: crate::engine::Workload::index_entry
-pub fn case_test(workload: &str, params: &BTreeMap<String, String>) -> Option<CaseTest> {
-    let entry = crate::workloads::find(workload)?.index_entry(params)?;
+pub fn case_test(
+    workload: &str,
+    params: &BTreeMap<String, String>,
+    cpus: usize,
+) -> Option<CaseTest> {
+    let workload = crate::workloads::find(workload)?;
+    let set = stored_set(workload.id(), &workload.params(), params, cpus).ok()?;
+    let entry = workload.index_entry(&set)?;
     Some(match entry {
         IndexEntry::Test(name) => match index_test(name) {
             Some(test) => CaseTest {
@@ -195,7 +208,7 @@ pub fn index_tables(run: &RunRecord) -> Vec<IndexTable> {
         if case.error.is_some() || case.metrics.is_empty() {
             continue;
         }
-        let Some(test) = case_test(&case.workload, &case.params) else {
+        let Some(test) = case_test(&case.workload, &case.params, run.cpus.len().max(1)) else {
             continue;
         };
         let copies = case
@@ -238,6 +251,48 @@ pub fn index_tables(run: &RunRecord) -> Vec<IndexTable> {
             }
         })
         .collect()
+}
+
+/// UnixBench's index as a section of a run's report: the section every
+/// `unixbench.*` workload hands back.
+pub struct SystemIndex;
+
+impl RunSection for SystemIndex {
+    fn id(&self) -> &'static str {
+        "unixbench.index"
+    }
+
+    fn text(&self, run: &Escaped<RunRecord>) -> String {
+        render(run)
+    }
+
+    fn line(&self, run: &Escaped<RunRecord>) -> Option<String> {
+        line(run)
+    }
+}
+
+/// `UnixBench index: 1 copy 1234.5, 2 copies 2345.6 (partial: 1 of 12
+/// tests)`: the overall index per number of copies, for the scorecard.
+pub fn line(run: &RunRecord) -> Option<String> {
+    let tables = index_tables(run);
+    let scores: Vec<String> = tables
+        .iter()
+        .filter_map(|t| {
+            let score = t.score?;
+            let copies = if t.copies == 1 { "copy" } else { "copies" };
+            Some(format!("{} {copies} {score:.1}", t.copies))
+        })
+        .collect();
+    if scores.is_empty() {
+        return None;
+    }
+    let indexed = tables.iter().map(|t| t.indexed).max().unwrap_or(0);
+    let partial = if indexed < SYSTEM_TESTS.len() {
+        format!(" (partial: {indexed} of {} tests)", SYSTEM_TESTS.len())
+    } else {
+        String::new()
+    };
+    Some(format!("UnixBench index: {}{partial}", scores.join(", ")))
 }
 
 /// The tables as UnixBench prints them (`Run`'s `logIndexCat` formats),
@@ -386,7 +441,7 @@ shell1|60|lpm|42.4|42.4|1";
                 .collect()
         };
         let name = |w: &str, p: &[(&str, &str)]| {
-            case_test(w, &params(p))
+            case_test(w, &params(p), 2)
                 .and_then(|t| t.test)
                 .map(|t| t.name)
         };
@@ -423,10 +478,11 @@ shell1|60|lpm|42.4|42.4|1";
             Some("shell8")
         );
         assert_eq!(name("unixbench.shell", &[("concurrent", "16")]), None);
-        assert_eq!(case_test("cpu.primes", &params(&[])), None);
+        assert_eq!(case_test("cpu.primes", &params(&[]), 2), None);
         let odd = case_test(
             "unixbench.fcopy",
             &params(&[("buffer", "512"), ("max_blocks", "0")]),
+            2,
         )
         .unwrap();
         assert_eq!(odd.title, "File Copy 512 bufsize 1000 maxblocks");
@@ -461,11 +517,27 @@ shell1|60|lpm|42.4|42.4|1";
                     .iter()
                     .map(|(k, v)| (k.to_string(), v.to_string()))
                     .collect();
-                case_test(workload, &params).unwrap().test.unwrap().name
+                case_test(workload, &params, 2).unwrap().test.unwrap().name
             })
             .collect();
         let expected: Vec<&str> = SYSTEM_TESTS.iter().map(|t| t.name).collect();
         assert_eq!(named, expected);
+    }
+
+    #[test]
+    fn a_case_its_workload_no_longer_accepts_is_left_out() {
+        // concurrent is at most 64 now: a case stored with more is of
+        // another version, which the index cannot place.
+        let params = [("concurrent".to_string(), "100".to_string())].into();
+        assert_eq!(case_test("unixbench.shell", &params, 2), None);
+    }
+
+    #[test]
+    fn every_unixbench_workload_adds_the_index_to_its_runs() {
+        for workload in crate::workloads::family("unixbench") {
+            let section = workload.run_section().map(|s| s.id());
+            assert_eq!(section, Some("unixbench.index"), "{}", workload.id());
+        }
     }
 
     fn case(workload: &str, params: &[(&str, &str)], samples: &[f64]) -> CaseRecord {
