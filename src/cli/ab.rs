@@ -6,17 +6,16 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::format_args::{FormatArgs, FormatFlag, FormatSet};
+use super::format_args::{FormatFlag, FormatSet};
 use super::output::{ExitStatus, MetricsShown, UsageError, print};
-use super::run_args::RunArgs;
+use super::run_args::{RUN_JSON, RunArgs, usage};
 use super::run_progress::RunProgress;
 use crate::report;
 use crate::report::compare::{CompareOptions, NoNoiseHistory};
 use crate::report::compare_table::MetricSelection;
 use crate::report::export::Format;
 use crate::store::StoreLocation;
-use crate::suite::ab::{AbOptions, Knob, KnobSpec, Setting, knob};
-use crate::suite::subprocess::Launch;
+use crate::suite::ab::{AbRequest, KnobSpec, SideRequest};
 
 /// Options of `sledge ab`.
 #[derive(Debug, Args)]
@@ -49,7 +48,7 @@ Examples:
   sledge ab --duet --b-env MALLOC_ARENA_MAX=1 cpu.primes -p threads=1")]
 pub struct AbArgs {
     #[command(flatten)]
-    run: RunArgs,
+    run: RunArgs<AbFormats>,
     /// A sysfs file or sysctl and its value for A and for B:
     /// PATH_OR_SYSCTL=A_VALUE,B_VALUE (`vm.swappiness=10,60`); repeatable.
     #[arg(long = "knob", value_name = "KNOB=A,B", value_parser = KnobSpec::parse)]
@@ -100,20 +99,22 @@ pub struct AbArgs {
     /// in turn, and the output says why.
     #[arg(long)]
     duet: bool,
-    #[command(flatten)]
-    markdown: FormatArgs<AbFormats>,
 }
 
-/// The format `sledge ab` adds to `run`'s `--json`: Markdown.
+/// The formats of `sledge ab`: `run`'s `--json`, and Markdown for the
+/// comparison.
 #[derive(Debug)]
 pub struct AbFormats;
 
 impl FormatSet for AbFormats {
-    const FLAGS: &'static [FormatFlag] = &[FormatFlag {
-        format: Format::Markdown,
-        help: "Print the comparison as Markdown",
-        conflicts_with: &["json"],
-    }];
+    const FLAGS: &'static [FormatFlag] = &[
+        RUN_JSON,
+        FormatFlag {
+            format: Format::Markdown,
+            help: "Print the comparison as Markdown",
+            conflicts_with: &["json"],
+        },
+    ];
 }
 
 /// `NAME=VALUE` for `--a-env` and `--b-env`.
@@ -141,157 +142,48 @@ fn command_words(text: &str) -> Result<Vec<String>, String> {
 }
 
 impl AbArgs {
-    /// The two settings, each checked: CPUs within this run's, a cgroup
-    /// that can be joined, a sledge build that exists, and duet mode only
-    /// with settings that can differ at the same moment.
-    fn settings(&self, cpus: &[usize]) -> Result<[Setting; 2], UsageError> {
-        if self.duet && cpus.len() < 2 {
-            return Err(UsageError(format!(
-                "--duet needs at least 2 CPUs, one half for A and one for B; this run has {}",
-                cpus.len()
-            )));
-        }
-        if self.duet {
-            let host_wide = [
-                (!self.knobs.is_empty(), "--knob"),
-                (
-                    self.a_setup.is_some() || self.b_setup.is_some(),
-                    "--a-setup/--b-setup",
-                ),
-                (
-                    self.a_cpus.is_some() || self.b_cpus.is_some(),
-                    "--a-cpus/--b-cpus",
-                ),
-            ];
-            if let Some((_, flag)) = host_wide.iter().find(|(given, _)| *given) {
-                return Err(UsageError(format!(
-                    "--duet runs A and B at the same time, each on half of the CPUs: {flag} cannot \
-                     differ between two things running at once (a knob or setup command changes \
-                     the whole host; duet chooses the CPUs); drop --duet or {flag}"
-                )));
-            }
-        }
-        let side = |name: &str,
-                    env: &[(String, String)],
-                    cpus_given: &Option<Vec<usize>>,
-                    cgroup: &Option<PathBuf>,
-                    wrap: &Option<Vec<String>>,
-                    program: &Option<PathBuf>,
-                    setup: &Option<String>|
-         -> Result<Setting, UsageError> {
-            if let Some(list) = cpus_given
-                && let Some(cpu) = list.iter().find(|c| !cpus.contains(c))
-            {
-                return Err(UsageError(format!(
-                    "--{name}-cpus: CPU {cpu} is not one this run may use ({})",
-                    crate::sys::affinity::format_cpu_list(cpus)
-                )));
-            }
-            if let Some(dir) = cgroup
-                && !dir.join("cgroup.procs").is_file()
-            {
-                return Err(UsageError(format!(
-                    "--{name}-cgroup {}: not a cgroup directory (it has no cgroup.procs); \
-                     create one first, for example mkdir /sys/fs/cgroup/slow",
-                    dir.display()
-                )));
-            }
-            if let Some(path) = program {
-                use std::os::unix::fs::PermissionsExt;
-                let runnable = std::fs::metadata(path)
-                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
-                if !runnable {
-                    return Err(UsageError(format!(
-                        "--{name}-sledge {}: not an executable file",
-                        path.display()
-                    )));
-                }
-            }
-            Ok(Setting {
-                launch: Launch {
-                    program: program.clone(),
-                    wrap: wrap.clone().unwrap_or_default(),
-                    env: env.to_vec(),
-                    cgroup: cgroup.clone(),
-                    pin: false,
+    /// The comparison asked for, as the suite checks it.
+    fn request(&self) -> AbRequest {
+        AbRequest {
+            sides: [
+                SideRequest {
+                    env: self.a_env.clone(),
+                    cpus: self.a_cpus.clone(),
+                    cgroup: self.a_cgroup.clone(),
+                    wrap: self.a_wrap.clone(),
+                    sledge: self.a_sledge.clone(),
+                    setup: self.a_setup.clone(),
                 },
-                cpus: cpus_given.clone(),
-                setup: setup.clone(),
-            })
-        };
-        Ok([
-            side(
-                "a",
-                &self.a_env,
-                &self.a_cpus,
-                &self.a_cgroup,
-                &self.a_wrap,
-                &self.a_sledge,
-                &self.a_setup,
-            )?,
-            side(
-                "b",
-                &self.b_env,
-                &self.b_cpus,
-                &self.b_cgroup,
-                &self.b_wrap,
-                &self.b_sledge,
-                &self.b_setup,
-            )?,
-        ])
+                SideRequest {
+                    env: self.b_env.clone(),
+                    cpus: self.b_cpus.clone(),
+                    cgroup: self.b_cgroup.clone(),
+                    wrap: self.b_wrap.clone(),
+                    sledge: self.b_sledge.clone(),
+                    setup: self.b_setup.clone(),
+                },
+            ],
+            knobs: self.knobs.clone(),
+            restore: self.restore.clone(),
+            duet: self.duet,
+        }
     }
 }
 
 /// Runs the comparison, stores both sides and prints the paired verdicts.
 pub fn execute(args: AbArgs, store_location: Option<StoreLocation>) -> anyhow::Result<ExitStatus> {
-    let (request, prepared) = super::run_steps::prepare(&args.run)?;
-    let settings = args.settings(&prepared.cpus)?;
-    // Say what will be written where before the first write (the checks
-    // below write each value once).
-    for spec in &args.knobs {
-        let path = spec.path.display().to_string();
-        let place = if path == spec.name {
-            path
-        } else {
-            format!("{} ({path})", spec.name)
-        };
-        eprintln!(
-            "knob: {place} is set to {} before A's rounds and {} before B's, and put back at the end",
-            spec.values[0], spec.values[1]
-        );
-    }
-    let knobs: Vec<Knob> = args
-        .knobs
-        .iter()
-        .map(|spec| Knob::check(spec).map_err(UsageError))
-        .collect::<Result<_, _>>()?;
-    for (name, setting) in ["A", "B"].iter().zip(&settings) {
-        let side = usize::from(*name == "B");
-        eprintln!("{name}: {}", setting.describe(&knobs, side));
-    }
-    if args.knobs.is_empty() && settings.iter().all(|s| s.describe(&[], 0) == "as is") {
-        eprintln!(
-            "note: A and B are the same setting: an A/A comparison, to see what the host alone moves"
-        );
-    }
-    let (mut store, cancel) = super::run_steps::open_for_runs(store_location, &prepared.plan)?;
+    let (request, prepared) = super::run_steps::prepare(&args.run, store_location)?;
+    let options = args
+        .request()
+        .options(request.run_options(&prepared), &mut |line: String| {
+            eprintln!("{line}")
+        })
+        .map_err(usage)?;
+    let (mut store, cancel) = super::run_steps::open_for_runs(&request, &prepared)?;
     let progress = RunProgress::new(
         prepared.plan.cases.len() * prepared.methodology.min_rounds as usize * 2,
         std::io::stderr().is_terminal(),
     );
-    let run = request.run_options(&prepared);
-    let options = AbOptions {
-        cpus: run.cpus,
-        methodology: run.methodology,
-        idle_check: run.idle_check,
-        command_line: run.command_line,
-        notes: run.notes,
-        settings,
-        knobs,
-        journal_dir: knob::journal_dir(),
-        restore: args.restore.clone(),
-        duet: args.duet,
-    };
     let done =
         crate::suite::ab::execute_ab(&prepared.plan, options, &mut store, &cancel, &progress)
             .map_err(
@@ -317,12 +209,13 @@ pub fn execute(args: AbArgs, store_location: Option<StoreLocation>) -> anyhow::R
         MetricsShown::Headline => MetricSelection::Headline,
         MetricsShown::All => MetricSelection::All,
     };
-    // `--markdown` is ab's own flag, `--json` run's; they conflict.
-    let format = match args.markdown.format() {
-        Format::Table => args.run.format(),
-        markdown => markdown,
-    };
-    print(&format.exporter().comparison(&comparison, metrics)?)?;
+    print(
+        &args
+            .run
+            .format()
+            .exporter()
+            .comparison(&comparison, metrics)?,
+    )?;
     eprintln!(
         "stored as runs {} (A) and {} (B) in {}; `sledge compare {} {}` shows them again",
         a.id,

@@ -8,18 +8,13 @@
 //! next comparison has it at once.
 
 use clap::Args;
-use comfy_table::{Cell, CellAlignment};
 
 use super::output::{ExitStatus, UsageError, print};
 use super::run_args::RunArgs;
 use super::run_steps::{exit_status, open_for_runs, prepare, run_once};
+use crate::report::calibration::calibration;
 use crate::report::export::Format;
-use crate::report::format;
-use crate::report::listing::new_table;
-use crate::report::noise::case_noise;
-use crate::stats::MIN_HISTORY_RUNS;
 use crate::store::StoreLocation;
-use crate::visible;
 
 /// The most runs one calibration makes.
 const MAX_RUNS: u32 = 100;
@@ -59,8 +54,8 @@ pub fn execute(
         )
         .into());
     }
-    let (request, prepared) = prepare(&args.run)?;
-    let (mut store, cancel) = open_for_runs(store_location, &prepared.plan)?;
+    let (request, prepared) = prepare(&args.run, store_location)?;
+    let (mut store, cancel) = open_for_runs(&request, &prepared)?;
     let mut last = None;
     for i in 1..=args.runs {
         eprintln!("calibration run {i} of {}", args.runs);
@@ -73,33 +68,7 @@ pub fn execute(
         }
     }
     let run = last.expect("at least one run");
-
-    let mut table = new_table(vec!["case", "metric", "runs", "run-to-run noise"]);
-    table.set_width(format::REPORT_WIDTH as u16);
-    for case in &run.cases {
-        let Some(headline) = case.metrics.first() else {
-            continue;
-        };
-        let noise = case_noise(&store, &run, case, &[]);
-        let (runs, text) = match noise.get(&headline.name) {
-            Some(n) => (
-                n.runs.to_string(),
-                format!("±{}", format::percent(n.sd_log.exp_m1())),
-            ),
-            None => (
-                "-".to_string(),
-                format!("unknown (fewer than {MIN_HISTORY_RUNS} runs)"),
-            ),
-        };
-        table.add_row(vec![
-            Cell::new(visible::escape(&case.label())),
-            Cell::new(visible::escape(&headline.name)),
-            Cell::new(runs).set_alignment(CellAlignment::Right),
-            Cell::new(text).set_alignment(CellAlignment::Right),
-        ]);
-    }
-    print(&format!(
-        "run-to-run noise of each case on this host (one standard deviation of a run's value):\n{table}\n"
-    ))?;
+    let noise = calibration(&store, &run);
+    print(&args.run.format().exporter().calibration(&noise)?)?;
     Ok(ExitStatus::Success)
 }

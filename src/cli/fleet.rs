@@ -2,22 +2,19 @@
 //! `sledge fleet outliers RUN...`: the hosts outside their fleet's spread.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand};
 
 use super::format_args::{FormatArgs, FormatFlag, FormatSet};
-use super::output::{ExitStatus, UsageError, open_existing_store, open_store, print, resolve_runs};
-use crate::engine::CancelToken;
-use crate::fleet::{self, HostResult, Order, Progress};
-use crate::remote::{OutputLine, SshOptions, parse_host_list};
+use super::output::{ExitStatus, UsageError, open_existing_store, print, resolve_runs};
+use super::run_args::usage;
+use crate::fleet::{self, FleetOutcome, FleetRequest, HostResult, Progress};
+use crate::remote::{OutputLine, parse_host_list};
 use crate::report::export::Format;
-use crate::report::fleet_outliers::{self, fleet_outliers};
+use crate::report::fleet_outliers::fleet_outliers;
 use crate::store::StoreLocation;
+use crate::suite::BadRequest;
 use crate::visible::escape;
-
-/// The longest connect timeout accepted, in seconds.
-const MAX_CONNECT_TIMEOUT_SECS: u64 = 600;
 
 /// Options of `sledge fleet`.
 #[derive(Debug, Args)]
@@ -130,33 +127,6 @@ fn execute_outliers(
     Ok(ExitStatus::Success)
 }
 
-/// The outlier view of the runs that landed, when three or more did.
-fn landed_outliers(reports: &[fleet::HostReport], store: &crate::store::Store) -> Option<String> {
-    let ids: Vec<i64> = reports
-        .iter()
-        .filter_map(|r| match r.result {
-            HostResult::Landed { id, .. } => Some(id),
-            HostResult::Failed(_) => None,
-        })
-        .collect();
-    if ids.len() < crate::stats::MIN_HOSTS {
-        return None;
-    }
-    let runs = match ids
-        .iter()
-        .map(|&id| store.load_run(id))
-        .collect::<Result<Vec<_>, _>>()
-    {
-        Ok(runs) => runs,
-        Err(err) => {
-            eprintln!("warning: cannot read the landed runs for the outlier view: {err}");
-            return None;
-        }
-    };
-    let view = fleet_outliers(&runs);
-    (!view.populations.is_empty()).then(|| fleet_outliers::render(&view))
-}
-
 fn execute_run(
     args: FleetRunArgs,
     store_location: Option<StoreLocation>,
@@ -164,45 +134,53 @@ fn execute_run(
     // Every mistake is found before any host is touched.
     let hosts = parse_host_list(&args.hosts).map_err(|e| UsageError(format!("--hosts: {e}")))?;
     check_run_args(&args.run)?;
-    if args.connect_timeout == 0 || args.connect_timeout > MAX_CONNECT_TIMEOUT_SECS {
-        return Err(UsageError(format!(
-            "--connect-timeout {}: expected seconds from 1 to {MAX_CONNECT_TIMEOUT_SECS}",
-            args.connect_timeout
-        ))
-        .into());
-    }
-    if let Some(identity) = &args.identity
-        && !identity.is_file()
-    {
-        return Err(UsageError(format!("--identity {}: no such file", identity.display())).into());
-    }
-    let remote_dir = crate::remote::remote_dir(&args.remote_dir)
-        .map_err(|e| UsageError(format!("--remote-dir {e}")))?;
-
-    let mut store = open_store(store_location)?;
-    store.check_integrity()?;
-    let settings = fleet::FleetSettings {
-        ssh: SshOptions {
-            identity: args.identity.clone(),
-            known_hosts: args.known_hosts.clone(),
-            connect_timeout: Duration::from_secs(args.connect_timeout),
-        },
-        remote_dir,
-        run_args: args.run.clone(),
-        binary: crate::remote::ThisBinary::current()?,
-        env: fleet::forwarded_env(),
+    let request = FleetRequest {
+        hosts,
+        serial: args.serial,
+        identity: args.identity,
+        known_hosts: args.known_hosts,
+        connect_timeout_secs: args.connect_timeout,
+        remote_dir: args.remote_dir,
+        run_args: args.run,
+        store: store_location,
     };
-    let order = if args.serial {
-        Order::Serial
-    } else {
-        Order::Parallel
-    };
-    let (cancel, hurry) = (CancelToken::new(), CancelToken::new());
-    fleet::interrupt::install(&cancel, &hurry);
+    let done = fleet::execute(&request, &mut show_progress).map_err(|err| {
+        match err.downcast::<BadRequest>() {
+            Ok(bad) => usage(bad).into(),
+            Err(err) => err,
+        }
+    })?;
+    let table = Format::Table.exporter();
+    print(&table.fleet_run(&done.summary())?)?;
+    match done.landed_outliers() {
+        Ok(Some(view)) => print(&table.fleet_outliers(&view)?)?,
+        Ok(None) => {}
+        Err(err) => {
+            eprintln!("warning: cannot read the landed runs for the outlier view: {err}")
+        }
+    }
+    for report in &done.reports {
+        if let Some(left) = &report.left_behind {
+            eprintln!(
+                "warning: could not remove {left}; the next fleet run on that host removes it"
+            );
+        }
+    }
+    Ok(match done.outcome() {
+        FleetOutcome::Interrupted => {
+            eprintln!("interrupted: the runs that came back are stored");
+            ExitStatus::Interrupted
+        }
+        FleetOutcome::Complete => ExitStatus::Success,
+        FleetOutcome::Partial => ExitStatus::PartialFleet,
+        FleetOutcome::Failed => ExitStatus::Failure,
+    })
+}
 
-    let started = Instant::now();
-    // What a host says is shown escaped: it is another machine's text.
-    let mut show = |progress: Progress| match progress {
+/// Shows a step of the fleet run as it happens. What a host says is shown
+/// escaped: it is another machine's text.
+fn show_progress(progress: Progress) {
+    match progress {
         Progress::Note { host, text } => eprintln!("[{}] {}", host.label(), escape(text)),
         Progress::Output { host, line } => match line {
             OutputLine::Stdout(text) => println!("[{}] {}", host.label(), escape(text)),
@@ -219,38 +197,7 @@ fn execute_run(
                 eprintln!("[{}] failed: {}", report.host.label(), escape(reason))
             }
         },
-    };
-    let reports = fleet::run(
-        &hosts, &settings, order, &mut store, &cancel, &hurry, &mut show,
-    );
-    print(&summary(
-        &reports,
-        started.elapsed().as_secs_f64(),
-        &store.path().display().to_string(),
-    ))?;
-    if let Some(outliers) = landed_outliers(&reports, &store) {
-        print(&outliers)?;
     }
-    for report in &reports {
-        if let Some(left) = &report.left_behind {
-            eprintln!(
-                "warning: could not remove {left}; the next fleet run on that host removes it"
-            );
-        }
-    }
-    Ok(if cancel.is_cancelled() {
-        eprintln!("interrupted: the runs that came back are stored");
-        ExitStatus::Interrupted
-    } else if reports.iter().all(fleet::HostReport::complete) {
-        ExitStatus::Success
-    } else if reports
-        .iter()
-        .any(|r| matches!(r.result, HostResult::Landed { .. }))
-    {
-        ExitStatus::PartialFleet
-    } else {
-        ExitStatus::Failure
-    })
 }
 
 /// Checks the arguments meant for `sledge run` on the hosts as this
@@ -282,86 +229,10 @@ fn check_run_args(run: &[String]) -> anyhow::Result<()> {
         ))
     })?;
     match parsed.command {
-        super::Command::Run(run_args) => Ok(run_args
-            .request()?
-            .check_elsewhere()
-            .map_err(super::run_args::usage)?),
+        // This side's store is not the hosts' (each runs into its own).
+        super::Command::Run(run_args) => {
+            Ok(run_args.request(None)?.check_elsewhere().map_err(usage)?)
+        }
         _ => unreachable!("parsed as `sledge run`"),
-    }
-}
-
-/// The closing table: one line per host.
-fn summary(reports: &[fleet::HostReport], seconds: f64, store: &str) -> String {
-    let landed = reports
-        .iter()
-        .filter(|r| matches!(r.result, HostResult::Landed { .. }))
-        .count();
-    let complete = reports.iter().filter(|r| r.complete()).count();
-    let failed = reports.len() - landed;
-    let mut out = format!(
-        "fleet run on {} host{}: {landed} run{} stored ({complete} complete), {failed} host{} failed, {seconds:.1} s\n",
-        reports.len(),
-        plural(reports.len()),
-        plural(landed),
-        plural(failed),
-    );
-    let width = reports
-        .iter()
-        .map(|r| r.host.label().len())
-        .max()
-        .unwrap_or(0);
-    for report in reports {
-        let label = report.host.label();
-        let what = match &report.result {
-            HostResult::Landed {
-                id,
-                status,
-                already_stored,
-                ..
-            } => format!(
-                "run {id} · {} · {:.1} s{}",
-                status.as_str(),
-                report.seconds,
-                if *already_stored {
-                    " (was already stored)"
-                } else {
-                    ""
-                }
-            ),
-            HostResult::Failed(reason) => format!("failed: {}", escape(reason)),
-        };
-        out.push_str(&format!("  {label:<width$}  {what}\n"));
-    }
-    if landed > 0 {
-        out.push_str(&format!("stored in {store}\n"));
-    }
-    out
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A host's reason may quote what the host said: its control
-    /// characters are shown escaped.
-    #[test]
-    fn a_hosts_reason_is_shown_escaped() {
-        let report = fleet::HostReport {
-            host: "root@db1".parse().unwrap(),
-            result: HostResult::Failed("the remote said \x1b[2J\r\u{202e}gone".into()),
-            interrupted: false,
-            seconds: 1.0,
-            left_behind: None,
-        };
-        let text = summary(&[report], 1.0, "results.db");
-        assert!(
-            text.contains("failed: the remote said \\x1b[2J\\r\\u{202e}gone"),
-            "{text}"
-        );
-        assert!(!text.contains(['\x1b', '\r', '\u{202e}']), "{text:?}");
     }
 }

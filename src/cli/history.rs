@@ -1,13 +1,11 @@
 //! `sledge history WORKLOAD [--host H] [-p k=v ...]`.
 
-use std::collections::BTreeMap;
-
 use clap::Args;
 
 use super::format_args::{FormatArgs, FormatFlag, FormatSet};
 use super::output::{ExitStatus, UsageError, open_existing_store, print};
 use crate::report::export::Format;
-use crate::report::history::{self, HistoryRun};
+use crate::report::host_history::{BadHistoryRequest, HistoryRequest};
 use crate::store::StoreLocation;
 
 /// Options of `sledge history`.
@@ -59,125 +57,16 @@ impl FormatSet for HistoryFormats {
 
 /// Prints a host's history of a workload's cases.
 pub fn execute(args: HistoryArgs, store: Option<StoreLocation>) -> anyhow::Result<ExitStatus> {
-    let filter = parse_filter(&args.workload, &args.params)?;
+    let request = HistoryRequest::new(args.workload, args.host, &args.params, args.metric)
+        .map_err(|bad| UsageError(bad.0))?;
     let store = open_existing_store(store)?;
-    let runs = store.runs_with_workload(&args.workload)?;
-    if runs.is_empty() {
-        return Err(UsageError(match crate::workloads::find(&args.workload) {
-            Some(_) => format!("no stored run has a case of `{}`", args.workload),
-            None => format!(
-                "`{}` is not a workload, and no stored run has it: `sledge workloads` lists them",
-                args.workload
-            ),
-        })
-        .into());
-    }
-    let host = args.host.clone().unwrap_or_else(crate::probe::hostname);
-    let on_host: Vec<_> = runs
-        .iter()
-        .filter(|r| r.host() == host || r.hostname == host)
-        .collect();
-    if on_host.is_empty() {
-        let mut hosts: BTreeMap<&str, usize> = BTreeMap::new();
-        for run in &runs {
-            *hosts.entry(run.host()).or_default() += 1;
-        }
-        let hosts: Vec<String> = hosts
-            .iter()
-            .map(|(name, n)| format!("{name} ({n} run{})", if *n == 1 { "" } else { "s" }))
-            .collect();
-        return Err(UsageError(format!(
-            "no stored run of `{}` on host `{host}`; its runs are on {}: choose one with --host",
-            args.workload,
-            hosts.join(", ")
-        ))
-        .into());
-    }
-    let mut loaded = Vec::with_capacity(on_host.len());
-    for run in on_host {
-        loaded.push(HistoryRun {
-            run: store.load_run_of_workload(run.id, &args.workload)?,
-            imported: run.imported,
-        });
-    }
-    let history = history::build(
-        &host,
-        &args.workload,
-        &loaded,
-        &filter,
-        args.metric.as_deref(),
-    );
-    if history.cases.is_empty() {
-        return Err(UsageError(nothing_matched(&args, &host, &loaded, &filter)).into());
-    }
+    let history =
+        request
+            .load(&store)
+            .map_err(|err| match err.downcast::<BadHistoryRequest>() {
+                Ok(bad) => UsageError(bad.0).into(),
+                Err(err) => err,
+            })?;
     print(&args.format.format().exporter().history(&history)?)?;
     Ok(ExitStatus::Success)
-}
-
-/// `-p NAME=VALUE` pairs as a filter; a name the workload (when this
-/// sledge knows it) does not have is refused, naming those it has.
-fn parse_filter(workload: &str, pairs: &[String]) -> Result<BTreeMap<String, String>, UsageError> {
-    let known: Option<Vec<&str>> =
-        crate::workloads::find(workload).map(|w| w.params().iter().map(|p| p.name).collect());
-    let mut filter = BTreeMap::new();
-    for pair in pairs {
-        let Some((name, value)) = pair.split_once('=').filter(|(n, _)| !n.trim().is_empty()) else {
-            return Err(UsageError(format!(
-                "-p `{pair}`: give NAME=VALUE, for example -p threads=1"
-            )));
-        };
-        let name = name.trim();
-        if let Some(known) = &known
-            && !known.contains(&name)
-        {
-            return Err(UsageError(format!(
-                "-p `{pair}`: `{workload}` has no parameter `{name}`; its parameters: {}",
-                known.join(", ")
-            )));
-        }
-        filter.insert(name.to_string(), value.trim().to_string());
-    }
-    Ok(filter)
-}
-
-/// Why no case was left: the filter or the metric matched nothing; says
-/// what there is.
-fn nothing_matched(
-    args: &HistoryArgs,
-    host: &str,
-    runs: &[HistoryRun],
-    filter: &BTreeMap<String, String>,
-) -> String {
-    let filtered = history::build(host, &args.workload, runs, filter, None);
-    if let Some(metric) = args
-        .metric
-        .as_deref()
-        .filter(|_| !filtered.cases.is_empty())
-    {
-        let mut names: Vec<&str> = runs
-            .iter()
-            .flat_map(|r| &r.run.cases)
-            .flat_map(|c| &c.metrics)
-            .map(|m| m.name.as_str())
-            .collect();
-        names.sort_unstable();
-        names.dedup();
-        return format!(
-            "no case of `{}` on host `{host}` has a metric `{metric}`; its metrics: {}",
-            args.workload,
-            names.join(", ")
-        );
-    }
-    let cases: Vec<String> = history::build(host, &args.workload, runs, &BTreeMap::new(), None)
-        .cases
-        .iter()
-        .map(|c| crate::results::case_label(&c.workload, &c.params))
-        .collect();
-    let wanted: Vec<String> = filter.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    format!(
-        "no case of `{}` on host `{host}` has {}; its cases there: {}",
-        args.workload,
-        wanted.join(" "),
-        cases.join("; ")
-    )
 }

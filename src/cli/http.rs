@@ -7,36 +7,9 @@ use std::time::Duration;
 pub use super::http_args::HttpArgs;
 use super::output::{ExitStatus, UsageError, print};
 use crate::engine::CancelToken;
-use crate::http::{self, LoadConfig, Model, Rate, ServerConfig};
+use crate::http::{self, BadLoad, Model, ServerConfig};
 use crate::report::http_load::{LoadShown, nothing_succeeded};
 use crate::suite::interrupt;
-use crate::sys::affinity;
-
-/// How long a run lasts without -d or -n.
-const DEFAULT_DURATION: f64 = 10.0;
-/// How long a run with -n but without -d may last at most, so that a
-/// server that accepts and never answers cannot hang it.
-const MAX_DURATION_WITH_REQUESTS: f64 = 600.0;
-
-/// The request timeout without --timeout, seconds: wrk's, so that a server
-/// that accepts and never answers costs each connection 2 s, not the run.
-const DEFAULT_TIMEOUT: f64 = 2.0;
-
-/// The longest duration an option takes, seconds.
-const MAX_SECONDS: f64 = u32::MAX as f64;
-
-/// `secs` of option `option` as a duration, or a usage error naming the
-/// allowed range.
-fn duration_of(option: &str, secs: f64) -> Result<Duration, UsageError> {
-    Duration::try_from_secs_f64(secs)
-        .ok()
-        .filter(|_| secs <= MAX_SECONDS)
-        .ok_or_else(|| {
-            UsageError(format!(
-                "{option} {secs}: expected from 0 to {MAX_SECONDS} seconds"
-            ))
-        })
-}
 
 /// Runs the load (or the server) and prints what it measured.
 pub fn execute(args: HttpArgs) -> anyhow::Result<ExitStatus> {
@@ -59,58 +32,20 @@ pub fn execute(args: HttpArgs) -> anyhow::Result<ExitStatus> {
         )
         .into());
     }
-    let targets = http::parse_targets(&args.urls).map_err(|e| UsageError(e.to_string()))?;
-    let cpus = affinity::allowed_cpus()?.len();
-    let threads = args
-        .threads
-        .unwrap_or(cpus)
-        .clamp(1, args.connections.max(1));
-    let rate = match (args.rate, args.rate_per_client) {
-        (Some(r), _) => Some(Rate::Total(r)),
-        (None, Some(r)) => Some(Rate::PerConnection(r)),
-        (None, None) => None,
-    };
-    let duration = match (args.duration, args.requests) {
-        (Some(d), _) => d,
-        (None, None) => DEFAULT_DURATION,
-        (None, Some(_)) => MAX_DURATION_WITH_REQUESTS,
-    };
-    // 0 means no timeout, as the workloads' `timeout` parameter does.
-    let timeout = match args.timeout.unwrap_or(DEFAULT_TIMEOUT) {
-        t if t > 0.0 => Some(duration_of("--timeout", t)?),
-        _ => None,
-    };
-    let config = LoadConfig {
-        threads,
-        keep_alive: !args.no_keepalive,
-        think: duration_of("--think", args.think.unwrap_or(0.0))?,
-        rate,
-        timeout,
-        duration: Some(duration_of("--duration", duration)?),
-        requests: args.requests,
-        ..LoadConfig::closed(targets, args.connections)
-    };
-    config
-        .validate()
-        .map_err(|e| UsageError(format!("{e:#}")))?;
+    let config = args.load_request().config().map_err(load_usage)?;
     if let Some(hosts) = &args.from {
         return super::http_from::execute(&args, hosts, &config, &cancel);
     }
     // Ctrl-C ends the run early; what it measured until then is printed,
     // marked as interrupted, and the exit status says so.
     let (report, interrupted) = http::run_until_cancelled(&config, &cancel)?;
-    let peak_rss = peak_rss_bytes();
     let shown = LoadShown {
         urls: &args.urls,
         report: &report,
-        peak_rss,
+        peak_rss: peak_rss_bytes(),
         interrupted,
     };
-    if args.json {
-        print(&shown.json()?)?;
-    } else {
-        print(&shown.text())?;
-    }
+    print(&args.format.format().exporter().http_load(&shown)?)?;
     if interrupted {
         return Ok(ExitStatus::Interrupted);
     }
@@ -149,6 +84,14 @@ fn serve(addr: SocketAddr, args: &HttpArgs, cancel: &CancelToken) -> anyhow::Res
     }
     server.stop()?;
     Ok(ExitStatus::Interrupted)
+}
+
+/// A mistake in the load asked for is the command line's: exit status 2.
+pub(super) fn load_usage(err: anyhow::Error) -> anyhow::Error {
+    match err.downcast::<BadLoad>() {
+        Ok(bad) => UsageError(bad.0).into(),
+        Err(err) => err,
+    }
 }
 
 /// The process's peak resident set (VmHWM), bytes.

@@ -6,7 +6,11 @@ use std::net::SocketAddr;
 
 use clap::Args;
 
+use super::format_args::{FormatArgs, FormatFlag, FormatSet};
 use crate::engine::params::parse_seconds;
+use crate::http::LoadRequest;
+use crate::http::distributed::FromHosts;
+use crate::report::export::Format;
 
 /// Options of `sledge http`.
 #[derive(Debug, Args)]
@@ -58,9 +62,8 @@ pub struct HttpArgs {
     /// [default: 2, as wrk; 0 = no timeout].
     #[arg(long, value_parser = seconds)]
     pub(super) timeout: Option<f64>,
-    /// Print the results as JSON.
-    #[arg(long)]
-    pub(super) json: bool,
+    #[command(flatten)]
+    pub(super) format: FormatArgs<HttpFormats>,
     /// Run the built-in server on ADDR (e.g. 127.0.0.1:8080) until Ctrl-C
     /// instead of generating load.
     #[arg(long, value_name = "ADDR", conflicts_with = "urls")]
@@ -123,6 +126,50 @@ pub struct HttpArgs {
     pub(super) remote_sledge: Option<String>,
 }
 
+/// The formats of `sledge http`: `--json`.
+#[derive(Debug)]
+pub struct HttpFormats;
+
+impl FormatSet for HttpFormats {
+    const FLAGS: &'static [FormatFlag] = &[FormatFlag {
+        format: Format::Json,
+        help: "Print the results as JSON",
+        conflicts_with: &[],
+    }];
+}
+
+impl HttpArgs {
+    /// The load these options ask for.
+    pub(super) fn load_request(&self) -> LoadRequest {
+        LoadRequest {
+            urls: self.urls.clone(),
+            connections: self.connections,
+            threads: self.threads,
+            duration: self.duration,
+            requests: self.requests,
+            no_keepalive: self.no_keepalive,
+            think: self.think,
+            rate: self.rate,
+            rate_per_client: self.rate_per_client,
+            timeout: self.timeout,
+        }
+    }
+
+    /// The client hosts `--from` names and how to reach them.
+    pub(super) fn client_hosts(&self, hosts: &str) -> FromHosts {
+        FromHosts {
+            hosts: hosts.to_string(),
+            local: self.from_local,
+            identity: self.identity.clone(),
+            known_hosts: self.known_hosts.clone(),
+            connect_timeout_secs: self.connect_timeout,
+            remote_dir: self.remote_dir.clone(),
+            remote_sledge: self.remote_sledge.clone(),
+        }
+    }
+}
+
+/// A duration option's seconds (`10`, `500ms`, `2m`).
 fn seconds(text: &str) -> Result<f64, String> {
     parse_seconds(text).ok_or_else(|| format!("`{text}` is not a duration (e.g. 10, 500ms, 2m)"))
 }

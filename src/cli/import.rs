@@ -5,10 +5,9 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::output::{ExitStatus, open_store, print};
-use crate::report::portable;
-use crate::store::Imported;
+use crate::report::{import_summary, portable};
 use crate::store::StoreLocation;
-use crate::visible;
+use crate::suite::import::import_documents;
 
 /// Options of `sledge import`.
 #[derive(Debug, Args)]
@@ -23,50 +22,12 @@ pub struct ImportArgs {
 /// transaction. Runs already in the store (same UUID) are not added again.
 pub fn execute(args: ImportArgs, store: Option<StoreLocation>) -> anyhow::Result<ExitStatus> {
     let mut documents = Vec::with_capacity(args.files.len());
-    for path in &args.files {
-        documents.push((path, portable::read_file(path)?));
+    for path in args.files {
+        let runs = portable::read_file(&path)?;
+        documents.push((path, runs));
     }
-
     let mut store = open_store(store)?;
-    let (mut added, mut present) = (0, 0);
-    let mut out = String::new();
-    for (path, runs) in &documents {
-        for (run, outcome) in runs.iter().zip(store.import_runs(runs)?) {
-            // The document's own words, escaped: it may hold anything.
-            let what = visible::escape(&format!(
-                "{} ({} · {} · {})",
-                run.uuid,
-                if run.host.hostname.is_empty() {
-                    "unknown host"
-                } else {
-                    &run.host.hostname
-                },
-                run.profile,
-                run.started
-            ))
-            .into_owned();
-            match outcome {
-                Imported::Added { id, .. } => {
-                    added += 1;
-                    out.push_str(&format!("imported run {what} as run {id}\n"));
-                }
-                Imported::AlreadyStored { id, .. } => {
-                    present += 1;
-                    out.push_str(&format!(
-                        "run {what} is already stored as run {id}: nothing added\n"
-                    ));
-                }
-            }
-        }
-        if runs.is_empty() {
-            out.push_str(&format!("{}: holds no runs\n", path.display()));
-        }
-    }
-    out.push_str(&format!(
-        "{added} run{} added, {present} already stored, in {}\n",
-        if added == 1 { "" } else { "s" },
-        store.path().display()
-    ));
-    print(&out)?;
+    let imported = import_documents(&mut store, &documents)?;
+    print(&import_summary::render(&imported, store.path()))?;
     Ok(ExitStatus::Success)
 }

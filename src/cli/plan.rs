@@ -9,11 +9,10 @@
 
 use clap::Args;
 
-use super::output::{ExitStatus, UsageError, print};
-use super::run_args::RunArgs;
-use crate::engine::estimate;
+use super::output::{ExitStatus, print};
+use super::run_args::{RunArgs, usage};
 use crate::store::StoreLocation;
-use crate::suite::history::StoreHistory;
+use crate::suite::plan_estimate::estimate_run;
 use crate::suite::request::BadRequest;
 
 /// Options of `sledge plan`.
@@ -47,56 +46,14 @@ pub fn execute(
     args: PlanArgs,
     store_location: Option<StoreLocation>,
 ) -> anyhow::Result<ExitStatus> {
-    let (plan, methodology, cpus) = args.run.request()?.plan_only().map_err(|err| match err
-        .downcast::<BadRequest>(
-    ) {
-        Ok(bad) => super::run_args::usage(bad).into(),
+    let request = args.run.request(store_location)?;
+    let (estimate, methodology) = estimate_run(&request, args.detect, &mut |line: String| {
+        eprintln!("warning: {line}")
+    })
+    .map_err(|err| match err.downcast::<BadRequest>() {
+        Ok(bad) => usage(bad).into(),
         Err(err) => err,
     })?;
-    // No store yet is no history, not an error: a plan must not create
-    // one.
-    // The CPUs a run would take (the first `cpus` it may use): what sizes
-    // the work of cases such as STREAM's arrays.
-    let allowed = crate::sys::affinity::allowed_cpus()?;
-    let (host, env) = crate::suite::execute::probe_host(&allowed[..cpus.min(allowed.len())])?;
-    // Price what a run would run: a profile's cases this host lacks
-    // something for are left out, as `run` leaves them out.
-    // A case that cannot run here at all (too little disk for its file)
-    // would stop the run before it starts; the plan still prices every
-    // case, so that the user sees what the run costs once that is fixed.
-    let cases = match crate::suite::execute::cases_this_host_runs(&plan, &env) {
-        Ok((cases, skipped)) => {
-            for line in &skipped {
-                eprintln!("warning: a run would have {line}");
-            }
-            cases
-        }
-        Err(refused) => {
-            eprintln!("warning: a run would stop before its first case: {refused}");
-            plan.cases
-                .iter()
-                .map(|case| crate::engine::PlannedCase {
-                    workload: case.workload,
-                    params: case.params.clone(),
-                })
-                .collect()
-        }
-    };
-    let history = match super::output::open_existing_store(store_location) {
-        Ok(store) => {
-            let key = crate::results::host_key(&host, cpus);
-            Some(StoreHistory::load(&store, &key, &cases))
-        }
-        Err(err) => match err.downcast_ref::<crate::store::StoreError>() {
-            Some(crate::store::StoreError::NoStore { .. }) => None,
-            _ => return Err(UsageError(format!("{err:#}")).into()),
-        },
-    };
-    let history: &dyn crate::engine::History = match &history {
-        Some(h) => h,
-        None => &crate::engine::NoHistory,
-    };
-    let estimate = estimate::estimate(&cases, &methodology, &env, history, args.detect);
     print(
         &args
             .run

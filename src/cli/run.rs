@@ -9,8 +9,8 @@ use crate::suite;
 
 /// Runs the plan and stores every finished case as it ends.
 pub fn execute(args: RunArgs, store_location: Option<StoreLocation>) -> anyhow::Result<ExitStatus> {
-    let (request, prepared) = prepare(&args)?;
-    let (mut store, cancel) = open_for_runs(store_location, &prepared.plan)?;
+    let (request, prepared) = prepare(&args, store_location)?;
+    let (mut store, cancel) = open_for_runs(&request, &prepared)?;
     let run = match run_once(&request, &prepared, &mut store, &cancel) {
         Ok(run) => run,
         Err(err) => {
@@ -26,10 +26,12 @@ pub fn execute(args: RunArgs, store_location: Option<StoreLocation>) -> anyhow::
                 );
             }
             // The store was lost and the run went on into a local file:
-            // show the run from there; the error says how to move it.
+            // show the run from there, read-only (the file is the user's to
+            // move now, not to upgrade); the error says how to move it.
             if let Some(lost) = err.downcast_ref::<suite::StoreLostMidRun>()
-                && let Ok(stored) = crate::store::Store::open_existing(&lost.file)
-                    .and_then(|fallback| fallback.load_run(lost.run_id))
+                && let Ok(stored) =
+                    crate::store::Store::open_read_only(&StoreLocation::File(lost.file.clone()))
+                        .and_then(|fallback| fallback.load_run(lost.run_id))
             {
                 print(&run_in(&stored, Format::Table, args.shown())?)?;
             }

@@ -3,6 +3,10 @@
 //! settings, the CPUs, the notes and how the run is shown; each value is
 //! checked against its range as it is parsed, and together they make a
 //! [`RunRequest`].
+//!
+//! The format flags are a parameter ([`FormatSet`]): `run` offers
+//! `--json`, `ab` `--json` and `--markdown`, and one [`FormatArgs`] holds
+//! whichever a command has, so no command merges two sets by hand.
 
 use std::time::Duration;
 
@@ -12,7 +16,9 @@ use super::format_args::{FormatArgs, FormatFlag, FormatSet};
 use super::output::{MetricsShown, UsageError, run_view};
 use crate::report::export::{Format, RunShown};
 use crate::report::pivot::PivotChoice;
+use crate::store::StoreLocation;
 use crate::suite::request::{BadRequest, Repetition, RunRequest};
+
 /// The longest case budget accepted: a week.
 const MAX_BUDGET_SECS: u64 = 7 * 24 * 3600;
 
@@ -27,9 +33,10 @@ const MAX_WARMUP: u32 = 20;
 /// ten times the most of `--rounds 1`.
 const MAX_TRIALS: u32 = 100;
 
-/// Options of `sledge run` (and of `sledge calibrate`, which repeats it).
+/// Options of `sledge run` (and of `sledge calibrate`, which repeats it);
+/// `F` names the format flags the command offers.
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub struct RunArgs<F: FormatSet = RunFormats> {
     /// Profiles, workloads or families to run [default: quick]
     #[arg(value_name = "PROFILE|WORKLOAD")]
     targets: Vec<String>,
@@ -47,7 +54,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     cpus: Option<usize>,
     #[command(flatten)]
-    format: FormatArgs<RunFormats>,
+    format: FormatArgs<F>,
     /// Print every case, one line each with its headline, scaling blocks
     /// for sweeps, and every warning whole, instead of the one-screen
     /// scorecard.
@@ -116,15 +123,18 @@ pub struct RunArgs {
 pub struct RunFormats;
 
 impl FormatSet for RunFormats {
-    const FLAGS: &'static [FormatFlag] = &[FormatFlag {
-        format: Format::Json,
-        help: "Print the stored run as JSON instead of a table",
-        conflicts_with: &[],
-    }];
+    const FLAGS: &'static [FormatFlag] = &[RUN_JSON];
 }
 
-impl RunArgs {
-    /// The format `--json` chose.
+/// `run`'s `--json`, which the commands that take its options keep.
+pub const RUN_JSON: FormatFlag = FormatFlag {
+    format: Format::Json,
+    help: "Print the stored run as JSON instead of a table",
+    conflicts_with: &[],
+};
+
+impl<F: FormatSet> RunArgs<F> {
+    /// The format the flags chose.
     pub(super) fn format(&self) -> Format {
         self.format.format()
     }
@@ -143,8 +153,9 @@ impl RunArgs {
         }
     }
 
-    /// The run request these arguments make, its notes checked.
-    pub(super) fn request(&self) -> Result<RunRequest, UsageError> {
+    /// The run request these arguments make for the runs to go to
+    /// `store`, its notes checked.
+    pub(super) fn request(&self, store: Option<StoreLocation>) -> Result<RunRequest, UsageError> {
         let repetition = Repetition {
             rounds: self.rounds,
             max_rounds: self.max_rounds,
@@ -161,6 +172,7 @@ impl RunArgs {
             repetition,
             !self.no_idle_check,
             &self.notes,
+            store,
         )
         .map_err(usage)
     }

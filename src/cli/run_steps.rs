@@ -5,6 +5,7 @@
 
 use std::io::IsTerminal;
 
+use super::format_args::FormatSet;
 use super::output::{ExitStatus, UsageError, open_store};
 use super::run_args::{RunArgs, usage};
 use super::run_progress::RunProgress;
@@ -14,11 +15,14 @@ use crate::store::StoreLocation;
 use crate::suite;
 use crate::suite::request::{Prepared, RunRequest};
 
-/// The request the arguments make, pinned and planned
-/// ([`RunRequest::prepare`]), and `--pivot` checked against the plan;
-/// every mistake here is a usage error.
-pub(super) fn prepare(args: &RunArgs) -> anyhow::Result<(RunRequest, Prepared)> {
-    let request = args.request()?;
+/// The request the arguments make for runs into `store`, pinned and
+/// planned ([`RunRequest::prepare`]), and `--pivot` checked against the
+/// plan; every mistake here is a usage error.
+pub(super) fn prepare<F: FormatSet>(
+    args: &RunArgs<F>,
+    store: Option<StoreLocation>,
+) -> anyhow::Result<(RunRequest, Prepared)> {
+    let request = args.request(store)?;
     let prepared = request.prepare().map_err(usage)?;
     if let Some(choice) = &args.pivot {
         choice.check_for(&prepared.plan).map_err(UsageError)?;
@@ -62,16 +66,16 @@ pub(super) fn exit_status(run: &crate::results::RunRecord) -> ExitStatus {
     }
 }
 
-/// Opens the store for runs of `plan` and readies it
+/// Opens the request's store for runs of its plan and readies it
 /// ([`suite::request::ready_store`]: checked, abandoned runs marked,
 /// leftovers removed, the interrupt handler installed), saying what was
 /// found; returns the store and the token Ctrl-C cancels.
 pub(super) fn open_for_runs(
-    store_location: Option<StoreLocation>,
-    plan: &suite::Plan,
+    request: &RunRequest,
+    prepared: &Prepared,
 ) -> anyhow::Result<(crate::store::Store, engine::CancelToken)> {
-    let mut store = open_store(store_location)?;
-    let (cancel, said) = suite::request::ready_store(&mut store, plan)?;
+    let mut store = open_store(request.store.clone())?;
+    let (cancel, said) = suite::request::ready_store(&mut store, &prepared.plan)?;
     for line in said {
         eprintln!("{line}");
     }

@@ -16,13 +16,17 @@
 //! request interrupts every remote run as Ctrl-C would, keeps what they
 //! stored, and cleans every host up.
 
+mod finished;
 mod host_run;
 pub mod interrupt;
+mod request;
 
 use std::sync::mpsc;
 use std::time::Instant;
 
+pub use finished::{FleetOutcome, FleetRun};
 pub use host_run::FLEET_HOST_NOTE;
+pub use request::{FleetRequest, execute};
 
 use crate::engine::CancelToken;
 use crate::remote::{OutputLine, SshHost, SshOptions, ThisBinary};

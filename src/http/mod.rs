@@ -11,6 +11,7 @@ pub mod distributed;
 mod header_value;
 mod line_ends;
 pub mod load;
+pub mod load_request;
 mod nap;
 pub(crate) mod ready;
 pub mod response;
@@ -20,6 +21,7 @@ pub mod url;
 mod worker;
 
 pub use load::{LoadConfig, LoadReport, Rate, run, run_until_cancelled};
+pub use load_request::{BadLoad, LoadRequest};
 pub use server::{DbSource, Model, Server, ServerConfig};
 pub use tally::{ErrorCounts, LatencySummary};
 pub use url::{Target, parse_target, parse_targets};

@@ -1,6 +1,6 @@
 //! The text and the JSON of an ad-hoc HTTP load (`sledge http`), from
 //! this host or from several client hosts merged (`--from`), and the
-//! one-line reason a load counts as failed.
+//! reasons a load counts as failed.
 
 use std::fmt::Write as _;
 
@@ -154,10 +154,59 @@ pub fn format_report(urls: &[String], r: &LoadReport, peak_rss: Option<u64>) -> 
     s
 }
 
-/// The JSON `sledge http --from --json` prints: the merged report's
-/// fields (each host's among them), with `urls` beside them.
-pub fn hosts_json(urls: &[String], r: &DistributedReport) -> serde_json::Result<String> {
-    json_with_urls(r, urls, |_| {})
+/// One load from several client hosts as `sledge http --from` shows it:
+/// each host's report and the merged one, with the URLs they ran against.
+pub struct HostsShown<'a> {
+    /// The URLs, as given.
+    pub urls: &'a [String],
+    /// What every host measured, and the merge.
+    pub report: &'a DistributedReport,
+}
+
+impl HostsShown<'_> {
+    /// The text `sledge http --from` prints ([`format_hosts`]).
+    pub fn text(&self) -> String {
+        format_hosts(self.urls, self.report)
+    }
+
+    /// The JSON `sledge http --from --json` prints: the merged report's
+    /// fields (each host's among them), with `urls` beside them.
+    pub fn json(&self) -> serde_json::Result<String> {
+        json_with_urls(self.report, self.urls, |_| {})
+    }
+}
+
+/// Why a load from several client hosts counts as failed, a line each:
+/// every client host that failed and how many did (the merged figures
+/// then cover the others only), else that no request succeeded on any.
+/// Empty when the load succeeded. A host's reason may quote its agent, so
+/// it is escaped.
+pub fn hosts_failures(r: &DistributedReport) -> Vec<String> {
+    let mut lines: Vec<String> = r
+        .hosts
+        .iter()
+        .filter_map(|host| {
+            let why = host.failure.as_ref()?;
+            Some(format!(
+                "client host {}: {}",
+                host.host,
+                visible::escape(why)
+            ))
+        })
+        .collect();
+    if !lines.is_empty() {
+        lines.push(format!(
+            "{} of {} client hosts failed; the merged figures cover the others only",
+            r.failed_hosts,
+            r.hosts.len()
+        ));
+        return lines;
+    }
+    r.merged
+        .as_ref()
+        .and_then(nothing_succeeded)
+        .into_iter()
+        .collect()
 }
 
 /// `report`'s fields as indented JSON with a final newline, `urls` beside

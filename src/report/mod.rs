@@ -4,17 +4,21 @@
 //! sections a run's workloads add (UnixBench's index), and the outlier
 //! hosts of a fleet.
 
+pub mod calibration;
 pub mod compare;
 pub mod compare_table;
 pub mod export;
 #[cfg(test)]
 pub(crate) mod fixtures;
 pub mod fleet_outliers;
+pub mod fleet_run;
 pub mod format;
 pub mod history;
+pub mod host_history;
 pub mod html;
 pub mod http_load;
 mod import_check;
+pub mod import_summary;
 pub mod listing;
 pub mod magnitude;
 pub mod noise;

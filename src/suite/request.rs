@@ -1,6 +1,6 @@
 //! A run request: what `run`, `calibrate`, `ab`, `plan` and `fleet run`
 //! were asked to do (the selection, the repetition settings, the CPUs, the
-//! notes), built once from the command line and checked as it is built,
+//! notes, the store), built once from the command line and checked as it is built,
 //! then turned into a plan and its methodology.
 //!
 //! Every mistake found here is the command line's: [`BadRequest`], which
@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::engine::methodology::{SINGLE_ROUND_MAX_TRIALS, SINGLE_ROUND_MIN_TRIALS};
 use crate::engine::{CancelToken, Methodology};
-use crate::store::Store;
+use crate::store::{Store, StoreLocation};
 
 use super::execute::RunOptions;
 use super::notes::check_notes;
@@ -57,6 +57,9 @@ pub struct RunRequest {
     pub idle_check: bool,
     /// The notes, trimmed and checked.
     notes: Vec<String>,
+    /// The store the runs go to (`--store` or `SLEDGE_STORE`); `None`
+    /// for the default location.
+    pub store: Option<StoreLocation>,
 }
 
 /// A request turned into what runs: the plan, its methodology and the
@@ -79,6 +82,7 @@ impl RunRequest {
         repetition: Repetition,
         idle_check: bool,
         notes: &[String],
+        store: Option<StoreLocation>,
     ) -> Result<RunRequest, BadRequest> {
         Ok(RunRequest {
             targets,
@@ -87,6 +91,7 @@ impl RunRequest {
             repetition,
             idle_check,
             notes: check_notes(notes).map_err(BadRequest)?,
+            store,
         })
     }
 

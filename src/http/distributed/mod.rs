@@ -11,12 +11,14 @@
 pub mod agent;
 pub mod clock;
 pub mod coordinator;
+pub mod from_hosts;
 pub mod merge;
 pub mod protocol;
 pub mod share;
 pub mod transport;
 
 pub use coordinator::run;
+pub use from_hosts::{FromHosts, run_from};
 pub use merge::{DistributedReport, HostLoad};
 pub use protocol::{AgentLoad, WireRate};
 pub use transport::{LocalAgents, SshAgents, Transport};

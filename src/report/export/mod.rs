@@ -9,6 +9,7 @@
 //! format only where it has something to render.
 
 mod csv;
+mod delegated;
 mod json;
 mod markdown;
 mod table;
@@ -16,10 +17,13 @@ mod table;
 use crate::engine::Methodology;
 use crate::engine::estimate::PlanEstimate;
 use crate::probe::HostInfo;
+use crate::report::calibration::Calibration;
 use crate::report::compare::MultiComparison;
 use crate::report::compare_table::MetricSelection;
 use crate::report::fleet_outliers::FleetOutliers;
+use crate::report::fleet_run::FleetRunSummary;
 use crate::report::history::History;
+use crate::report::http_load::{HostsShown, LoadShown};
 use crate::report::pivot::PivotChoice;
 use crate::results::RunRecord;
 use crate::store::RunListing;
@@ -131,6 +135,26 @@ pub trait Exporter {
     /// The outlier hosts of a fleet (`fleet outliers`).
     fn fleet_outliers(&self, _view: &FleetOutliers) -> anyhow::Result<String> {
         Err(not_offered(self.format(), "the outlier hosts"))
+    }
+
+    /// The closing table of a fleet run (`fleet run`).
+    fn fleet_run(&self, summary: &FleetRunSummary) -> anyhow::Result<String> {
+        delegated::fleet_run(self.format(), summary)
+    }
+
+    /// Each case's run-to-run noise after a calibration (`calibrate`).
+    fn calibration(&self, noise: &Calibration) -> anyhow::Result<String> {
+        delegated::calibration(self.format(), noise)
+    }
+
+    /// An ad-hoc HTTP load from this host (`http`).
+    fn http_load(&self, load: &LoadShown<'_>) -> anyhow::Result<String> {
+        delegated::http_load(self.format(), load)
+    }
+
+    /// An ad-hoc HTTP load from several client hosts (`http --from`).
+    fn http_hosts(&self, load: &HostsShown<'_>) -> anyhow::Result<String> {
+        delegated::http_hosts(self.format(), load)
     }
 }
 

@@ -1,16 +1,19 @@
 //! `sledge ab`: the same cases under two settings of one host, A and B,
 //! measured in interleaved rounds (or at the same time, in duet mode) and
 //! stored as two runs linked as one pair. The engine's `ab_runner.rs`
-//! runs the rounds; this module turns settings into what each side's
-//! rounds run with (`setting.rs`), guards the knobs that change the host
+//! runs the rounds; this module checks what was asked (`request.rs`),
+//! turns settings into what each side's rounds run with (`setting.rs`),
+//! guards the knobs that change the host
 //! (`knob.rs`), chooses the cases that can run in duet (`duet.rs`) and
 //! executes the whole (`execute.rs`).
 
 pub mod duet;
 pub mod execute;
 pub mod knob;
+pub mod request;
 pub mod setting;
 
 pub use execute::{AbOptions, AbRuns, execute_ab};
 pub use knob::{Knob, KnobSpec};
+pub use request::{AbRequest, SideRequest};
 pub use setting::Setting;

@@ -1,0 +1,110 @@
+//! An ad-hoc load as `sledge http` is asked for it (URLs, connections,
+//! threads, duration or request count, rate, think time, timeout), turned
+//! into a checked [`LoadConfig`] with the defaults of wrk where nothing
+//! is given.
+//!
+//! Every mistake is the command line's ([`BadLoad`]), named with its flag,
+//! so that whatever asks for a load gets the same refusals and defaults.
+
+use std::time::Duration;
+
+use super::load::{LoadConfig, Rate};
+
+/// How long a run lasts without -d or -n.
+const DEFAULT_DURATION: f64 = 10.0;
+/// How long a run with -n but without -d may last at most, so that a
+/// server that accepts and never answers cannot hang it.
+const MAX_DURATION_WITH_REQUESTS: f64 = 600.0;
+
+/// The request timeout without --timeout, seconds: wrk's, so that a server
+/// that accepts and never answers costs each connection 2 s, not the run.
+const DEFAULT_TIMEOUT: f64 = 2.0;
+
+/// The longest duration an option takes, seconds.
+const MAX_SECONDS: f64 = u32::MAX as f64;
+
+/// A mistake in a load request, named with the flag it is about.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BadLoad(pub String);
+
+/// A load as asked for, each value as given.
+#[derive(Debug, Clone, Default)]
+pub struct LoadRequest {
+    /// The URLs, requested in turn.
+    pub urls: Vec<String>,
+    /// Concurrent connections (`-c`).
+    pub connections: usize,
+    /// Generator threads (`-t`) [default: one per CPU, at most one per
+    /// connection].
+    pub threads: Option<usize>,
+    /// Seconds to run (`-d`).
+    pub duration: Option<f64>,
+    /// Requests to stop after (`-n`).
+    pub requests: Option<u64>,
+    /// Open a new connection for every request (`--no-keepalive`).
+    pub no_keepalive: bool,
+    /// Closed loop: think time up to this many seconds (`--think`).
+    pub think: Option<f64>,
+    /// Open loop: requests per second in total (`--rate`).
+    pub rate: Option<f64>,
+    /// Open loop: requests per second per connection
+    /// (`--rate-per-client`).
+    pub rate_per_client: Option<f64>,
+    /// Seconds before a request is a timeout, 0 for none (`--timeout`).
+    pub timeout: Option<f64>,
+}
+
+impl LoadRequest {
+    /// The load's configuration, checked ([`LoadConfig::validate`]). A
+    /// mistake is a [`BadLoad`]; reading this process's CPUs may fail
+    /// otherwise.
+    pub fn config(&self) -> anyhow::Result<LoadConfig> {
+        let targets = super::parse_targets(&self.urls).map_err(|e| BadLoad(e.to_string()))?;
+        let cpus = crate::sys::affinity::allowed_cpus()?.len();
+        let threads = self
+            .threads
+            .unwrap_or(cpus)
+            .clamp(1, self.connections.max(1));
+        let rate = match (self.rate, self.rate_per_client) {
+            (Some(r), _) => Some(Rate::Total(r)),
+            (None, Some(r)) => Some(Rate::PerConnection(r)),
+            (None, None) => None,
+        };
+        let duration = match (self.duration, self.requests) {
+            (Some(d), _) => d,
+            (None, None) => DEFAULT_DURATION,
+            (None, Some(_)) => MAX_DURATION_WITH_REQUESTS,
+        };
+        // 0 means no timeout, as the workloads' `timeout` parameter does.
+        let timeout = match self.timeout.unwrap_or(DEFAULT_TIMEOUT) {
+            t if t > 0.0 => Some(duration_of("--timeout", t)?),
+            _ => None,
+        };
+        let config = LoadConfig {
+            threads,
+            keep_alive: !self.no_keepalive,
+            think: duration_of("--think", self.think.unwrap_or(0.0))?,
+            rate,
+            timeout,
+            duration: Some(duration_of("--duration", duration)?),
+            requests: self.requests,
+            ..LoadConfig::closed(targets, self.connections)
+        };
+        config.validate().map_err(|e| BadLoad(format!("{e:#}")))?;
+        Ok(config)
+    }
+}
+
+/// `secs` of option `option` as a duration, or a mistake naming the
+/// allowed range.
+fn duration_of(option: &str, secs: f64) -> Result<Duration, BadLoad> {
+    Duration::try_from_secs_f64(secs)
+        .ok()
+        .filter(|_| secs <= MAX_SECONDS)
+        .ok_or_else(|| {
+            BadLoad(format!(
+                "{option} {secs}: expected from 0 to {MAX_SECONDS} seconds"
+            ))
+        })
+}
