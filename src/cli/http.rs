@@ -5,9 +5,10 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 pub use super::http_args::HttpArgs;
+use super::http_args::load_usage;
 use super::output::{ExitStatus, UsageError, print};
 use crate::engine::CancelToken;
-use crate::http::{self, BadLoad, Model, ServerConfig};
+use crate::http::{self, Model, ServerConfig};
 use crate::report::http_load::{LoadShown, nothing_succeeded};
 use crate::suite::interrupt;
 
@@ -84,14 +85,6 @@ fn serve(addr: SocketAddr, args: &HttpArgs, cancel: &CancelToken) -> anyhow::Res
     }
     server.stop()?;
     Ok(ExitStatus::Interrupted)
-}
-
-/// A mistake in the load asked for is the command line's: exit status 2.
-pub(super) fn load_usage(err: anyhow::Error) -> anyhow::Error {
-    match err.downcast::<BadLoad>() {
-        Ok(bad) => UsageError(bad.0).into(),
-        Err(err) => err,
-    }
 }
 
 /// The process's peak resident set (VmHWM), bytes.

@@ -7,9 +7,10 @@ use std::net::SocketAddr;
 use clap::Args;
 
 use super::format_args::{FormatArgs, FormatFlag, FormatSet};
+use super::output::UsageError;
 use crate::engine::params::parse_seconds;
-use crate::http::LoadRequest;
 use crate::http::distributed::FromHosts;
+use crate::http::{BadLoad, LoadRequest};
 use crate::report::export::Format;
 
 /// Options of `sledge http`.
@@ -172,4 +173,12 @@ impl HttpArgs {
 /// A duration option's seconds (`10`, `500ms`, `2m`).
 fn seconds(text: &str) -> Result<f64, String> {
     parse_seconds(text).ok_or_else(|| format!("`{text}` is not a duration (e.g. 10, 500ms, 2m)"))
+}
+
+/// A mistake in the load asked for is the command line's: exit status 2.
+pub(super) fn load_usage(err: anyhow::Error) -> anyhow::Error {
+    match err.downcast::<BadLoad>() {
+        Ok(bad) => UsageError(bad.0).into(),
+        Err(err) => err,
+    }
 }

@@ -1,8 +1,7 @@
 //! `sledge http --from HOSTS`: the load of `sledge http` generated from
 //! several client hosts at once, their results merged exactly.
 
-use super::http::load_usage;
-use super::http_args::HttpArgs;
+use super::http_args::{HttpArgs, load_usage};
 use super::output::{Cancelled, ExitStatus, print};
 use crate::engine::CancelToken;
 use crate::http::LoadConfig;

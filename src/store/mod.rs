@@ -34,6 +34,7 @@ mod error;
 mod history;
 pub mod later_params;
 mod location;
+mod migrations;
 mod pg_conn;
 pub(crate) mod pg_deadline;
 mod pg_schema;

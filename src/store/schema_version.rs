@@ -12,7 +12,7 @@
 use std::path::Path;
 
 use super::StoreError;
-use super::schema::SCHEMA_VERSION;
+use super::migrations::SCHEMA_VERSION;
 
 /// A schema version this build can read, at once or after an upgrade.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,7 @@
 //! Profiles (named lists of cases) and the planning of a run.
 
 pub mod ab;
+mod bad_request;
 pub mod defaults;
 pub mod execute;
 pub mod fallback;

@@ -16,10 +16,7 @@ use super::execute::RunOptions;
 use super::notes::check_notes;
 use super::plan::{Plan, plan};
 
-/// A mistake in the request, named with the flag it is about.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct BadRequest(pub String);
+pub use super::bad_request::BadRequest;
 
 /// The repetition settings given (`--rounds`, `--warmup`, ...); each is
 /// checked against its own range as it is parsed, and against the others

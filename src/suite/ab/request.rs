@@ -13,8 +13,8 @@ use std::path::PathBuf;
 use super::execute::AbOptions;
 use super::knob::{self, Knob, KnobSpec};
 use super::setting::{SIDES, Setting};
+use crate::suite::bad_request::BadRequest;
 use crate::suite::execute::RunOptions;
-use crate::suite::request::BadRequest;
 use crate::suite::subprocess::Launch;
 
 /// One side's setting as given (`--a-env`, `--a-cpus`, ... for A).
