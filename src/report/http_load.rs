@@ -103,6 +103,23 @@ pub fn format_report(urls: &[String], r: &LoadReport, peak_rss: Option<u64>) -> 
             "  rate          {:>12.1} requested, {:.1} achieved (req/s); {} late, {} dropped",
             requested, r.achieved_rate, r.late, r.dropped
         );
+        if server_set_the_pace(r) {
+            let busy = r
+                .generator_busy
+                .map_or("its busy share unknown".to_string(), |b| {
+                    format!("{:.0}% busy", b * 100.0)
+                });
+            let _ = writeln!(
+                s,
+                "  behind        {:.1}% of the requested rate was sent: the server's responses set the pace, not the generator ({busy})",
+                100.0 * r.achieved_rate / requested
+            );
+            let _ = writeln!(
+                s,
+                "                every connection was waiting on a response when {} requests fell due; more connections (-c) show whether the server has capacity left",
+                r.late
+            );
+        }
     }
     let _ = writeln!(
         s,
@@ -152,6 +169,18 @@ pub fn format_report(urls: &[String], r: &LoadReport, peak_rss: Option<u64>) -> 
         let _ = writeln!(s, "  peak RSS      {:>12.1} MiB", rss as f64 / 1048576.0);
     }
     s
+}
+
+/// Open loop: under 99% of the requested rate went out, requests waited
+/// for a free connection, and the generator was not busy enough to have
+/// been the cause. Then its connections were all waiting on the server:
+/// the server's response times, not the generator, set the rate. (A busy
+/// generator is said apart, by `generator_bound`.)
+fn server_set_the_pace(r: &LoadReport) -> bool {
+    r.requested_rate
+        .is_some_and(|requested| r.achieved_rate < 0.99 * requested)
+        && r.late > 0
+        && !r.generator_bound
 }
 
 /// One load from several client hosts as `sledge http --from` shows it:
@@ -298,6 +327,46 @@ pub fn format_hosts(urls: &[String], r: &DistributedReport) -> String {
 mod tests {
     use super::*;
     use crate::http::distributed::HostLoad;
+    use crate::http::tally::Tally;
+    use crate::http::{LoadConfig, Rate};
+
+    /// An open loop at 1,000 requests/s over 1 s that sent `sent`, of which
+    /// `late` waited for a connection, its thread busy `busy` of the time.
+    fn open_loop(sent: u64, late: u64, busy: f64) -> LoadReport {
+        let mut config = LoadConfig::closed(Vec::new(), 10);
+        config.rate = Some(Rate::Total(1000.0));
+        let mut tally = Tally::default();
+        for _ in 0..sent {
+            tally.sent += 1;
+            tally.record_response(200, 1_000_000, Some(500_000));
+        }
+        tally.late = late;
+        tally.wall_ns = 1_000_000_000;
+        tally.busy_ns = (busy * 1e9) as u64;
+        LoadReport::from_tally(&config, tally, 1.0)
+    }
+
+    /// A shortfall with an idle generator is put on the server; one with a
+    /// busy generator, or none, is not.
+    #[test]
+    fn a_shortfall_is_put_on_the_server_only_when_the_generator_was_idle() {
+        let urls = ["http://127.0.0.1:1/".to_string()];
+        let behind = format_report(&urls, &open_loop(800, 300, 0.4), None);
+        assert!(behind.contains("  behind        80.0% of the requested rate was sent: the server's responses set the pace, not the generator (40% busy)"), "{behind}");
+        assert!(
+            behind
+                .contains("every connection was waiting on a response when 300 requests fell due"),
+            "{behind}"
+        );
+        let busy = format_report(&urls, &open_loop(800, 300, 0.95), None);
+        assert!(!busy.contains("behind"), "{busy}");
+        assert!(
+            busy.contains("the generator may have set the rate"),
+            "{busy}"
+        );
+        let on_time = format_report(&urls, &open_loop(1000, 0, 0.4), None);
+        assert!(!on_time.contains("behind"), "{on_time}");
+    }
 
     /// A host's failure may quote what its agent said: its control
     /// characters are shown escaped.
