@@ -38,7 +38,7 @@ pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// Names of the modules declared right after `#[cfg(test)]` in `text`.
-fn test_only_modules(text: &str) -> Vec<String> {
+pub(crate) fn test_only_modules(text: &str) -> Vec<String> {
     let lines: Vec<&str> = text.lines().map(str::trim).collect();
     lines
         .windows(2)

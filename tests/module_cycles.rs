@@ -16,7 +16,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use crate::layers::{non_test_code, rust_files, src};
+use crate::layers::{non_test_code, rust_files, src, test_only_modules};
 
 /// A module's path from the crate root: `src/report/html/charts.rs` is
 /// `["report", "html", "charts"]`, `src/report/mod.rs` and `src/results.rs`
@@ -36,18 +36,12 @@ fn module_path(relative: &Path) -> Vec<String> {
 /// The modules `text` (the file of module `module`) declares test-only:
 /// `#[cfg(test)]` then `mod name;` (`pub` or `pub(crate)` allowed).
 fn test_only_children(module: &[String], text: &str) -> Vec<Vec<String>> {
-    let lines: Vec<&str> = text.lines().map(str::trim).collect();
-    lines
-        .windows(2)
-        .filter(|w| w[0] == "#[cfg(test)]")
-        .filter_map(|w| {
-            let decl = w[1].strip_suffix(';')?;
-            let name = decl.split_whitespace().last()?;
-            decl.split_whitespace().any(|word| word == "mod").then(|| {
-                let mut path = module.to_vec();
-                path.push(name.to_string());
-                path
-            })
+    test_only_modules(text)
+        .into_iter()
+        .map(|name| {
+            let mut path = module.to_vec();
+            path.push(name);
+            path
         })
         .collect()
 }

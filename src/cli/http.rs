@@ -43,7 +43,7 @@ pub fn execute(args: HttpArgs) -> anyhow::Result<ExitStatus> {
     let shown = LoadShown {
         urls: &args.urls,
         report: &report,
-        peak_rss: peak_rss_bytes(),
+        peak_rss: crate::sys::peak_rss::peak_rss_bytes(),
         interrupted,
     };
     print(&args.format.format().exporter().http_load(&shown)?)?;
@@ -85,12 +85,4 @@ fn serve(addr: SocketAddr, args: &HttpArgs, cancel: &CancelToken) -> anyhow::Res
     }
     server.stop()?;
     Ok(ExitStatus::Interrupted)
-}
-
-/// The process's peak resident set (VmHWM), bytes.
-pub(super) fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }

@@ -69,8 +69,7 @@ pub fn open_store(location: Option<StoreLocation>) -> anyhow::Result<crate::stor
 /// [`StoreError::NoStore`](crate::store::StoreError::NoStore); nothing is
 /// created, upgraded or written.
 pub fn open_existing_store(location: Option<StoreLocation>) -> anyhow::Result<crate::store::Store> {
-    let location =
-        location.unwrap_or_else(|| StoreLocation::File(crate::store::Store::default_path()));
+    let location = crate::store::Store::location_or_default(location);
     Ok(crate::store::Store::open_read_only(&location)?)
 }
 

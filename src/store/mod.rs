@@ -160,6 +160,12 @@ impl Store {
         default_path_from(std::env::var_os("XDG_DATA_HOME"), std::env::var_os("HOME"))
     }
 
+    /// `given`, or the file at [`Store::default_path`] when no `--store`
+    /// was given.
+    pub fn location_or_default(given: Option<StoreLocation>) -> StoreLocation {
+        given.unwrap_or_else(|| StoreLocation::File(Store::default_path()))
+    }
+
     /// Opens the store at `path`, creating the file if needed (its
     /// directory must exist), and brings its schema up to date.
     ///

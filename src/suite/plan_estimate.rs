@@ -70,7 +70,7 @@ pub fn estimate_run(
 /// there is no store yet, which is no history rather than an error: a plan
 /// must not create one.
 fn open_history_store(location: Option<StoreLocation>) -> Result<Option<Store>, BadRequest> {
-    let location = location.unwrap_or_else(|| StoreLocation::File(Store::default_path()));
+    let location = Store::location_or_default(location);
     match Store::open_read_only(&location) {
         Ok(store) => Ok(Some(store)),
         Err(StoreError::NoStore { .. }) => Ok(None),
