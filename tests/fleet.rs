@@ -716,6 +716,20 @@ fn primes_args() -> Vec<String> {
     .to_vec()
 }
 
+/// The first case of `sledge fleet outliers RUNS --json`: each host's
+/// mean, ratio and modified z-score, and the spread they were judged
+/// against (what a failure needs to say why a host was or was not named).
+fn judged_case(sandbox: &Sandbox, runs: &[&str]) -> serde_json::Value {
+    let out = sandbox
+        .sledge()
+        .args(["fleet", "outliers", "--json"])
+        .args(runs)
+        .output()
+        .unwrap();
+    let view: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    view["populations"][0]["cases"][0].clone()
+}
+
 /// The outliers `sledge fleet outliers RUNS --json` names, as
 /// `(host, verdict)`.
 fn named_outliers(sandbox: &Sandbox, runs: &[&str]) -> Vec<(String, String)> {
@@ -759,6 +773,13 @@ fn a_host_under_a_cpu_quota_is_named_an_outlier_and_without_it_none_is() {
     // machine would measure their fight for its CPUs.
     let mut words = fleet_words(&set, &set.list(), &remote_dir, &primes_args());
     words.insert(2, "--serial".to_string());
+    // Every host gets a whole CPU at the largest CPU weight: the tests
+    // running alongside (a hackbench of many tasks, say) must not take
+    // the hosts' CPU, or the unlimited hosts would fall towards the
+    // limited one and the difference drown in their noise.
+    for index in 0..set.hosts.len() {
+        set.quota(index, 100);
+    }
 
     // The same machine three times: no host is named.
     let assert = fleet_sledge(&sandbox).args(&words).assert().success();
@@ -779,7 +800,13 @@ fn a_host_under_a_cpu_quota_is_named_an_outlier_and_without_it_none_is() {
     let line = stdout
         .lines()
         .find(|l| l.starts_with(&format!("  {} (run 5): cpu.primes ", labels[1])))
-        .unwrap_or_else(|| panic!("no outlier line for {}: {stdout}", labels[1]));
+        .unwrap_or_else(|| {
+            panic!(
+                "no outlier line for {}: {stdout}\nthe case across the hosts: {}",
+                labels[1],
+                judged_case(&sandbox, &["4", "5", "6"])
+            )
+        });
     assert!(line.ends_with(", slower"), "{line}");
     assert!(
         stdout.contains("    no inventory fact sets it apart"),

@@ -108,9 +108,11 @@ impl NetnsHosts {
         assert!(status.success());
     }
 
-    /// Holds host `index` (0-based) to `percent`% of one CPU from now on:
-    /// its sshd, and every session it starts, run in a cgroup with that
-    /// CPU quota (removed with the hosts).
+    /// Holds host `index` (0-based) to `percent`% of one CPU from now on
+    /// (100: a whole CPU): its sshd, and every session it starts, run in a
+    /// cgroup with that CPU quota and the largest CPU weight, so that other
+    /// tests crowding the CPUs do not take its share (removed with the
+    /// hosts).
     pub fn quota(&self, index: usize, percent: u32) {
         let status = Command::new(script())
             .arg("quota")

@@ -12,12 +12,18 @@
 #   netns-hosts.sh down --all   remove every sledge-h<K> namespace
 #   netns-hosts.sh kill-sshd DIR I   kill every sshd of the I-th host
 #                               (1-based), as a host that dies midway
-#   netns-hosts.sh quota DIR I PCT   hold the I-th host to PCT% of one CPU:
-#                               its sshd moves into a cgroup of its own
-#                               with that CPU quota, and so does every
-#                               session it starts from then on (a slower
-#                               machine of the same model, for the
-#                               fleet's outlier test)
+#   netns-hosts.sh quota DIR I PCT   hold the I-th host to PCT% of one CPU
+#                               (1-100; 100 is a whole CPU): its sshd moves
+#                               into a cgroup of its own with that CPU
+#                               quota, and so does every session it starts
+#                               from then on (a slower machine of the same
+#                               model, for the fleet's outlier test). The
+#                               cgroup also gets the largest CPU weight, so
+#                               that the host gets its quota even while
+#                               other tests crowd the machine's CPUs: a
+#                               hackbench of 40 tasks alongside would leave
+#                               an unweighted host a twentieth of a CPU,
+#                               and a 2% host would no longer stand out.
 #
 # Host K (the smallest K in 1..254 whose namespace does not exist, claimed
 # under a lock so that concurrent test runs get distinct hosts) is the
@@ -182,7 +188,7 @@ kill_sshd() {
 
 quota() {
   local dir=$1 i=$2 pct=$3 k cgroup pid
-  [[ "$pct" =~ ^[1-9][0-9]?$ ]] || die "quota: PCT must be a number from 1 to 99, not '$pct'"
+  [[ "$pct" =~ ^([1-9][0-9]?|100)$ ]] || die "quota: PCT must be a number from 1 to 100, not '$pct'"
   k=$(sed -n "${i}p" "$dir/hosts")
   [ -n "$k" ] || die "quota: $dir holds no host number $i"
   cgroup=$(cgroup_of "$k")
@@ -191,13 +197,20 @@ quota() {
     grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control ||
       echo +cpu >/sys/fs/cgroup/cgroup.subtree_control
     echo "$((pct * 1000)) 100000" >"$cgroup/cpu.max"
+    echo 10000 >"$cgroup/cpu.weight"
   else
     echo 100000 >"$cgroup/cpu.cfs_period_us"
     echo "$((pct * 1000))" >"$cgroup/cpu.cfs_quota_us"
+    echo 262144 >"$cgroup/cpu.shares"
   fi
+  # A process may end between the listing and the move; but a host none
+  # of whose processes moved would run unlimited, and a test relying on
+  # the quota would measure nothing: that is an error.
+  local moved=0
   for pid in $(ip netns pids "sledge-h$k"); do
-    echo "$pid" >"$cgroup/cgroup.procs" 2>/dev/null || true
+    echo "$pid" >"$cgroup/cgroup.procs" 2>/dev/null && moved=$((moved + 1))
   done
+  [ "$moved" -gt 0 ] || die "quota: no process of host $i (sledge-h$k) could be moved into $cgroup"
 }
 
 case "${1:-}" in
