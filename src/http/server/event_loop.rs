@@ -398,7 +398,9 @@ impl EventLoop {
     /// that goes beyond `buf` is left in `conn.skip`).
     fn serve(&self, conn: &mut Conn, slot: usize, buf: &[u8]) -> Result<usize, Close> {
         let mut pos = 0;
-        while conn.reply.is_none() && !conn.waiting {
+        // Nothing left in the buffer is no request yet: the common case
+        // after each request, answered without a call to the parser.
+        while pos < buf.len() && conn.reply.is_none() && !conn.waiting {
             let head = match request::parse(&buf[pos..]) {
                 Ok(Some(head)) => head,
                 Ok(None) => break,

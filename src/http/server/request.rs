@@ -118,12 +118,13 @@ pub fn parse(buf: &[u8]) -> Result<Option<RequestHead<'_>>, Rejected> {
     let head = &buf[..len];
     let line_end = memchr(b'\n', head).ok_or(Rejected::BadRequest)?;
     let line = strip_cr(&head[..line_end]);
-    let mut parts = line.split(|&b| b == b' ');
-    let (Some(method), Some(path), Some(version), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return Err(Rejected::BadRequest);
-    };
+    // `METHOD SP TARGET SP VERSION`: the two spaces found by memchr, not
+    // by splitting byte by byte. A third space leaves a version that is
+    // no HTTP version, which is the same 400.
+    let method_end = memchr(b' ', line).ok_or(Rejected::BadRequest)?;
+    let (method, rest) = (&line[..method_end], &line[method_end + 1..]);
+    let path_end = memchr(b' ', rest).ok_or(Rejected::BadRequest)?;
+    let (path, version) = (&rest[..path_end], &rest[path_end + 1..]);
     if method.is_empty()
         || !is_token(method)
         || path.is_empty()
@@ -144,10 +145,12 @@ pub fn parse(buf: &[u8]) -> Result<Option<RequestHead<'_>>, Rejected> {
     let mut body = None;
     let mut chunked = false;
     let mut hosts = 0u32;
-    // The header lines, up to the empty line that ends the head.
-    let headers = &head[line_end + 1..];
-    for header in headers.split(|&b| b == b'\n') {
-        let header = strip_cr(header);
+    // The header lines, up to the empty line that ends the head (always
+    // there: `head_end` found it), each line end found by memchr.
+    let mut headers = &head[line_end + 1..];
+    while let Some(header_end) = memchr(b'\n', headers) {
+        let header = strip_cr(&headers[..header_end]);
+        headers = &headers[header_end + 1..];
         if header.is_empty() {
             break;
         }
