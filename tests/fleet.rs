@@ -716,23 +716,8 @@ fn primes_args() -> Vec<String> {
     .to_vec()
 }
 
-/// The first case of `sledge fleet outliers RUNS --json`: each host's
-/// mean, ratio and modified z-score, and the spread they were judged
-/// against (what a failure needs to say why a host was or was not named).
-fn judged_case(sandbox: &Sandbox, runs: &[&str]) -> serde_json::Value {
-    let out = sandbox
-        .sledge()
-        .args(["fleet", "outliers", "--json"])
-        .args(runs)
-        .output()
-        .unwrap();
-    let view: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-    view["populations"][0]["cases"][0].clone()
-}
-
-/// The outliers `sledge fleet outliers RUNS --json` names, as
-/// `(host, verdict)`.
-fn named_outliers(sandbox: &Sandbox, runs: &[&str]) -> Vec<(String, String)> {
+/// `sledge fleet outliers RUNS --json`, which must succeed.
+fn outliers_view(sandbox: &Sandbox, runs: &[&str]) -> serde_json::Value {
     let out = sandbox
         .sledge()
         .args(["fleet", "outliers", "--json"])
@@ -740,7 +725,20 @@ fn named_outliers(sandbox: &Sandbox, runs: &[&str]) -> Vec<(String, String)> {
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
-    let view: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The first case of the outliers view: each host's mean, ratio and
+/// modified z-score, and the spread they were judged against (what a
+/// failure needs to say why a host was or was not named).
+fn judged_case(sandbox: &Sandbox, runs: &[&str]) -> serde_json::Value {
+    outliers_view(sandbox, runs)["populations"][0]["cases"][0].clone()
+}
+
+/// The outliers `sledge fleet outliers RUNS --json` names, as
+/// `(host, verdict)`.
+fn named_outliers(sandbox: &Sandbox, runs: &[&str]) -> Vec<(String, String)> {
+    let view = outliers_view(sandbox, runs);
     assert_eq!(view["populations"].as_array().unwrap().len(), 1, "{view}");
     assert_eq!(view["populations"][0]["hosts"].as_array().unwrap().len(), 3);
     view["populations"][0]["outliers"]

@@ -20,10 +20,11 @@
 #                               model, for the fleet's outlier test). The
 #                               cgroup also gets the largest CPU weight, so
 #                               that the host gets its quota even while
-#                               other tests crowd the machine's CPUs: a
-#                               hackbench of 40 tasks alongside would leave
-#                               an unweighted host a twentieth of a CPU,
-#                               and a 2% host would no longer stand out.
+#                               other tests crowd the machine's CPUs
+#                               (without autogroup scheduling, a hackbench
+#                               of 40 tasks alongside would leave an
+#                               unweighted host about a twentieth of a CPU,
+#                               and a 2% host would no longer stand out).
 #
 # Host K (the smallest K in 1..254 whose namespace does not exist, claimed
 # under a lock so that concurrent test runs get distinct hosts) is the
