@@ -68,6 +68,7 @@ pub(crate) fn ends_head(bytes: &[u8], at: usize) -> bool {
 
 /// The `CHUNK` bytes from `at`, bytes past the end read as zeros (which
 /// are not `\n`).
+#[cfg(target_arch = "x86_64")]
 #[inline]
 fn chunk(bytes: &[u8], at: usize) -> [u8; CHUNK] {
     let rest = bytes.get(at..).unwrap_or_default();
@@ -127,9 +128,14 @@ fn swar_newline_mask(bytes: &[u8], at: usize) -> u64 {
     /// The low seven bits of every byte.
     const LOW7: u64 = u64::from_ne_bytes([0x7f; 8]);
     let rest = bytes.get(at..).unwrap_or_default();
-    let mut word = [0u8; 8];
-    let len = rest.len().min(8);
-    word[..len].copy_from_slice(&rest[..len]);
+    let word = match rest.first_chunk::<8>() {
+        Some(word) => *word,
+        None => {
+            let mut padded = [0u8; 8];
+            padded[..rest.len()].copy_from_slice(rest);
+            padded
+        }
+    };
     let x = u64::from_le_bytes(word) ^ NEWLINES;
     // A byte's low seven bits plus 0x7f sets its high bit unless they are
     // all zero, and never carries into the next byte; OR-ing in the byte
