@@ -48,7 +48,10 @@ const UNSTAMPED_NAP_MAX: Duration = Duration::from_micros(20);
 const FIRST_NAP_DIVISOR: u64 = 8;
 /// Naps are steered as stamped after this many stamped responses in a
 /// row: enough that a workload where some responses end unstamped (at a
-/// close, whose FIN carries no stamp) keeps its naps short.
+/// close, whose FIN carries no stamp) keeps its naps short. Where fewer
+/// than one in this many end so, a long nap may come just before one,
+/// whose latency (then the generator's clock) may be overstated by up to
+/// that nap: at most half the recent latency and [`NAP_MAX`].
 const STAMPED_IN_A_ROW: u32 = 64;
 
 /// The nap of one generator thread, adjusted after every nap.
