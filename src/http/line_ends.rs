@@ -66,16 +66,15 @@ pub(crate) fn ends_head(bytes: &[u8], at: usize) -> bool {
     at >= 3 && bytes[at - 3..at] == *b"\r\n\r"
 }
 
-/// The `CHUNK` bytes from `at`, bytes past the end read as zeros (which
-/// are not `\n`).
-#[cfg(target_arch = "x86_64")]
+/// The `N` bytes from `at`, bytes past the end read as zeros (which are
+/// not `\n`).
 #[inline]
-fn chunk(bytes: &[u8], at: usize) -> [u8; CHUNK] {
+fn chunk<const N: usize>(bytes: &[u8], at: usize) -> [u8; N] {
     let rest = bytes.get(at..).unwrap_or_default();
-    match rest.first_chunk::<CHUNK>() {
+    match rest.first_chunk::<N>() {
         Some(chunk) => *chunk,
         None => {
-            let mut padded = [0u8; CHUNK];
+            let mut padded = [0u8; N];
             padded[..rest.len()].copy_from_slice(rest);
             padded
         }
@@ -94,7 +93,7 @@ const BITS_PER_BYTE: u32 = 1;
 #[inline]
 fn newline_mask(bytes: &[u8], at: usize) -> u64 {
     use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
-    let chunk = chunk(bytes, at);
+    let chunk: [u8; CHUNK] = chunk(bytes, at);
     // SAFETY: SSE2 is part of x86-64 itself, so these instructions exist
     // on every processor this code is built for; the load reads the 16
     // bytes of `chunk`, which lives through the call, and needs no
@@ -127,16 +126,7 @@ fn swar_newline_mask(bytes: &[u8], at: usize) -> u64 {
     const NEWLINES: u64 = u64::from_ne_bytes([b'\n'; 8]);
     /// The low seven bits of every byte.
     const LOW7: u64 = u64::from_ne_bytes([0x7f; 8]);
-    let rest = bytes.get(at..).unwrap_or_default();
-    let word = match rest.first_chunk::<8>() {
-        Some(word) => *word,
-        None => {
-            let mut padded = [0u8; 8];
-            padded[..rest.len()].copy_from_slice(rest);
-            padded
-        }
-    };
-    let x = u64::from_le_bytes(word) ^ NEWLINES;
+    let x = u64::from_le_bytes(chunk(bytes, at)) ^ NEWLINES;
     // A byte's low seven bits plus 0x7f sets its high bit unless they are
     // all zero, and never carries into the next byte; OR-ing in the byte
     // itself covers its high bit. What is left clear is a zero byte.
