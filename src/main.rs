@@ -16,10 +16,7 @@ fn main() -> ExitCode {
         Err(err) => {
             // An error may quote a document, a store or another host:
             // its control characters are shown, not obeyed.
-            eprintln!(
-                "error: {}",
-                sledge::visible::escape_lines(&format!("{err:#}"))
-            );
+            sledge::say!("error: {err:#}");
             if err.is::<UsageError>() {
                 ExitCode::from(2)
             } else {

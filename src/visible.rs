@@ -27,6 +27,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::io::Write as _;
 
 /// Whether `c` changes how a terminal (or a browser) shows what follows
 /// instead of showing itself: a control character, a bidi control or a
@@ -144,6 +145,63 @@ impl<T> std::ops::Deref for Escaped<T> {
 
     fn deref(&self) -> &T {
         &self.0
+    }
+}
+
+/// Writes a line to standard error: what `eprintln!` would, under the two
+/// rules every message of sledge follows, which is why nothing else in
+/// the crate writes to stderr or stdout itself (a test holds it to that):
+///
+/// - **Shown, not obeyed**: a message may quote a path, a knob's value, a
+///   host's output or a store's text, so its [hidden](is_hidden)
+///   characters but the line breaks are escaped ([`escape_lines`]); an
+///   ESC in a `--store` path cannot recolour the terminal.
+/// - **A closed stderr ends nothing**: `sledge ab ... 2>&1 | head` closes
+///   the pipe long before the end, and the run must still finish, store
+///   its results and put its knobs back. A failed write is dropped, as
+///   ripgrep treats a broken pipe: the reader has gone, and nothing else
+///   could be told.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::visible::say_line(&::std::format!($($arg)*))
+    };
+}
+
+/// Writes `text` with a line break to standard error by the rules of
+/// [`say!`](crate::say).
+pub fn say_line(text: &str) {
+    write_stderr(text, "\n");
+}
+
+/// Writes `question` to standard error without a line break, for an
+/// answer typed on the same line (`delete? [y/N] `), by the rules of
+/// [`say!`](crate::say).
+pub fn ask(question: &str) {
+    write_stderr(question, "");
+}
+
+fn write_stderr(text: &str, end: &str) {
+    let shown = escape_lines(text);
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr
+        .write_all(shown.as_bytes())
+        .and_then(|()| stderr.write_all(end.as_bytes()))
+        .and_then(|()| stderr.flush());
+}
+
+/// Writes `text` as it is to standard output, where results go; a closed
+/// pipe (`sledge show 1 | head`) is the end of the output, not an error.
+/// Results are escaped where they are made (the [`Escaped`] records), so
+/// that a table keeps sledge's own colours; this only writes.
+pub fn print_text(text: &str) -> std::io::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
     }
 }
 

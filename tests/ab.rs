@@ -11,19 +11,28 @@ use serde_json::Value;
 
 /// `sledge` for an A/B test: test workloads on, a quiet host (verdicts
 /// must not depend on this machine's load), the knob journal in the
-/// sandbox.
+/// sandbox, and the sandbox's `knobs/` directory standing in for the
+/// kernel's tunables (a test cannot change the host's).
 fn ab(sandbox: &Sandbox) -> assert_cmd::Command {
     let mut cmd = sandbox.sledge();
     cmd.env("SLEDGE_TEST_WORKLOADS", "1")
         .env("SLEDGE_TEST_QUIET_HOST", "1")
         .env("XDG_DATA_HOME", sandbox.path())
+        .env("SLEDGE_TEST_KNOB_ROOT", knob_root(sandbox))
         .arg("ab");
     cmd
 }
 
-/// A knob file in the sandbox holding `text`.
+/// The directory of stand-in knobs.
+fn knob_root(sandbox: &Sandbox) -> PathBuf {
+    let dir = sandbox.path().join("knobs");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A knob file among the stand-in knobs holding `text`.
 fn knob(sandbox: &Sandbox, text: &str) -> PathBuf {
-    let path = sandbox.path().join("knob");
+    let path = knob_root(sandbox).join("knob");
     std::fs::write(&path, text).unwrap();
     path
 }
@@ -191,7 +200,7 @@ fn bad_knobs_are_refused_before_anything_runs() {
         "does not accept `sometimes`; it accepts always, madvise, never",
     );
     refused(
-        format!("{}/missing=1,2", sandbox.path().display()),
+        format!("{}/missing=1,2", knob_root(&sandbox).display()),
         "cannot be read (No such file or directory)",
     );
     refused(
@@ -200,7 +209,7 @@ fn bad_knobs_are_refused_before_anything_runs() {
     );
     refused(format!("{}=always", path.display()), "needs two values");
     use std::os::unix::fs::PermissionsExt;
-    let read_only = sandbox.path().join("read-only");
+    let read_only = knob_root(&sandbox).join("read-only");
     std::fs::write(&read_only, "5\n").unwrap();
     std::fs::set_permissions(&read_only, std::fs::Permissions::from_mode(0o444)).unwrap();
     refused(format!("{}=1,2", read_only.display()), "is read-only");
@@ -218,6 +227,7 @@ fn start_slow_ab(sandbox: &Sandbox, path: &Path) -> std::process::Child {
         .env("SLEDGE_TEST_WORKLOADS", "1")
         .env("SLEDGE_TEST_QUIET_HOST", "1")
         .env("XDG_DATA_HOME", sandbox.path())
+        .env("SLEDGE_TEST_KNOB_ROOT", knob_root(sandbox))
         .arg("ab")
         .arg("--knob")
         .arg(format!("{}=10,30", path.display()))
@@ -312,4 +322,269 @@ fn duet_is_refused_with_host_wide_settings_and_with_one_cpu() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--duet needs at least 2 CPUs"), "{stderr}");
     sandbox.assert_no_runs();
+}
+
+#[test]
+fn a_knob_that_is_not_a_kernel_tunable_is_refused_and_left_untouched() {
+    let sandbox = Sandbox::new();
+    let root = knob_root(&sandbox);
+    // A user's file beside the stand-in knobs, reached directly, through
+    // a link among the knobs, and through `..`.
+    let precious = sandbox.path().join("precious");
+    std::fs::write(&precious, "keep: me\n").unwrap();
+    std::os::unix::fs::symlink(&precious, root.join("link")).unwrap();
+    let passwd = std::fs::read("/etc/passwd").ok();
+    for path in [
+        precious.clone(),
+        root.join("link"),
+        root.join("..").join("precious"),
+        PathBuf::from("/etc/passwd"),
+        PathBuf::from("/sys/../etc/passwd"),
+    ] {
+        let out = ab(&sandbox)
+            .arg("--knob")
+            .arg(format!("{}=a,b", path.display()))
+            .args(["test.scripted"])
+            .args(FAST)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{path:?}: {out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("is not a kernel tunable"),
+            "{path:?}: {stderr}"
+        );
+    }
+    assert_eq!(read(&precious), "keep: me\n");
+    assert_eq!(std::fs::read("/etc/passwd").ok(), passwd);
+    sandbox.assert_no_runs();
+}
+
+#[test]
+fn each_sides_cpus_and_wrapper_apply_to_its_rounds_only() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus < 2 {
+        eprintln!(
+            "each_sides_cpus_and_wrapper_apply_to_its_rounds_only skipped: it needs two CPUs"
+        );
+        return;
+    }
+    let sandbox = Sandbox::new();
+    // B's wrapper gives B's rounds other values: a wrapper that did not
+    // run would leave the two sides alike.
+    let out = ab(&sandbox)
+        .args(["test.scripted", "--json", "--cpus", "2"])
+        .args(["--a-cpus", "0", "--b-cpus", "1"])
+        .args(["--a-wrap", "nice -n 1"])
+        .args([
+            "--b-wrap",
+            "env SLEDGE_SCRIPTED_VALUES=90:91/89:90/90:88/91:90",
+        ])
+        .args(["-p", "values=100:101/99:100/100:98/101:100"])
+        .args(FAST)
+        .args(["--min-trials", "2", "--max-trials", "2"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let cmp: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let headline = &cmp["candidates"][0]["cases"][0]["metrics"][0];
+    assert_eq!(headline["comparison"]["verdict"], "slower", "{headline}");
+    let b = sandbox.show_last();
+    assert_eq!(b["cpus"], serde_json::json!([1]), "{b}");
+    let notes = b["notes"].to_string();
+    assert!(notes.contains("cpus 1"), "{notes}");
+    assert!(
+        notes.contains("wrap env 'SLEDGE_SCRIPTED_VALUES="),
+        "{notes}"
+    );
+    let a = sandbox
+        .sledge()
+        .args(["show", "last~1", "--json"])
+        .output()
+        .unwrap();
+    let a: Value = serde_json::from_slice(&a.stdout).unwrap();
+    assert_eq!(a["cpus"], serde_json::json!([0]), "{a}");
+    assert!(a["notes"].to_string().contains("wrap nice -n 1"), "{a}");
+}
+
+/// The processes whose command line is exactly `words`.
+fn processes_running(words: &[&str]) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|line| {
+                let args: Vec<&[u8]> = line.split(|b| *b == 0).filter(|a| !a.is_empty()).collect();
+                args == words.iter().map(|w| w.as_bytes()).collect::<Vec<_>>()
+            })
+        })
+        .collect()
+}
+
+/// Waits up to 5 s for no process to run `words`; the ones left.
+fn gone_within_seconds(words: &[&str]) -> Vec<u32> {
+    let until = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left = processes_running(words);
+        if left.is_empty() || Instant::now() > until {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn an_interrupt_during_a_setup_command_ends_it_and_everything_it_started() {
+    let sandbox = Sandbox::new();
+    let path = knob(&sandbox, "60\n");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("sledge"))
+        .current_dir(sandbox.path())
+        .env("SLEDGE_STORE", sandbox.store())
+        .env("SLEDGE_TEST_WORKLOADS", "1")
+        .env("SLEDGE_TEST_QUIET_HOST", "1")
+        .env("XDG_DATA_HOME", sandbox.path())
+        .env("SLEDGE_TEST_KNOB_ROOT", knob_root(&sandbox))
+        .args(["ab", "--knob"])
+        .arg(format!("{}=10,30", path.display()))
+        .args([
+            "--a-setup",
+            "sleep 9861 & sleep 9862",
+            "--b-setup",
+            "sleep 9862",
+        ])
+        .args(["test.scripted"])
+        .args(FAST)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(30);
+    while processes_running(&["sleep", "9862"]).is_empty() {
+        assert!(Instant::now() < until, "the setup command never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: plain kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = wait_bounded(&mut child, Duration::from_secs(30));
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(read(&path), "60\n");
+    assert!(gone_within_seconds(&["sleep", "9861"]).is_empty());
+    assert!(gone_within_seconds(&["sleep", "9862"]).is_empty());
+    let journals = sandbox.path().join("sledge").join("knobs");
+    assert_eq!(std::fs::read_dir(&journals).map_or(0, |d| d.count()), 0);
+}
+
+#[test]
+fn what_a_setup_command_leaves_running_is_ended_with_it() {
+    let sandbox = Sandbox::new();
+    let out = ab(&sandbox)
+        .args(["--a-setup", "sleep 9871 & exit 0"])
+        .args(["test.scripted"])
+        .args(FAST)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("left processes running in its group; they were killed"),
+        "{stderr}"
+    );
+    assert!(gone_within_seconds(&["sleep", "9871"]).is_empty());
+
+    // A setup command past its limit fails its round, named.
+    let out = ab(&sandbox)
+        .args(["--b-setup", "sleep 9872", "--setup-timeout", "0.3"])
+        .args(["test.scripted"])
+        .args(FAST)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("was still running after 0.3 s"), "{stderr}");
+    assert!(gone_within_seconds(&["sleep", "9872"]).is_empty());
+}
+
+#[test]
+fn the_original_a_killed_sledge_recorded_is_what_the_next_one_puts_back() {
+    let sandbox = Sandbox::new();
+    let path = knob(&sandbox, "60\n");
+    let mut child = start_slow_ab(&sandbox, &path);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left = read(&path).trim().to_string();
+    assert!(left == "10" || left == "30", "{left}");
+    let out = ab(&sandbox)
+        .arg("--knob")
+        .arg(format!("{}=10,30", path.display()))
+        .args(["test.scripted"])
+        .args(FAST)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("its original `60` is what goes back at the end"),
+        "{stderr}"
+    );
+    assert_eq!(read(&path), "60\n");
+    let journals = sandbox.path().join("sledge").join("knobs");
+    assert_eq!(std::fs::read_dir(&journals).map_or(0, |d| d.count()), 0);
+}
+
+#[test]
+fn a_closed_pipe_ends_the_output_not_the_comparison() {
+    let sandbox = Sandbox::new();
+    let path = knob(&sandbox, "60\n");
+    let sledge = assert_cmd::cargo::cargo_bin("sledge");
+    // `head -1` closes the pipe after the first line; the knob must still
+    // go back and both runs be stored.
+    let script = format!(
+        "'{}' ab --knob '{}=10,30' test.scripted {} 2>&1 | head -1 >/dev/null; exit ${{PIPESTATUS[0]}}",
+        sledge.display(),
+        path.display(),
+        FAST.join(" ")
+    );
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .current_dir(sandbox.path())
+        .env("SLEDGE_STORE", sandbox.store())
+        .env("SLEDGE_TEST_WORKLOADS", "1")
+        .env("SLEDGE_TEST_QUIET_HOST", "1")
+        .env("XDG_DATA_HOME", sandbox.path())
+        .env("SLEDGE_TEST_KNOB_ROOT", knob_root(&sandbox))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(read(&path), "60\n");
+    let list = sandbox.sledge().args(["list", "--json"]).output().unwrap();
+    let runs: Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(runs.as_array().map(Vec::len), Some(2), "{runs}");
+}
+
+#[test]
+fn control_characters_given_on_the_command_line_are_shown_escaped() {
+    let sandbox = Sandbox::new();
+    let path = knob_root(&sandbox).join("k\x1b]0;owned\x07");
+    std::fs::write(&path, "60\n").unwrap();
+    let store_dir = sandbox.path().join("st\x1b[31mre");
+    std::fs::create_dir(&store_dir).unwrap();
+    let out = ab(&sandbox)
+        .arg("--store")
+        .arg(store_dir.join("r.db"))
+        .arg("--knob")
+        .arg(format!("{}=10,30", path.display()))
+        .args(["test.scripted"])
+        .args(FAST)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains('\x1b') && !stderr.contains('\x07'),
+        "{stderr:?}"
+    );
+    assert!(stderr.contains("k\\x1b]0;owned\\x07"), "{stderr}");
+    assert!(stderr.contains("st\\x1b[31mre"), "{stderr}");
 }

@@ -3,6 +3,7 @@
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Args;
 
@@ -63,6 +64,13 @@ pub struct AbArgs {
     /// Ctrl-C: puts back what the setup commands changed.
     #[arg(long, value_name = "CMD")]
     restore: Option<String>,
+    /// How long a setup or restore command may run, in seconds (above 0,
+    /// at most 86400) [default: 600]: one still running then is killed
+    /// with everything it started, and its round fails. Each command runs
+    /// as a process group of its own; what it leaves running when it ends
+    /// is killed too.
+    #[arg(long, value_name = "SECONDS", value_parser = setup_seconds)]
+    setup_timeout: Option<Duration>,
     /// An environment variable for A's rounds: NAME=VALUE; repeatable.
     #[arg(long, value_name = "NAME=VALUE", value_parser = env_var)]
     a_env: Vec<(String, String)>,
@@ -70,11 +78,11 @@ pub struct AbArgs {
     #[arg(long, value_name = "NAME=VALUE", value_parser = env_var)]
     b_env: Vec<(String, String)>,
     /// The CPUs A's rounds run on, as a list (`0`, `0-3,6`).
-    #[arg(long, value_name = "LIST", value_parser = crate::sys::affinity::parse_cpu_list)]
-    a_cpus: Option<Vec<usize>>,
+    #[arg(long, value_name = "LIST", value_parser = cpu_list)]
+    a_cpus: Option<CpuList>,
     /// The CPUs B's rounds run on.
-    #[arg(long, value_name = "LIST", value_parser = crate::sys::affinity::parse_cpu_list)]
-    b_cpus: Option<Vec<usize>>,
+    #[arg(long, value_name = "LIST", value_parser = cpu_list)]
+    b_cpus: Option<CpuList>,
     /// A cgroup directory (v1 or v2) A's rounds run in.
     #[arg(long, value_name = "PATH")]
     a_cgroup: Option<PathBuf>,
@@ -84,10 +92,10 @@ pub struct AbArgs {
     /// A command A's rounds run under, as a prefix (`nice -n 10`,
     /// `numactl --membind=1`); it must run the rest of its command line.
     #[arg(long, value_name = "CMD", value_parser = command_words)]
-    a_wrap: Option<Vec<String>>,
+    a_wrap: Option<CommandWords>,
     /// A command B's rounds run under, as a prefix.
     #[arg(long, value_name = "CMD", value_parser = command_words)]
-    b_wrap: Option<Vec<String>>,
+    b_wrap: Option<CommandWords>,
     /// Another sledge build to run A's rounds with.
     #[arg(long, value_name = "PATH")]
     a_sledge: Option<PathBuf>,
@@ -117,6 +125,16 @@ impl FormatSet for AbFormats {
     ];
 }
 
+/// `--setup-timeout`: seconds above 0 and at most a day.
+fn setup_seconds(text: &str) -> Result<Duration, String> {
+    match text.trim().parse::<f64>() {
+        Ok(s) if s > 0.0 && s <= 86_400.0 => Ok(Duration::from_secs_f64(s)),
+        _ => Err(format!(
+            "`{text}` is not a time limit: give seconds above 0 and at most 86400, for example 600"
+        )),
+    }
+}
+
 /// `NAME=VALUE` for `--a-env` and `--b-env`.
 fn env_var(text: &str) -> Result<(String, String), String> {
     match text.split_once('=') {
@@ -131,10 +149,27 @@ fn env_var(text: &str) -> Result<(String, String), String> {
     }
 }
 
+/// A list of CPUs as one value. A newtype, not `Vec<usize>`: clap's derive
+/// reads an `Option<Vec<T>>` field as a flag given many times, each value a
+/// `T`, and a parser that returns the whole `Vec` for one value would not
+/// match that field (a panic on every use).
+#[derive(Debug, Clone)]
+struct CpuList(Vec<usize>);
+
+/// A command's words as one value (a newtype for the reason [`CpuList`]
+/// is one).
+#[derive(Debug, Clone)]
+struct CommandWords(Vec<String>);
+
+/// `--a-cpus`, `--b-cpus`: a list such as `0-3,6`.
+fn cpu_list(text: &str) -> Result<CpuList, String> {
+    crate::sys::affinity::parse_cpu_list(text).map(CpuList)
+}
+
 /// A command's words, split as a shell would (quotes kept together).
-fn command_words(text: &str) -> Result<Vec<String>, String> {
+fn command_words(text: &str) -> Result<CommandWords, String> {
     match shlex::split(text) {
-        Some(words) if !words.is_empty() => Ok(words),
+        Some(words) if !words.is_empty() => Ok(CommandWords(words)),
         _ => Err(format!(
             "`{text}` is not a command (empty, or an unclosed quote); for example \"nice -n 10\""
         )),
@@ -148,23 +183,26 @@ impl AbArgs {
             sides: [
                 SideRequest {
                     env: self.a_env.clone(),
-                    cpus: self.a_cpus.clone(),
+                    cpus: self.a_cpus.clone().map(|list| list.0),
                     cgroup: self.a_cgroup.clone(),
-                    wrap: self.a_wrap.clone(),
+                    wrap: self.a_wrap.clone().map(|words| words.0),
                     sledge: self.a_sledge.clone(),
                     setup: self.a_setup.clone(),
                 },
                 SideRequest {
                     env: self.b_env.clone(),
-                    cpus: self.b_cpus.clone(),
+                    cpus: self.b_cpus.clone().map(|list| list.0),
                     cgroup: self.b_cgroup.clone(),
-                    wrap: self.b_wrap.clone(),
+                    wrap: self.b_wrap.clone().map(|words| words.0),
                     sledge: self.b_sledge.clone(),
                     setup: self.b_setup.clone(),
                 },
             ],
             knobs: self.knobs.clone(),
             restore: self.restore.clone(),
+            setup_limit: self
+                .setup_timeout
+                .unwrap_or(crate::suite::ab::request::DEFAULT_SETUP_LIMIT),
             duet: self.duet,
         }
     }
@@ -176,7 +214,9 @@ pub fn execute(args: AbArgs, store_location: Option<StoreLocation>) -> anyhow::R
     let options = args
         .request()
         .options(request.run_options(&prepared), &mut |line: String| {
-            eprintln!("{line}")
+            // Each is one line quoting the command line's paths and
+            // values: a line break in them is escaped too.
+            crate::say!("{}", crate::visible::escape(&line))
         })
         .map_err(usage)?;
     let (mut store, cancel) = super::run_steps::open_for_runs(&request, &prepared)?;
@@ -193,10 +233,10 @@ pub fn execute(args: AbArgs, store_location: Option<StoreLocation>) -> anyhow::R
                 },
             )?;
     for line in &done.duet_refused {
-        eprintln!("note: {line}");
+        crate::say!("note: {line}");
     }
     for failure in &done.restore_failures {
-        eprintln!("warning: {failure}");
+        crate::say!("warning: {failure}");
     }
     let [a, b] = &done.runs;
     let comparison = report::compare::compare_many(
@@ -216,11 +256,11 @@ pub fn execute(args: AbArgs, store_location: Option<StoreLocation>) -> anyhow::R
             .exporter()
             .comparison(&comparison, metrics)?,
     )?;
-    eprintln!(
+    crate::say!(
         "stored as runs {} (A) and {} (B) in {}; `sledge compare {} {}` shows them again",
         a.id,
         b.id,
-        store.path().display(),
+        crate::visible::escape(&store.path().display().to_string()),
         a.id,
         b.id
     );

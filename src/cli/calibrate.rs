@@ -58,9 +58,13 @@ pub fn execute(
     let (mut store, cancel) = open_for_runs(&request, &prepared)?;
     let mut last = None;
     for i in 1..=args.runs {
-        eprintln!("calibration run {i} of {}", args.runs);
+        crate::say!("calibration run {i} of {}", args.runs);
         let run = run_once(&request, &prepared, &mut store, &cancel)?;
-        eprintln!("stored as run {} in {}", run.id, store.path().display());
+        crate::say!(
+            "stored as run {} in {}",
+            run.id,
+            crate::visible::escape(&store.path().display().to_string())
+        );
         let status = exit_status(&run);
         last = Some(run);
         if status != ExitStatus::Success {

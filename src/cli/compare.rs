@@ -152,7 +152,7 @@ pub fn execute(args: CompareArgs, store: Option<StoreLocation>) -> anyhow::Resul
         let found = report::compare::regressions(&comparison, pct);
         if !found.is_empty() {
             for (run, case, ratio) in &found {
-                eprintln!(
+                crate::say!(
                     "regression: run {run}: {}: ratio {ratio:.3}, judged slower by more than {pct}%",
                     visible::escape(case)
                 );

@@ -1,6 +1,6 @@
 //! `sledge delete RUN...`.
 
-use std::io::{BufRead as _, IsTerminal as _, Write as _};
+use std::io::{BufRead as _, IsTerminal as _};
 
 use clap::Args;
 
@@ -47,23 +47,24 @@ pub fn execute(args: DeleteArgs, store: Option<StoreLocation>) -> anyhow::Result
             ))
             .into());
         }
-        let mut stderr = std::io::stderr();
-        writeln!(stderr, "this removes from {}:", store.path().display())?;
+        crate::say!(
+            "this removes from {}:",
+            crate::visible::escape(&store.path().display().to_string())
+        );
         for line in &described {
-            writeln!(stderr, "  {line}")?;
+            crate::say!("  {line}");
         }
-        write!(stderr, "delete? [y/N] ")?;
-        stderr.flush()?;
+        visible::ask("delete? [y/N] ");
         let mut answer = String::new();
         std::io::stdin().lock().read_line(&mut answer)?;
         if !matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
-            eprintln!("nothing deleted");
+            crate::say!("nothing deleted");
             return Ok(ExitStatus::Success);
         }
     }
     store.delete_runs(&ids)?;
     for line in &described {
-        eprintln!("deleted {line}");
+        crate::say!("deleted {line}");
     }
     Ok(ExitStatus::Success)
 }

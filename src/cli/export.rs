@@ -42,7 +42,7 @@ pub fn execute(args: ExportArgs, store: Option<StoreLocation>) -> anyhow::Result
     match output {
         Some(path) => {
             write_file_atomically(&path, &document)?;
-            eprintln!(
+            crate::say!(
                 "exported {} run{} to {}",
                 runs.len(),
                 if runs.len() == 1 { "" } else { "s" },

@@ -156,19 +156,19 @@ fn execute_run(
         Ok(Some(view)) => print(&table.fleet_outliers(&view)?)?,
         Ok(None) => {}
         Err(err) => {
-            eprintln!("warning: cannot read the landed runs for the outlier view: {err}")
+            crate::say!("warning: cannot read the landed runs for the outlier view: {err}")
         }
     }
     for report in &done.reports {
         if let Some(left) = &report.left_behind {
-            eprintln!(
+            crate::say!(
                 "warning: could not remove {left}; the next fleet run on that host removes it"
             );
         }
     }
     Ok(match done.outcome() {
         FleetOutcome::Interrupted => {
-            eprintln!("interrupted: the runs that came back are stored");
+            crate::say!("interrupted: the runs that came back are stored");
             ExitStatus::Interrupted
         }
         FleetOutcome::Complete => ExitStatus::Success,
@@ -181,20 +181,23 @@ fn execute_run(
 /// escaped: it is another machine's text.
 fn show_progress(progress: Progress) {
     match progress {
-        Progress::Note { host, text } => eprintln!("[{}] {}", host.label(), escape(text)),
+        Progress::Note { host, text } => crate::say!("[{}] {}", host.label(), escape(text)),
         Progress::Output { host, line } => match line {
-            OutputLine::Stdout(text) => println!("[{}] {}", host.label(), escape(text)),
-            OutputLine::Stderr(text) => eprintln!("[{}] {}", host.label(), escape(text)),
+            OutputLine::Stdout(text) => {
+                let _ =
+                    crate::visible::print_text(&format!("[{}] {}\n", host.label(), escape(text)));
+            }
+            OutputLine::Stderr(text) => crate::say!("[{}] {}", host.label(), escape(text)),
         },
         Progress::Done { report } => match &report.result {
-            HostResult::Landed { id, status, .. } => eprintln!(
+            HostResult::Landed { id, status, .. } => crate::say!(
                 "[{}] its run is stored as run {id} ({}, {:.1} s)",
                 report.host.label(),
                 status.as_str(),
                 report.seconds
             ),
             HostResult::Failed(reason) => {
-                eprintln!("[{}] failed: {}", report.host.label(), escape(reason))
+                crate::say!("[{}] failed: {}", report.host.label(), escape(reason))
             }
         },
     }

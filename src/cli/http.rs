@@ -51,7 +51,7 @@ pub fn execute(args: HttpArgs) -> anyhow::Result<ExitStatus> {
         return Ok(ExitStatus::Interrupted);
     }
     if let Some(why) = nothing_succeeded(&report) {
-        eprintln!("error: {why}");
+        crate::say!("error: {why}");
         return Ok(ExitStatus::Failure);
     }
     Ok(ExitStatus::Success)
@@ -73,7 +73,7 @@ fn serve(addr: SocketAddr, args: &HttpArgs, cancel: &CancelToken) -> anyhow::Res
     };
     crate::sys::fd_limit::ensure_open_files(4096).ok();
     let mut server = http::Server::start(&config)?;
-    eprintln!(
+    crate::say!(
         "serving on http://{} (paths /static/1, /static/2048, /static/204800, /static/2097152, /static/10485760, /dynamic); Ctrl-C stops",
         server.addr()
     );

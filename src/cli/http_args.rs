@@ -23,7 +23,7 @@ Examples:
   sledge http -c 50 -d 10 http://127.0.0.1:8080/
   sledge http -c 6 --rate-per-client 10 --timeout 1 -n 60000 http://127.0.0.1/
   sledge http -c 1 --rate-per-client 10 -d 60 --from u@h1,u@h2,u@h3 http://198.18.0.1/
-  sledge http --serve 127.0.0.1:8080     (then GET /static/1, /static/10485760, /dynamic)
+  sledge http --serve 127.0.0.1:8080     # then GET /static/1, /static/10485760, /dynamic
   sledge http --serve 127.0.0.1:8080 --db postgres://postgres@127.0.0.1/test")]
 pub struct HttpArgs {
     /// URLs to request, in turn (same host and port). Only http://.

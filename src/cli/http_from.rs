@@ -17,10 +17,10 @@ pub fn execute(
     cancel: &CancelToken,
 ) -> anyhow::Result<ExitStatus> {
     let from = args.client_hosts(hosts);
-    let note = |host: &crate::remote::SshHost, text: &str| eprintln!("[{host}] {text}");
+    let note = |host: &crate::remote::SshHost, text: &str| crate::say!("[{host}] {text}");
     let report = match run_from(&from, &args.urls, args.threads, config, cancel, &note) {
         Err(e) if e.is::<Cancelled>() => {
-            eprintln!("interrupted (Ctrl-C) before the start: nothing was sent to the server");
+            crate::say!("interrupted (Ctrl-C) before the start: nothing was sent to the server");
             return Ok(ExitStatus::Interrupted);
         }
         other => other.map_err(load_usage)?,
@@ -35,7 +35,7 @@ pub fn execute(
     }
     let failures = hosts_failures(&report);
     for line in &failures {
-        eprintln!("error: {line}");
+        crate::say!("error: {line}");
     }
     Ok(if failures.is_empty() {
         ExitStatus::Success

@@ -62,7 +62,7 @@ pub fn execute(args: ManArgs) -> anyhow::Result<ExitStatus> {
     for page in &pages {
         write_file_atomically(&dir.join(&page.file_name), &page.roff)?;
     }
-    eprintln!("wrote {} manual pages to {}", pages.len(), dir.display());
+    crate::say!("wrote {} manual pages to {}", pages.len(), dir.display());
     Ok(ExitStatus::Success)
 }
 

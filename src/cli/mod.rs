@@ -90,7 +90,7 @@ pub enum Command {
     /// round of a case running both sides back to back in a random order
     /// (or at once with --duet), and each case is judged on its per-round
     /// ratios B/A. Both sides are stored as two runs linked as a pair.
-    Ab(ab::AbArgs),
+    Ab(Box<ab::AbArgs>),
     /// List every workload with its parameters, defaults and allowed values.
     Workloads,
     /// List the built-in profiles and their cases.
@@ -173,7 +173,7 @@ pub fn execute(cli: Cli) -> anyhow::Result<ExitStatus> {
     match cli.command {
         Command::Run(args) => run::execute(args, store()?),
         Command::Plan(args) => plan::execute(args, store()?),
-        Command::Ab(args) => ab::execute(args, store()?),
+        Command::Ab(args) => ab::execute(*args, store()?),
         Command::Workloads => workloads::execute(),
         Command::Profiles => workloads::execute_profiles(),
         Command::Probe(args) => probe::execute(args),

@@ -1,7 +1,5 @@
 //! Exit statuses, the error kinds that map to them, and writing to stdout.
 
-use std::io::Write;
-
 /// How the process should exit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitStatus {
@@ -45,14 +43,7 @@ use crate::store::StoreLocation;
 /// Writes `text` to stdout. A closed pipe (`sledge show 1 | head`) is not
 /// an error.
 pub fn print(text: &str) -> anyhow::Result<()> {
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|_| stdout.flush())
-    {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => Ok(other?),
-    }
+    Ok(crate::visible::print_text(text)?)
 }
 
 /// Opens (or creates) the store at `location`, or at the default
@@ -140,7 +131,7 @@ pub fn run_in(
 /// Says on stderr that `--pivot` made no table of `run`, and why.
 pub fn warn_if_no_pivot_table(run: &crate::results::RunRecord, choice: &PivotChoice) {
     if pivot::tables(run, choice).is_empty() {
-        eprintln!(
+        crate::say!(
             "note: --pivot {choice}: no workload of run {} has two values at least of both \
              parameters, so there is no table",
             run.id

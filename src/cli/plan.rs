@@ -48,7 +48,7 @@ pub fn execute(
 ) -> anyhow::Result<ExitStatus> {
     let request = args.run.request(store_location)?;
     let (estimate, methodology) = estimate_run(&request, args.detect, &mut |line: String| {
-        eprintln!("warning: {line}")
+        crate::say!("warning: {line}")
     })
     .map_err(|err| match err.downcast::<BadRequest>() {
         Ok(bad) => usage(bad).into(),

@@ -61,14 +61,14 @@ pub fn execute(args: ReportArgs, store: Option<StoreLocation>) -> anyhow::Result
             .iter()
             .all(|run| crate::report::pivot::tables(run, &choice).is_empty())
     {
-        eprintln!(
+        crate::say!(
             "note: --pivot {choice}: no run has two values at least of both parameters, so there is no table"
         );
     }
     match output {
         Some(path) => {
             write_file_atomically(&path, &page)?;
-            eprintln!(
+            crate::say!(
                 "wrote the report of {} run{} to {}",
                 runs.len(),
                 if runs.len() == 1 { "" } else { "s" },

@@ -19,10 +19,10 @@ pub fn execute(args: RunArgs, store_location: Option<StoreLocation>) -> anyhow::
                 && let Ok(stored) = store.load_run(failed.run_id)
             {
                 print(&run_in(&stored, Format::Table, args.shown())?)?;
-                eprintln!(
+                crate::say!(
                     "the cases above are stored as run {} in {}",
                     stored.id,
-                    store.path().display()
+                    crate::visible::escape(&store.path().display().to_string())
                 );
             }
             // The store was lost and the run went on into a local file:
@@ -43,7 +43,11 @@ pub fn execute(args: RunArgs, store_location: Option<StoreLocation>) -> anyhow::
     print(&run_in(&run, format, args.shown())?)?;
     // JSON output is for programs: the run's id is in it.
     if format != Format::Json {
-        eprintln!("stored as run {} in {}", run.id, store.path().display());
+        crate::say!(
+            "stored as run {} in {}",
+            run.id,
+            crate::visible::escape(&store.path().display().to_string())
+        );
     }
     Ok(exit_status(&run))
 }

@@ -30,8 +30,8 @@ impl RunProgress {
     /// Writes one line to stderr without breaking the bars.
     fn say(&self, line: &str) {
         match &self.bars {
-            Some(bars) => bars.suspend(|| eprintln!("{line}")),
-            None => eprintln!("{line}"),
+            Some(bars) => bars.suspend(|| crate::say!("{line}")),
+            None => crate::say!("{line}"),
         }
     }
 }

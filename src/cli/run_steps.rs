@@ -59,7 +59,7 @@ pub(super) fn exit_status(run: &crate::results::RunRecord) -> ExitStatus {
     match run.status {
         RunStatus::Complete => ExitStatus::Success,
         RunStatus::Partial => {
-            eprintln!("interrupted: the finished cases are stored; the run is marked partial");
+            crate::say!("interrupted: the finished cases are stored; the run is marked partial");
             ExitStatus::Interrupted
         }
         RunStatus::Failed | RunStatus::Running | RunStatus::Abandoned => ExitStatus::Failure,
@@ -77,7 +77,7 @@ pub(super) fn open_for_runs(
     let mut store = open_store(request.store.clone())?;
     let (cancel, said) = suite::request::ready_store(&mut store, &prepared.plan)?;
     for line in said {
-        eprintln!("{line}");
+        crate::say!("{line}");
     }
     Ok((store, cancel))
 }

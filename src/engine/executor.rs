@@ -144,7 +144,7 @@ impl RoundExecutor for InProcess<'_> {
             Err(err) if err.is::<Cancelled>() || ctx.cancel.is_cancelled() => {
                 outcome.cancelled = true;
                 if let Err(err) = cleaned {
-                    eprintln!("warning: cleanup after the interrupt failed: {err:#}");
+                    crate::say!("warning: cleanup after the interrupt failed: {err:#}");
                 }
             }
             Err(err) => {

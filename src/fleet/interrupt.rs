@@ -14,17 +14,17 @@ pub fn install(cancel: &CancelToken, hurry: &CancelToken) {
     interrupt::install(
         vec![
             Box::new(move || {
-                eprintln!(
+                crate::say!(
                     "\ninterrupted: stopping every remote run and cleaning up; press Ctrl-C again to kill them"
                 );
                 cancel.cancel();
             }),
             Box::new(move || {
-                eprintln!("\nsecond interrupt: killing the remote runs, then cleaning up");
+                crate::say!("\nsecond interrupt: killing the remote runs, then cleaning up");
                 hurry.cancel();
             }),
             Box::new(|| {
-                eprintln!("\nthird interrupt: exiting without cleaning up the hosts");
+                crate::say!("\nthird interrupt: exiting without cleaning up the hosts");
                 std::process::exit(130);
             }),
         ],

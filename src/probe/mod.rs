@@ -164,7 +164,7 @@ mod tests {
         assert_eq!(back, host);
 
         for (key, value) in host.display_lines() {
-            println!("{key:>15}: {value}");
+            crate::say!("{key:>15}: {value}");
         }
     }
 

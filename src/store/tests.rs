@@ -464,7 +464,7 @@ fn a_real_creation_failure_prints_its_cause_once() {
     // mounted read-only).
     let path = Path::new("/sys/sledge-test-results.db");
     if !Path::new("/sys/kernel").is_dir() {
-        eprintln!("skipped: no sysfs at /sys");
+        crate::say!("skipped: no sysfs at /sys");
         return;
     }
     let text = printed(Store::open(path).unwrap_err());
@@ -949,7 +949,7 @@ fn a_file_in_the_way_of_the_directory_is_named_in_the_error() {
 fn a_directory_that_cannot_be_made_prints_its_cause_once() {
     // sysfs refuses new directories, for root too.
     if !Path::new("/sys/kernel").is_dir() {
-        eprintln!("skipped: no sysfs at /sys");
+        crate::say!("skipped: no sysfs at /sys");
         return;
     }
     let path = Path::new("/sys/sledge-test/results.db");

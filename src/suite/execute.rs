@@ -124,7 +124,7 @@ pub fn execute(
             let mut warnings = run.warnings.clone();
             warnings.push(format!("failed: the store failed midway: {err:#}"));
             if let Err(marking) = store.finish_run(run_id, RunStatus::Failed, &now(), &warnings) {
-                eprintln!(
+                crate::say!(
                     "warning: run {run_id} could not be marked failed either ({marking}); it stays `running` in the store and reads `abandoned` once this sledge has exited"
                 );
             }
@@ -199,10 +199,10 @@ pub(super) fn runnable_cases(
 ) -> anyhow::Result<(Vec<PlannedCase>, Vec<String>)> {
     let (cases, mut warnings) = cases_this_host_runs(plan, env)?;
     for warning in &warnings {
-        eprintln!("warning: {warning}");
+        crate::say!("warning: {warning}");
     }
     if idle_check && let Some(warning) = monitor::idle_check(IDLE_CHECK_WINDOW).warning {
-        eprintln!("warning: {warning}");
+        crate::say!("warning: {warning}");
         warnings.push(warning);
     }
     // Once per run, not per trial: what the hardware monitor cannot see
@@ -249,7 +249,7 @@ fn start_fallback(
     cases: &[Option<CaseRecord>],
 ) -> anyhow::Result<Fallback> {
     let fallback = Fallback::start(run, store.path(), lost, cases)?;
-    eprintln!(
+    crate::say!(
         "warning: {lost}; the run goes on into the local fallback file {}",
         fallback.file().display()
     );

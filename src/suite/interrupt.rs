@@ -28,7 +28,7 @@ fn step_for(seen: usize, steps: usize) -> usize {
 /// what an interrupt will then fail to do (`lost`).
 pub fn install(steps: Vec<Step>, lost: &str) {
     if let Err(err) = try_install(steps) {
-        eprintln!("warning: cannot catch Ctrl-C ({err}); {lost}");
+        crate::say!("warning: cannot catch Ctrl-C ({err}); {lost}");
     }
 }
 
@@ -56,28 +56,30 @@ pub fn install_for_run(cancel: &CancelToken, store: StoreLocation) {
     install(
         vec![
             Box::new(move || {
-                eprintln!("\ninterrupted: cleaning up; press Ctrl-C again to exit at once");
+                crate::say!("\ninterrupted: cleaning up; press Ctrl-C again to exit at once");
                 cancel.cancel();
             }),
             Box::new(move || {
                 let marked = Store::open_existing_at(&store)
                     .and_then(|mut store| store.mark_own_runs_partial(&now()));
                 match marked {
-                    Ok(runs) if !runs.is_empty() => eprintln!(
+                    Ok(runs) if !runs.is_empty() => crate::say!(
                         "\nsecond interrupt: run {} marked partial; exiting without cleanup (the next run removes what this one left behind)",
                         runs.iter()
                             .map(i64::to_string)
                             .collect::<Vec<_>>()
                             .join(", ")
                     ),
-                    Ok(_) => eprintln!("\nsecond interrupt: exiting without cleanup"),
-                    Err(err) => eprintln!(
+                    Ok(_) => crate::say!("\nsecond interrupt: exiting without cleanup"),
+                    Err(err) => crate::say!(
                         "\nsecond interrupt: exiting without cleanup; the run could not be marked partial: {err}"
                     ),
                 }
-                // An exit skips destructors: the knobs of `sledge ab` go
-                // back here.
-                super::ab::knob::restore_now();
+                // An exit skips destructors: the commands sledge started
+                // (a setup command of `sledge ab`) end here with all they
+                // started, and the knobs go back.
+                crate::sys::group_command::kill_live_groups();
+                super::ab::knob_journal::restore_now();
                 std::process::exit(130);
             }),
         ],

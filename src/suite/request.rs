@@ -233,7 +233,7 @@ pub fn ready_store(store: &mut Store, plan: &Plan) -> anyhow::Result<(CancelToke
             removed.owner_pid
         ));
     }
-    for left in super::ab::knob::left_changed(&super::ab::knob::journal_dir()) {
+    for left in super::ab::knob_journal::left_changed(&super::ab::knob_journal::journal_dir()) {
         said.push(format!("warning: {left}"));
     }
     let cancel = CancelToken::new();

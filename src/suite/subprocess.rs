@@ -296,7 +296,7 @@ fn run_child(
                 }) => progress.trial_finished(counted, warmup, value, &unit),
                 Ok(RoundEvent::Done(wire)) => outcome = Some(from_wire(wire)?),
                 // Anything else a workload printed is passed on.
-                Err(_) => eprintln!("{line}"),
+                Err(_) => crate::say!("{line}"),
             }
         }
         Ok::<_, anyhow::Error>(outcome)

@@ -474,7 +474,7 @@ fn spawn(
                     let Ok(line) = line else { break };
                     // Warnings of the agents reach the user, marked by
                     // host, escaped: they are another machine's text.
-                    eprintln!("{host}: {}", crate::visible::escape(&line));
+                    crate::say!("{host}: {}", crate::visible::escape(&line));
                     let mut tail = tail.lock().unwrap_or_else(|p| p.into_inner());
                     if tail.len() == STDERR_TAIL {
                         tail.pop_front();

@@ -173,7 +173,7 @@ fn read_private(path: &Path, forbidden: u32, why: &str) -> Option<String> {
         return None;
     }
     if meta.permissions().mode() & forbidden != 0 {
-        eprintln!(
+        crate::say!(
             "warning: password file {} has {why}; not used",
             path.display()
         );

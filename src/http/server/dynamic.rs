@@ -332,7 +332,7 @@ fn table_mark(table: &str) -> Option<String> {
 /// Says what a cleanup after a killed sledge removed.
 fn say_dropped(shown: &str, dropped: &[(String, u32)]) {
     for (table, pid) in dropped {
-        eprintln!(
+        crate::say!(
             "note: db={shown}: dropped table {table}, left behind by a sledge that is gone (pid {pid})"
         );
     }
@@ -605,7 +605,7 @@ impl Database {
 impl Drop for Database {
     fn drop(&mut self) {
         if let Err(e) = self.remove_inner() {
-            eprintln!("warning: {e:#}");
+            crate::say!("warning: {e:#}");
         }
     }
 }

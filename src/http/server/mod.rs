@@ -343,7 +343,7 @@ impl Server {
                 ),
                 None => String::new(),
             };
-            eprintln!(
+            crate::say!(
                 "warning: the HTTP server's threads did not all stop within {} s (a client or database that does not answer?); left running{database}",
                 STOP_DEADLINE.as_secs()
             );

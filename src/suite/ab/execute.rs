@@ -7,7 +7,8 @@
 use std::time::Duration;
 
 use super::duet;
-use super::knob::{Knob, KnobGuard};
+use super::knob::Knob;
+use super::knob_journal::KnobGuard;
 use super::setting::{SIDES, Setting, SideExecutor, run_setup};
 use crate::engine::{self, AbSetup, AbSide, CancelToken, Methodology, Progress, TrialContext};
 use crate::results::{AB_NOTE, AB_SETTING_NOTE, RunRecord, RunStatus};
@@ -34,11 +35,14 @@ pub struct AbOptions {
     pub settings: [Setting; 2],
     /// The knobs, checked ([`Knob::check`]).
     pub knobs: Vec<Knob>,
-    /// Where the knobs' journal goes ([`super::knob::journal_dir`]).
+    /// Where the knobs' journal goes ([`super::knob_journal::journal_dir`]).
     pub journal_dir: std::path::PathBuf,
     /// A shell command run once at the end, whatever happened
     /// (`--restore`).
     pub restore: Option<String>,
+    /// How long a setup or restore command may run
+    /// (`--setup-timeout`).
+    pub setup_limit: Duration,
     /// Run A and B at the same time on two halves of the CPUs.
     pub duet: bool,
 }
@@ -136,6 +140,7 @@ pub fn execute_ab(
             side,
             knobs: guard.knobs(),
             setup: setting.setup.clone(),
+            setup_limit: options.setup_limit,
             rounds: Subprocess::with_launch(launch)?,
         });
     }
@@ -167,7 +172,9 @@ pub fn execute_ab(
 
     let mut restore_failures = guard.restore();
     if let Some(command) = &options.restore
-        && let Err(failure) = run_setup(command, "the restore")
+        // Run even after an interrupt (that is when it matters most);
+        // its limit bounds it, and a second Ctrl-C kills it.
+        && let Err(failure) = run_setup(command, "the restore", options.setup_limit, &|| false)
     {
         restore_failures.push(failure);
     }

@@ -4,38 +4,35 @@
 //!
 //! A knob changes the whole host, so every step is guarded:
 //!
-//! - **Checked before anything runs** ([`Knob::check`]): the file exists,
-//!   is a regular file with a write permission, and a file that lists its
-//!   choices (`always madvise [never]`, the THP style) lists both values;
-//!   then each value is written once and the original written back, so a
-//!   value the kernel refuses (`EINVAL`) stops the command before the
-//!   first round, with the reason.
+//! - **Only a kernel tunable** ([`TunableFile`]): the path is resolved
+//!   (links and `..` followed) and must be a regular file under `/sys` or
+//!   `/proc/sys` on one of the kernel's file systems of tunables, checked
+//!   again on every write; `/etc/passwd`, a link to it or
+//!   `/sys/../etc/hostname` is refused before anything is written.
+//! - **Checked before anything runs** ([`Knob::check`]): the file is
+//!   writable, and a file that lists its choices (`always madvise
+//!   [never]`, the THP style) lists both values; then each value is
+//!   written once and the original written back, so a value the kernel
+//!   refuses (`EINVAL`) stops the command before the first round, with the
+//!   reason.
 //! - **Said before it is written**: the command prints what it will write
-//!   where ([`Knob::describe`]) before the first write.
-//! - **Put back**: at the end, after a failure and after Ctrl-C
-//!   ([`KnobGuard`] on drop, and [`restore_now`] from the second Ctrl-C,
-//!   which exits without unwinding).
-//! - **Remembered**: before the first write, a journal in the data
-//!   directory records each knob's original value and the process writing
-//!   it (a [`MakerMark`]). It is removed once the knobs are back. A sledge
-//!   that was killed leaves it, and the next `run` or `ab` says which
-//!   knob was left changed and how to put it back
-//!   ([`left_changed`]), for as long as the knob is not back at its
-//!   original value.
+//!   where before the first write.
+//! - **Put back as the kernel reported it**: the original is the file's
+//!   whole text as read, written back byte for byte (for a file of
+//!   choices, the chosen one, the only form the kernel takes), and read
+//!   again to confirm; the journal (`knob_journal.rs`) puts it back after
+//!   a failure, Ctrl-C or a killed sledge.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
-use serde::{Deserialize, Serialize};
-
-use crate::monitor::maker_mark::MakerMark;
+use crate::sys::tunable_file::{NotTunable, TunableFile, TunableRoot, plain_io_error};
 
 /// One knob as given, before it is checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KnobSpec {
     /// As the user named it (`vm.swappiness`, `/sys/...`).
     pub name: String,
-    /// The file written.
+    /// The file as named (a sysctl's under `/proc/sys`), not yet resolved.
     pub path: PathBuf,
     /// A's value, then B's.
     pub values: [String; 2],
@@ -67,9 +64,16 @@ impl KnobSpec {
                 "--knob {text}: needs a name and exactly two non-empty values; {usage}"
             ));
         }
+        // A value is written as one line: a line break inside would be a
+        // second write the kernel reads as something else.
+        if [a, b].iter().any(|v| v.contains(['\n', '\r', '\0'])) {
+            return Err(format!(
+                "--knob {text}: a value cannot hold a line break or a NUL byte"
+            ));
+        }
         let path = if name.starts_with('/') {
             PathBuf::from(name)
-        } else if name.contains("..") || name.starts_with('.') {
+        } else if name.contains("..") || name.starts_with('.') || name.contains('\0') {
             return Err(format!("--knob {text}: `{name}` is not a sysctl name"));
         } else {
             Path::new(PROC_SYS).join(name.replace('.', "/"))
@@ -82,46 +86,58 @@ impl KnobSpec {
     }
 }
 
-/// A checked knob with the value it had before sledge touched it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// Where knobs may be: the kernel's tunables, and in a debug build the
+/// directory `SLEDGE_TEST_KNOB_ROOT` names, whose files the tests use as
+/// knobs (they cannot change the host's).
+pub fn knob_roots() -> Vec<TunableRoot> {
+    #[allow(unused_mut)]
+    let mut roots = TunableRoot::kernel();
+    // Debug builds only: a release build, the one users install, writes
+    // the kernel's tunables and nothing else whatever its environment.
+    #[cfg(debug_assertions)]
+    if let Some(dir) = std::env::var_os("SLEDGE_TEST_KNOB_ROOT").filter(|d| !d.is_empty()) {
+        roots.push(TunableRoot::stand_in(Path::new(&dir)));
+    }
+    roots
+}
+
+/// A checked knob with the text it had before sledge touched it.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Knob {
     /// As the user named it.
     pub name: String,
-    /// The file written.
-    pub path: PathBuf,
+    /// The file written, resolved.
+    pub file: TunableFile,
     /// A's value, then B's.
     pub values: [String; 2],
-    /// What to write back: the value it had (for a file of choices, the
-    /// chosen one).
+    /// The file's whole text before sledge wrote to it, as the kernel
+    /// reported it (or as a journal of a killed sledge recorded it).
     pub original: String,
 }
 
 impl Knob {
     /// Checks `spec` as the module documentation says, writing each value
-    /// once and the original back; the knob with its original value.
-    pub fn check(spec: &KnobSpec) -> Result<Knob, String> {
+    /// once and the original back; the knob with its original text.
+    pub fn check(spec: &KnobSpec, roots: &[TunableRoot]) -> Result<Knob, String> {
         let what = format!("--knob {}", spec.name);
-        let path = &spec.path;
-        let meta = std::fs::metadata(path).map_err(|e| {
-            format!(
-                "{what}: {} cannot be read ({}){}",
-                path.display(),
-                plain_io_error(&e),
-                if path.starts_with(PROC_SYS) {
-                    "; is the sysctl's name right (`sysctl -a` lists them)?"
-                } else {
-                    ""
-                }
-            )
+        let file = TunableFile::find(&spec.path, roots).map_err(|e| match e {
+            NotTunable::Unreadable { .. } if spec.path.starts_with(PROC_SYS) => {
+                format!("{what}: {e}; is the sysctl's name right (`sysctl -a` lists them)?")
+            }
+            e => format!("{what}: {e}"),
         })?;
-        if !meta.is_file() {
-            return Err(format!(
-                "{what}: {} is not a file; a knob is a sysfs or sysctl file",
-                path.display()
-            ));
-        }
+        let path = file.path().to_path_buf();
         use std::os::unix::fs::PermissionsExt;
-        let mode = meta.permissions().mode();
+        let mode = std::fs::metadata(&path)
+            .map_err(|e| {
+                format!(
+                    "{what}: {} cannot be read ({})",
+                    path.display(),
+                    plain_io_error(&e)
+                )
+            })?
+            .permissions()
+            .mode();
         if mode & 0o222 == 0 {
             return Err(format!(
                 "{what}: {} is read-only (mode {:o}): it cannot be set",
@@ -129,15 +145,14 @@ impl Knob {
                 mode & 0o7777
             ));
         }
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let original = file.read().map_err(|e| {
             format!(
                 "{what}: {} cannot be read ({})",
                 path.display(),
                 plain_io_error(&e)
             )
         })?;
-        let (original, choices) = current_value(&text);
-        if let Some(choices) = &choices {
+        if let Some(choices) = choices_of(&original) {
             for value in &spec.values {
                 if !choices.contains(value) {
                     return Err(format!(
@@ -150,294 +165,142 @@ impl Knob {
         }
         let knob = Knob {
             name: spec.name.clone(),
-            path: path.clone(),
+            file,
             values: spec.values.clone(),
             original,
         };
-        for value in &knob.values {
-            if let Err(err) = write_value(path, value) {
-                let _ = write_value(path, &knob.original);
+        for side in 0..2 {
+            if let Err(err) = knob.set(side) {
+                let _ = knob.restore();
                 return Err(format!(
-                    "{what}: {} refused `{value}` ({err})",
-                    path.display()
+                    "{what}: {} refused `{}` ({err})",
+                    path.display(),
+                    knob.values[side]
                 ));
             }
         }
-        write_value(path, &knob.original).map_err(|err| {
+        knob.restore().map_err(|err| {
             format!(
-                "{what}: {} could not be set back to `{}` ({err}); check it by hand",
-                path.display(),
-                knob.original
+                "{what}: {} could not be set back ({err}); check it by hand",
+                path.display()
             )
         })?;
         Ok(knob)
     }
 
-    /// What the knob does, for the line printed before anything is
-    /// written: `vm.swappiness (/proc/sys/vm/swappiness): A 10, B 60,
-    /// back to 60 at the end`.
-    pub fn describe(&self) -> String {
-        let path = self.path.display().to_string();
-        let place = if path == self.name {
-            path
-        } else {
-            format!("{} ({path})", self.name)
-        };
-        format!(
-            "{place}: A {}, B {}, back to {} at the end",
-            self.values[0], self.values[1], self.original
-        )
+    /// The resolved file.
+    pub fn path(&self) -> &Path {
+        self.file.path()
+    }
+
+    /// The value the knob had, in words: the chosen one of a file of
+    /// choices, the text without its line break otherwise.
+    pub fn original_value(&self) -> String {
+        value_of(&self.original)
     }
 
     /// Sets the knob to side `side`'s value (0 for A, 1 for B).
     pub fn set(&self, side: usize) -> Result<(), String> {
-        write_value(&self.path, &self.values[side]).map_err(|err| {
-            format!(
-                "--knob {}: writing `{}` to {} failed: {err}",
-                self.name,
-                self.values[side],
-                self.path.display()
-            )
-        })
-    }
-
-    /// Writes the original value back.
-    pub fn restore(&self) -> Result<(), String> {
-        write_value(&self.path, &self.original).map_err(|err| {
-            format!(
-                "--knob {}: {} could not be set back to `{}` ({err}); set it by hand: echo '{}' > {}",
-                self.name,
-                self.path.display(),
-                self.original,
-                self.original,
-                self.path.display()
-            )
-        })
-    }
-}
-
-/// The value a knob's text holds, and the choices when it lists them:
-/// `always madvise [never]` holds `never` of three; `60\n` holds `60`.
-fn current_value(text: &str) -> (String, Option<Vec<String>>) {
-    let trimmed = text.trim();
-    let words: Vec<&str> = trimmed.split_whitespace().collect();
-    let chosen: Vec<&str> = words
-        .iter()
-        .filter_map(|w| w.strip_prefix('[')?.strip_suffix(']'))
-        .collect();
-    if words.len() > 1 && chosen.len() == 1 {
-        let choices = words
-            .iter()
-            .map(|w| w.trim_start_matches('[').trim_end_matches(']').to_string())
-            .collect();
-        (chosen[0].to_string(), Some(choices))
-    } else {
-        (trimmed.to_string(), None)
-    }
-}
-
-/// Writes `value` to a knob's file in one write, without truncating (the
-/// kernel takes a sysfs or sysctl write whole), as `echo value > file`
-/// does.
-fn write_value(path: &Path, value: &str) -> Result<(), String> {
-    use std::io::Write;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .open(path)
-        .map_err(|e| plain_io_error(&e))?;
-    file.write_all(format!("{value}\n").as_bytes())
-        .map_err(|e| plain_io_error(&e))?;
-    // A regular file (a test's knob) keeps no stale tail of a longer value.
-    if let Ok(meta) = file.metadata()
-        && meta.len() > value.len() as u64 + 1
-        && !path.starts_with(PROC_SYS)
-        && !path.starts_with("/sys")
-    {
-        file.set_len(value.len() as u64 + 1)
-            .map_err(|e| plain_io_error(&e))?;
-    }
-    Ok(())
-}
-
-/// An I/O error in words, without its "(os error N)" tail.
-fn plain_io_error(err: &std::io::Error) -> String {
-    let text = err.to_string();
-    match text.find(" (os error") {
-        Some(at) => text[..at].to_string(),
-        None => text,
-    }
-}
-
-/// The journal of the knobs one sledge changed.
-#[derive(Debug, Serialize, Deserialize)]
-struct Journal {
-    /// The process that wrote it ([`MakerMark::to_line`]).
-    maker: String,
-    /// The knobs with their original values.
-    knobs: Vec<Knob>,
-}
-
-/// The directory the knob journals live in: `knobs/` next to the default
-/// store.
-pub fn journal_dir() -> PathBuf {
-    let store = crate::store::Store::default_path();
-    store
-        .parent()
-        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
-        .join("knobs")
-}
-
-/// The knobs that must be put back should the process exit at once
-/// (second Ctrl-C): see [`restore_now`].
-static LIVE: Mutex<Vec<Knob>> = Mutex::new(Vec::new());
-
-/// Knobs that are put back, and their journal removed, when this is
-/// dropped: at the end of `sledge ab`, after a failure or a Ctrl-C.
-#[derive(Debug)]
-pub struct KnobGuard {
-    knobs: Vec<Knob>,
-    journal: Option<PathBuf>,
-}
-
-impl KnobGuard {
-    /// Records `knobs` in a journal in `dir` (before anything is written:
-    /// a sledge killed from here on leaves it for the next one) and
-    /// returns the guard that puts them back.
-    pub fn start(knobs: Vec<Knob>, dir: &Path) -> anyhow::Result<KnobGuard> {
-        if knobs.is_empty() {
-            return Ok(KnobGuard {
-                knobs,
-                journal: None,
-            });
-        }
-        let maker = MakerMark::new("knobs").map(|m| m.to_line()).ok_or_else(|| {
-            anyhow::anyhow!("cannot identify this process in /proc, so a knob changed by it could not be traced after a crash; --knob needs /proc")
-        })?;
-        std::fs::create_dir_all(dir).map_err(|e| {
-            anyhow::anyhow!(
-                "cannot create the knob journal's directory {}: {e}",
-                dir.display()
-            )
-        })?;
-        let journal = dir.join(format!("{}.json", std::process::id()));
-        let text = serde_json::to_string_pretty(&Journal {
-            maker,
-            knobs: knobs.clone(),
-        })?;
-        let staged = dir.join(format!(".{}.json.tmp", std::process::id()));
-        std::fs::write(&staged, text)
-            .and_then(|()| std::fs::rename(&staged, &journal))
-            .map_err(|e| {
-                let _ = std::fs::remove_file(&staged);
-                anyhow::anyhow!("cannot write the knob journal {}: {e}", journal.display())
-            })?;
-        LIVE.lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .extend(knobs.iter().cloned());
-        Ok(KnobGuard {
-            knobs,
-            journal: Some(journal),
-        })
-    }
-
-    /// The knobs guarded.
-    pub fn knobs(&self) -> &[Knob] {
-        &self.knobs
-    }
-
-    /// Puts every knob back; the journal goes once all are back. The
-    /// knobs that could not be put back, each with how to do it by hand.
-    pub fn restore(&mut self) -> Vec<String> {
-        let failures: Vec<String> = self
-            .knobs
-            .iter()
-            .filter_map(|k| k.restore().err())
-            .collect();
-        LIVE.lock().unwrap_or_else(|p| p.into_inner()).clear();
-        if failures.is_empty()
-            && let Some(journal) = self.journal.take()
-        {
-            let _ = std::fs::remove_file(journal);
-        }
-        self.knobs.clear();
-        failures
-    }
-}
-
-impl Drop for KnobGuard {
-    fn drop(&mut self) {
-        for failure in self.restore() {
-            eprintln!("warning: {failure}");
-        }
-    }
-}
-
-/// Puts back the knobs of the `sledge ab` running in this process, for an
-/// exit that skips destructors (the second Ctrl-C). Their journal stays:
-/// the next run checks the values and says nothing once they are back.
-pub fn restore_now() {
-    let knobs = std::mem::take(&mut *LIVE.lock().unwrap_or_else(|p| p.into_inner()));
-    for knob in knobs {
-        if let Err(failure) = knob.restore() {
-            eprintln!("warning: {failure}");
-        }
-    }
-}
-
-/// The knobs a sledge that is gone left changed, each as a sentence with
-/// the command that puts it back; journals whose knobs are all back at
-/// their original values are removed. Read errors are ignored: this
-/// check must never stop a run.
-pub fn left_changed(dir: &Path) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut said = Vec::new();
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.extension().is_none_or(|e| e != "json") {
-            continue;
-        }
-        let Some(journal) = std::fs::read_to_string(&path)
-            .ok()
-            .and_then(|text| serde_json::from_str::<Journal>(&text).ok())
-        else {
-            continue;
-        };
-        let Some(mark) = MakerMark::parse(&journal.maker) else {
-            continue;
-        };
-        if !mark.maker_gone() {
-            continue;
-        }
-        let changed: Vec<&Knob> = journal
-            .knobs
-            .iter()
-            .filter(|k| {
-                std::fs::read_to_string(&k.path)
-                    .map(|text| current_value(&text).0 != k.original)
-                    .unwrap_or(false)
+        self.file
+            .write(&format!("{}\n", self.values[side]))
+            .map_err(|err| {
+                format!(
+                    "--knob {}: writing `{}` to {} failed: {}",
+                    self.name,
+                    self.values[side],
+                    self.path().display(),
+                    plain_io_error(&err)
+                )
             })
-            .collect();
-        if changed.is_empty() {
-            let _ = std::fs::remove_file(&path);
-            continue;
-        }
-        for knob in changed {
-            let now = std::fs::read_to_string(&knob.path)
-                .map(|t| current_value(&t).0)
-                .unwrap_or_default();
-            said.push(format!(
-                "a `sledge ab` that is gone (pid {}) left {} at `{now}`; it was `{}` before: echo '{}' > {} puts it back (this is said until it is)",
-                mark.maker.pid,
-                knob.name,
-                knob.original,
-                knob.original,
-                knob.path.display()
+    }
+
+    /// Writes the original back and reads it again: an error when the
+    /// write fails or the kernel then reports another value.
+    pub fn restore(&self) -> Result<(), String> {
+        let by_hand = || {
+            format!(
+                "set it by hand: echo '{}' > {}",
+                self.original_value(),
+                self.path().display()
+            )
+        };
+        self.file
+            .write(&restore_text(&self.original))
+            .map_err(|err| {
+                format!(
+                    "--knob {}: {} could not be set back to `{}` ({}); {}",
+                    self.name,
+                    self.path().display(),
+                    self.original_value(),
+                    plain_io_error(&err),
+                    by_hand()
+                )
+            })?;
+        let now = self
+            .file
+            .read()
+            .map(|text| value_of(&text))
+            .map_err(|err| {
+                format!(
+                    "--knob {}: {} cannot be read after it was set back ({}); {}",
+                    self.name,
+                    self.path().display(),
+                    plain_io_error(&err),
+                    by_hand()
+                )
+            })?;
+        if now != self.original_value() {
+            return Err(format!(
+                "--knob {}: {} was set back to `{}` but now reads `{now}`; {}",
+                self.name,
+                self.path().display(),
+                self.original_value(),
+                by_hand()
             ));
         }
+        Ok(())
     }
-    said
+}
+
+/// The choices a knob's text lists, when it lists them (`always madvise
+/// [never]`: exactly one word in brackets among several).
+fn choices_of(text: &str) -> Option<Vec<String>> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let chosen = words
+        .iter()
+        .filter(|w| w.starts_with('[') && w.ends_with(']') && w.len() > 2)
+        .count();
+    (words.len() > 1 && chosen == 1).then(|| {
+        words
+            .iter()
+            .map(|w| w.trim_start_matches('[').trim_end_matches(']').to_string())
+            .collect()
+    })
+}
+
+/// The value a knob's text holds: the chosen one of a file of choices
+/// (`always madvise [never]` holds `never`), otherwise its words as the
+/// kernel parses them, one space apart (`60\n` holds `60`; `4096\t87380
+/// 6291456\n` holds `4096 87380 6291456`).
+pub fn value_of(text: &str) -> String {
+    if choices_of(text).is_some()
+        && let Some(chosen) = text
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix('[')?.strip_suffix(']'))
+    {
+        return chosen.to_string();
+    }
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// What puts a knob back to the text `original`: the text itself, byte
+/// for byte, except for a file of choices, which takes only the chosen
+/// one.
+fn restore_text(original: &str) -> String {
+    match choices_of(original) {
+        Some(_) => format!("{}\n", value_of(original)),
+        None => original.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -448,6 +311,10 @@ mod tests {
         let path = dir.join(name);
         std::fs::write(&path, text).unwrap();
         path
+    }
+
+    fn spec(path: &Path, values: &str) -> KnobSpec {
+        KnobSpec::parse(&format!("{}={values}", path.display())).unwrap()
     }
 
     #[test]
@@ -468,6 +335,7 @@ mod tests {
             "x=1,",
             "x=1,2,3",
             "..x=1,2",
+            "vm.swappiness=1\n2,3",
         ] {
             let err = KnobSpec::parse(bad).unwrap_err();
             assert!(err.contains("--knob"), "{bad}: {err}");
@@ -475,15 +343,37 @@ mod tests {
     }
 
     #[test]
+    fn only_files_under_the_knob_places_are_knobs_and_others_are_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let place = dir.path().join("place");
+        std::fs::create_dir(&place).unwrap();
+        let precious = knob_file(dir.path(), "precious", "root:x:0:0\n");
+        std::os::unix::fs::symlink(&precious, place.join("link")).unwrap();
+        let roots = [TunableRoot::stand_in(&place)];
+        for path in [
+            precious.clone(),
+            place.join("link"),
+            place.join("..").join("precious"),
+        ] {
+            let err = Knob::check(&spec(&path, "a,b"), &roots).unwrap_err();
+            assert!(err.contains("is not a kernel tunable"), "{err}");
+        }
+        assert_eq!(std::fs::read_to_string(&precious).unwrap(), "root:x:0:0\n");
+        // The kernel's places alone refuse the same file.
+        let err = Knob::check(&spec(&precious, "a,b"), &TunableRoot::kernel()).unwrap_err();
+        assert!(err.contains("under /sys or /proc/sys"), "{err}");
+    }
+
+    #[test]
     fn a_file_of_choices_takes_only_its_choices_and_gives_back_its_chosen_one() {
         let dir = tempfile::tempdir().unwrap();
+        let roots = [TunableRoot::stand_in(dir.path())];
         let path = knob_file(dir.path(), "enabled", "always madvise [never]\n");
-        let spec = |values: &str| KnobSpec::parse(&format!("{}={values}", path.display())).unwrap();
-        let err = Knob::check(&spec("always,sometimes")).unwrap_err();
+        let err = Knob::check(&spec(&path, "always,sometimes"), &roots).unwrap_err();
         assert!(err.contains("does not accept `sometimes`"), "{err}");
         assert!(err.contains("always, madvise, never"), "{err}");
-        let knob = Knob::check(&spec("always,never")).unwrap();
-        assert_eq!(knob.original, "never");
+        let knob = Knob::check(&spec(&path, "always,never"), &roots).unwrap();
+        assert_eq!(knob.original_value(), "never");
         knob.set(0).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "always\n");
         knob.restore().unwrap();
@@ -491,10 +381,31 @@ mod tests {
     }
 
     #[test]
+    fn a_knob_goes_back_byte_for_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let roots = [TunableRoot::stand_in(dir.path())];
+        // Surrounding whitespace, a value shorter than the ones written,
+        // several words: each comes back exactly as it was.
+        for text in [
+            "  short  \n",
+            "short\n",
+            "4096\t87380\t6291456\n",
+            "no newline",
+        ] {
+            let path = knob_file(dir.path(), "knob", text);
+            let knob = Knob::check(&spec(&path, "averyverylongvalue,x"), &roots).unwrap();
+            knob.set(0).unwrap();
+            knob.restore().unwrap();
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "{text:?}");
+        }
+    }
+
+    #[test]
     fn missing_and_read_only_knobs_are_refused_before_anything_is_written() {
         let dir = tempfile::tempdir().unwrap();
-        let missing = KnobSpec::parse(&format!("{}/nope=1,2", dir.path().display())).unwrap();
-        let err = Knob::check(&missing).unwrap_err();
+        let roots = [TunableRoot::stand_in(dir.path())];
+        let missing = spec(&dir.path().join("nope"), "1,2");
+        let err = Knob::check(&missing, &roots).unwrap_err();
         assert!(
             err.contains("cannot be read (No such file or directory)"),
             "{err}"
@@ -502,67 +413,21 @@ mod tests {
         let path = knob_file(dir.path(), "ro", "5\n");
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
-        let err =
-            Knob::check(&KnobSpec::parse(&format!("{}=1,2", path.display())).unwrap()).unwrap_err();
+        let err = Knob::check(&spec(&path, "1,2"), &roots).unwrap_err();
         assert!(err.contains("is read-only (mode 444)"), "{err}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "5\n");
-        let err = Knob::check(&KnobSpec::parse(&format!("{}=1,2", dir.path().display())).unwrap())
-            .unwrap_err();
+        let err = Knob::check(&spec(dir.path(), "1,2"), &roots).unwrap_err();
         assert!(err.contains("is not a file"), "{err}");
     }
 
     #[test]
-    fn the_guard_puts_knobs_back_and_removes_its_journal() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = knob_file(dir.path(), "swappiness", "60\n");
-        let knob =
-            Knob::check(&KnobSpec::parse(&format!("{}=10,30", path.display())).unwrap()).unwrap();
-        let journals = dir.path().join("journals");
-        {
-            let guard = KnobGuard::start(vec![knob.clone()], &journals).unwrap();
-            guard.knobs()[0].set(0).unwrap();
-            assert_eq!(std::fs::read_to_string(&path).unwrap(), "10\n");
-            assert_eq!(std::fs::read_dir(&journals).unwrap().count(), 1);
-            // This process is alive: its journal is nobody's leftover.
-            assert!(left_changed(&journals).is_empty());
-        }
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "60\n");
-        assert_eq!(std::fs::read_dir(&journals).unwrap().count(), 0);
-    }
-
-    #[test]
-    fn a_journal_of_a_gone_sledge_is_said_until_its_knob_is_back() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = knob_file(dir.path(), "swappiness", "10\n");
-        let knob = Knob {
-            name: "vm.swappiness".to_string(),
-            path: path.clone(),
-            values: ["10".to_string(), "30".to_string()],
-            original: "60".to_string(),
-        };
-        // A mark of a process that cannot be alive: pid 1's identity with
-        // another start time.
-        let mut mark = MakerMark::new("knobs").unwrap();
-        mark.maker.pid = u32::MAX - 1;
-        let journals = dir.path().join("journals");
-        std::fs::create_dir_all(&journals).unwrap();
-        let journal = journals.join("7.json");
-        std::fs::write(
-            &journal,
-            serde_json::to_string(&Journal {
-                maker: mark.to_line(),
-                knobs: vec![knob],
-            })
-            .unwrap(),
-        )
-        .unwrap();
-        let said = left_changed(&journals);
-        assert_eq!(said.len(), 1, "{said:?}");
-        assert!(said[0].contains("left vm.swappiness at `10`"), "{said:?}");
-        assert!(said[0].contains("echo '60' >"), "{said:?}");
-        assert!(journal.exists());
-        std::fs::write(&path, "60\n").unwrap();
-        assert!(left_changed(&journals).is_empty());
-        assert!(!journal.exists());
+    fn values_are_compared_as_the_kernel_reads_them() {
+        assert_eq!(value_of("60\n"), "60");
+        assert_eq!(value_of("always madvise [never]\n"), "never");
+        assert_eq!(value_of("4096\t87380  6291456\n"), "4096 87380 6291456");
+        // Brackets around the only word are not a list of choices.
+        assert_eq!(value_of("[x]\n"), "[x]");
+        assert_eq!(restore_text("  short  \n"), "  short  \n");
+        assert_eq!(restore_text("always [madvise] never\n"), "madvise\n");
     }
 }

@@ -3,13 +3,14 @@
 //! stored as two runs linked as one pair. The engine's `ab_runner.rs`
 //! runs the rounds; this module checks what was asked (`request.rs`),
 //! turns settings into what each side's rounds run with (`setting.rs`),
-//! guards the knobs that change the host
-//! (`knob.rs`), chooses the cases that can run in duet (`duet.rs`) and
+//! checks the knobs that change the host (`knob.rs`) and remembers them
+//! until they are back (`knob_journal.rs`), chooses the cases that can run in duet (`duet.rs`) and
 //! executes the whole (`execute.rs`).
 
 pub mod duet;
 pub mod execute;
 pub mod knob;
+pub mod knob_journal;
 pub mod request;
 pub mod setting;
 

@@ -11,7 +11,8 @@
 use std::path::PathBuf;
 
 use super::execute::AbOptions;
-use super::knob::{self, Knob, KnobSpec};
+use super::knob::{Knob, KnobSpec, knob_roots};
+use super::knob_journal::{journal_dir, take_originals_from_journals};
 use super::setting::{SIDES, Setting};
 use crate::suite::bad_request::BadRequest;
 use crate::suite::execute::RunOptions;
@@ -35,7 +36,7 @@ pub struct SideRequest {
 }
 
 /// A whole `sledge ab` request beyond the run's own options.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct AbRequest {
     /// A's setting, then B's.
     pub sides: [SideRequest; 2],
@@ -43,8 +44,28 @@ pub struct AbRequest {
     pub knobs: Vec<KnobSpec>,
     /// A shell command run once at the end (`--restore`).
     pub restore: Option<String>,
+    /// How long a setup or restore command may run.
+    pub setup_limit: std::time::Duration,
     /// Run A and B at the same time on two halves of the CPUs.
     pub duet: bool,
+}
+
+/// How long a setup or restore command may run unless
+/// `--setup-timeout` says otherwise: ten minutes, enough to restart a
+/// database server or drop the caches of a large machine, and a bound on
+/// one that hangs.
+pub const DEFAULT_SETUP_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
+
+impl Default for AbRequest {
+    fn default() -> Self {
+        AbRequest {
+            sides: Default::default(),
+            knobs: Vec::new(),
+            restore: None,
+            setup_limit: DEFAULT_SETUP_LIMIT,
+            duet: false,
+        }
+    }
 }
 
 impl AbRequest {
@@ -105,15 +126,22 @@ impl AbRequest {
                 spec.values[1]
             ));
         }
-        let knobs: Vec<Knob> = self
+        let roots = knob_roots();
+        let mut knobs: Vec<Knob> = self
             .knobs
             .iter()
-            .map(|spec| Knob::check(spec).map_err(BadRequest))
+            .map(|spec| Knob::check(spec, &roots).map_err(BadRequest))
             .collect::<Result<_, _>>()?;
+        let journals = journal_dir();
+        for line in take_originals_from_journals(&mut knobs, &journals) {
+            said(line);
+        }
         for (side, (name, setting)) in SIDES.iter().zip(&settings).enumerate() {
             said(format!("{name}: {}", setting.describe(&knobs, side)));
         }
-        if self.knobs.is_empty() && settings.iter().all(|s| s.describe(&[], 0) == "as is") {
+        // The same setting however it is given (both as is, the same
+        // cgroup, the same environment): the host alone moves the ratios.
+        if settings[0].describe(&knobs, 0) == settings[1].describe(&knobs, 1) {
             said(
                 "note: A and B are the same setting: an A/A comparison, to see what the host alone moves"
                     .to_string(),
@@ -127,8 +155,9 @@ impl AbRequest {
             notes: run.notes,
             settings,
             knobs,
-            journal_dir: knob::journal_dir(),
+            journal_dir: journals,
             restore: self.restore.clone(),
+            setup_limit: self.setup_limit,
             duet: self.duet,
         })
     }
@@ -230,5 +259,45 @@ mod tests {
         request.sides[1].setup = Some("true".into());
         let err = request.settings(&[0, 1]).unwrap_err();
         assert!(err.0.contains("--a-setup/--b-setup cannot differ"), "{err}");
+    }
+
+    /// What `options` says before the first round, for `request`.
+    fn said_for(request: &AbRequest) -> Vec<String> {
+        let mut said = Vec::new();
+        request
+            .options(
+                RunOptions {
+                    cpus: vec![0],
+                    methodology: Default::default(),
+                    idle_check: false,
+                    command_line: String::new(),
+                    notes: Vec::new(),
+                },
+                &mut |line| said.push(line),
+            )
+            .unwrap();
+        said
+    }
+
+    #[test]
+    fn the_same_setting_on_both_sides_is_called_an_a_a_comparison() {
+        let cgroup = tempfile::tempdir().unwrap();
+        std::fs::write(cgroup.path().join("cgroup.procs"), "").unwrap();
+        let in_cgroup = SideRequest {
+            cgroup: Some(cgroup.path().to_path_buf()),
+            ..SideRequest::default()
+        };
+        let is_a_a = |said: &[String]| said.iter().any(|l| l.contains("an A/A comparison"));
+        let same = AbRequest {
+            sides: [in_cgroup.clone(), in_cgroup.clone()],
+            ..AbRequest::default()
+        };
+        assert!(is_a_a(&said_for(&same)));
+        assert!(is_a_a(&said_for(&AbRequest::default())));
+        let different = AbRequest {
+            sides: [in_cgroup, SideRequest::default()],
+            ..AbRequest::default()
+        };
+        assert!(!is_a_a(&said_for(&different)));
     }
 }

@@ -10,12 +10,14 @@
 
 use std::os::fd::AsFd;
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use super::knob::Knob;
 use crate::engine::{
     CaseEnv, PlannedCase, Progress, RoundExecutor, RoundOutcome, RoundRequest, TrialContext,
 };
 use crate::suite::subprocess::{Launch, Subprocess};
+use crate::sys::group_command::{Ending, run_group};
 
 /// The names of the two sides, in order.
 pub const SIDES: [&str; 2] = ["A", "B"];
@@ -82,6 +84,8 @@ pub struct SideExecutor<'a> {
     pub knobs: &'a [Knob],
     /// The side's setup command.
     pub setup: Option<String>,
+    /// How long a setup command may run.
+    pub setup_limit: Duration,
     /// Starts the round's process.
     pub rounds: Subprocess,
 }
@@ -101,7 +105,9 @@ impl RoundExecutor for SideExecutor<'_> {
             .iter()
             .try_for_each(|knob| knob.set(self.side))
             .and_then(|()| match &self.setup {
-                Some(command) => run_setup(command, SIDES[self.side]),
+                Some(command) => run_setup(command, SIDES[self.side], self.setup_limit, &|| {
+                    ctx.cancel.is_cancelled()
+                }),
                 None => Ok(()),
             });
         if let Err(error) = prepared {
@@ -115,26 +121,47 @@ impl RoundExecutor for SideExecutor<'_> {
     }
 }
 
-/// Runs a setup (or restore) command with `sh -c`, its output on stderr
-/// (stdout holds sledge's results); an error names the command and how it
-/// ended.
-pub fn run_setup(command: &str, side: &str) -> Result<(), String> {
+/// Runs a setup (or restore) command with `sh -c` as a process group of
+/// its own ([`run_group`]): its output on stderr (stdout holds sledge's
+/// results), ended with its whole group after `limit` or when `stop`
+/// says so, and whatever it leaves running in its group killed. An error
+/// names the command and how it ended.
+pub fn run_setup(
+    command: &str,
+    side: &str,
+    limit: Duration,
+    stop: &dyn Fn() -> bool,
+) -> Result<(), String> {
     let stdout = std::io::stderr()
         .as_fd()
         .try_clone_to_owned()
         .map(Stdio::from)
         .unwrap_or_else(|_| Stdio::null());
-    let status = Command::new("sh")
-        .arg("-c")
-        .arg(command)
-        .stdin(Stdio::null())
-        .stdout(stdout)
-        .status()
-        .map_err(|e| format!("{side}'s command `{command}` could not start: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("{side}'s command `{command}` failed ({status})"))
+    let done = run_group(
+        Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .stdin(Stdio::null())
+            .stdout(stdout),
+        limit,
+        stop,
+    )
+    .map_err(|e| format!("{side}'s command `{command}` could not run: {e}"))?;
+    if done.left_running {
+        crate::say!(
+            "note: {side}'s command `{command}` left processes running in its group; they were killed (start a lasting service outside the command's group, for example with systemd-run)"
+        );
+    }
+    match done.ending {
+        Ending::Exited(status) if status.success() => Ok(()),
+        Ending::Exited(status) => Err(format!("{side}'s command `{command}` failed ({status})")),
+        Ending::TimedOut => Err(format!(
+            "{side}'s command `{command}` was still running after {} s, its limit (--setup-timeout); it was killed with everything it started",
+            limit.as_secs_f64()
+        )),
+        Ending::Stopped => Err(format!(
+            "{side}'s command `{command}` was stopped by the interrupt, with everything it started"
+        )),
     }
 }
 
@@ -144,12 +171,15 @@ mod tests {
 
     #[test]
     fn a_setting_says_everything_it_changes() {
-        let knob = Knob {
-            name: "vm.swappiness".to_string(),
-            path: "/proc/sys/vm/swappiness".into(),
-            values: ["10".to_string(), "60".to_string()],
-            original: "60".to_string(),
-        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("swappiness");
+        std::fs::write(&path, "60\n").unwrap();
+        let mut knob = Knob::check(
+            &super::super::KnobSpec::parse(&format!("{}=10,60", path.display())).unwrap(),
+            &[crate::sys::tunable_file::TunableRoot::stand_in(dir.path())],
+        )
+        .unwrap();
+        knob.name = "vm.swappiness".to_string();
         let setting = Setting {
             launch: Launch {
                 env: vec![("MALLOC_ARENA_MAX".to_string(), "2".to_string())],
@@ -166,10 +196,22 @@ mod tests {
         assert_eq!(Setting::default().describe(&[], 0), "as is");
     }
 
+    const LIMIT: Duration = Duration::from_secs(60);
+
     #[test]
     fn a_failing_setup_command_is_an_error_naming_it() {
-        assert_eq!(run_setup("true", "A"), Ok(()));
-        let err = run_setup("exit 3", "B").unwrap_err();
+        assert_eq!(run_setup("true", "A", LIMIT, &|| false), Ok(()));
+        let err = run_setup("exit 3", "B", LIMIT, &|| false).unwrap_err();
         assert!(err.starts_with("B's command `exit 3` failed"), "{err}");
+    }
+
+    #[test]
+    fn a_setup_command_past_its_limit_or_interrupted_is_killed_and_named() {
+        let started = std::time::Instant::now();
+        let err = run_setup("sleep 300", "A", Duration::from_millis(200), &|| false).unwrap_err();
+        assert!(err.contains("was still running after 0.2 s"), "{err}");
+        let err = run_setup("sleep 300", "B", LIMIT, &|| true).unwrap_err();
+        assert!(err.contains("stopped by the interrupt"), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(30));
     }
 }

@@ -213,7 +213,7 @@ impl Drop for ProcessGroup {
     fn drop(&mut self) {
         let left = self.kill_and_reap();
         if left > 0 {
-            eprintln!(
+            crate::say!(
                 "warning: {left} child process(es) did not die within {} s of SIGKILL",
                 REAP_DEADLINE.as_secs()
             );

@@ -43,7 +43,7 @@ fn copy_main(args: &[String]) -> u8 {
         Ok(()) => 0,
         Err(err) if err.is::<NotReleased>() => EXIT_NOT_RELEASED,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            crate::say!("error: {err:#}");
             1
         }
     }
