@@ -2,6 +2,7 @@
 //! that finds them by id.
 
 pub mod build;
+pub mod command;
 pub mod common;
 pub mod cpu;
 pub mod crypto;
