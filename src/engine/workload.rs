@@ -7,6 +7,7 @@
 //! cleans up. The engine owns warm-up, repetition, statistics and cleanup
 //! guarantees.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use hdrhistogram::Histogram;
@@ -30,6 +31,21 @@ pub trait Workload: Sync {
     fn summary(&self) -> &'static str;
     /// Its parameters, in the order they are shown and swept.
     fn params(&self) -> Vec<ParamSpec>;
+    /// The parameters of its cases given these assignments (name to the
+    /// values typed): [`Workload::params`] for every workload but one
+    /// whose values name parameters of their own (`command`'s `make
+    /// -j{jobs}` adds `jobs`). What a case is resolved against, on the
+    /// command line and in a round's process alike.
+    fn params_given(&self, _assignments: &BTreeMap<String, Vec<String>>) -> Vec<ParamSpec> {
+        self.params()
+    }
+    /// Whether a parameter of this name may be given to it at all: one of
+    /// its parameters, or for a workload whose values name parameters of
+    /// their own, any name (resolving the case then refuses one its
+    /// values do not use).
+    fn takes_param(&self, name: &str) -> bool {
+        self.params().iter().any(|p| p.name == name)
+    }
     /// Builds a case from validated parameters. Checks that involve several
     /// parameters or the host (free memory, file-descriptor limits) belong
     /// here, before anything runs: a run builds every one of its cases
@@ -153,12 +169,20 @@ impl PlannedCase {
     /// plan's row or a warning shows (`cpu.primes threads=2`).
     pub fn short_label(&self) -> String {
         let values = self.params.to_strings();
+        let specs = self.workload.params();
         let mut label = self.workload.id().to_string();
-        for spec in self.workload.params() {
+        for spec in &specs {
             if let Some(value) = values.get(spec.name)
                 && value != spec.default
             {
                 label.push_str(&format!(" {}={value}", spec.name));
+            }
+        }
+        // Parameters its values named (`command`'s placeholders) have no
+        // default to leave out.
+        for (name, value) in &values {
+            if !specs.iter().any(|s| s.name == name) {
+                label.push_str(&format!(" {name}={value}"));
             }
         }
         label

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use super::plan_error::PlanError;
-use crate::engine::ParamSpec;
+use crate::engine::Workload;
 use crate::engine::params::split_assignment;
 use crate::workloads;
 
@@ -53,9 +53,7 @@ impl Overrides {
     /// typo is an error rather than a silently default run. `selected` is
     /// the run's workload ids in order (repeats allowed).
     pub fn check_used(&self, selected: &[&str]) -> Result<(), PlanError> {
-        let has_param = |id: &str, name: &str| {
-            workloads::find(id).is_some_and(|w| w.params().iter().any(|p| p.name == name))
-        };
+        let has_param = |id: &str, name: &str| workloads::find(id).is_some_and(|w| w.takes_param(name));
         let mut listed: Vec<&str> = selected.to_vec();
         listed.dedup();
         let listed = listed.join(", ");
@@ -89,17 +87,17 @@ impl Overrides {
         Ok(())
     }
 
-    /// Puts the overrides that reach workload `id` (with parameters
-    /// `specs`) into `merged`, the case's parameter values so far: unscoped
-    /// first, then the scoped ones over them.
-    pub fn apply(&self, id: &str, specs: &[ParamSpec], merged: &mut BTreeMap<String, Vec<String>>) {
+    /// Puts the overrides that reach `workload` into `merged`, the case's
+    /// parameter values so far: unscoped first, then the scoped ones over
+    /// them.
+    pub fn apply(&self, workload: &dyn Workload, merged: &mut BTreeMap<String, Vec<String>>) {
         for (name, values) in &self.everywhere {
-            if specs.iter().any(|s| s.name == name) {
+            if workload.takes_param(name) {
                 merged.insert(name.clone(), values.clone());
             }
         }
-        for ((workload, name), values) in &self.scoped {
-            if workload == id {
+        for ((id, name), values) in &self.scoped {
+            if id == workload.id() {
                 merged.insert(name.clone(), values.clone());
             }
         }

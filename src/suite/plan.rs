@@ -65,13 +65,13 @@ pub fn plan(targets: &[String], overrides: &[String], cpus: usize) -> Result<Pla
     let mut cases = Vec::new();
     for (id, assignments) in entries {
         let workload = workloads::find(&id).ok_or_else(|| unknown_target(&id))?;
-        let specs = workload.params();
         let mut merged: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for text in &assignments {
             let (name, values) = split_assignment(text)?;
             merged.insert(name, values);
         }
-        overrides.apply(workload.id(), &specs, &mut merged);
+        overrides.apply(workload, &mut merged);
+        let specs = workload.params_given(&merged);
         for params in resolve_cases(workload.id(), &specs, &merged, cpus)? {
             cases.push(PlannedCase { workload, params });
         }

@@ -440,7 +440,7 @@ pub fn serve_round(cancel: &CancelToken) -> anyhow::Result<()> {
         .collect();
     let params = crate::engine::params::resolve_cases(
         workload.id(),
-        &workload.params(),
+        &workload.params_given(&assignments),
         &assignments,
         job.env.cpus.len(),
     )?

@@ -58,6 +58,7 @@ fn measuring() -> Vec<&'static dyn Workload> {
         &unixbench::shell::ShellWorkload,
         &build::kernel::KernelBuild,
         &build::c_project::CBuild,
+        &command::workload::CommandWorkload,
     ]
 }
 
