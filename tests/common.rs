@@ -190,3 +190,224 @@ pub fn refusing_port() -> (socket2::Socket, u16) {
     let port = held.local_addr().unwrap().as_socket().unwrap().port();
     (held, port)
 }
+
+/// A program that some tests need beyond what every machine running the
+/// suite is assumed to have (docs/testing.md: a Rust toolchain, Debian's
+/// build-essential and a base system), and the Debian package that
+/// provides it.
+pub struct Program {
+    /// Its names on `PATH`, any of which will do; the first is the one
+    /// messages name.
+    pub names: &'static [&'static str],
+    pub package: &'static str,
+}
+
+/// What a group of tests needs of the host, and the environment variable
+/// whose value `require` makes a test fail, not skip, where the host
+/// lacks it: CI sets every such variable, so that nothing skips there.
+pub struct HostNeeds {
+    pub variable: &'static str,
+    /// Why the group needs root, if it does.
+    pub root: Option<&'static str>,
+    pub programs: &'static [Program],
+}
+
+/// The variable of the tests against real database servers (PostgreSQL,
+/// MariaDB), which are skipped where none is reachable.
+#[allow(dead_code)]
+pub const DATABASES: &str = "SLEDGE_TEST_DATABASES";
+
+/// `build.kernel` refuses to start without the kernel's lexer and parser
+/// generators and `bc`, even on the tests' fixture tree.
+#[allow(dead_code)]
+pub const KERNEL_TOOLS: HostNeeds = HostNeeds {
+    variable: "SLEDGE_TEST_KERNEL_TOOLS",
+    root: None,
+    programs: &[
+        Program {
+            names: &["flex"],
+            package: "flex",
+        },
+        Program {
+            names: &["bison"],
+            package: "bison",
+        },
+        Program {
+            names: &["bc"],
+            package: "bc",
+        },
+    ],
+};
+
+/// The HTML report rendered by a real browser.
+#[allow(dead_code)]
+pub const BROWSER: HostNeeds = HostNeeds {
+    variable: "SLEDGE_TEST_BROWSER",
+    root: None,
+    programs: &[Program {
+        names: &["chromium", "chromium-browser", "google-chrome"],
+        package: "chromium",
+    }],
+};
+
+/// The fleet's and the distributed load's test hosts: network namespaces
+/// running their own sshd (`tests/hosts/netns-hosts.sh`).
+#[allow(dead_code)]
+pub const NAMESPACE_HOSTS: HostNeeds = HostNeeds {
+    variable: "SLEDGE_TEST_FLEET",
+    root: Some("network namespaces"),
+    programs: &[
+        Program {
+            names: &["ip"],
+            package: "iproute2",
+        },
+        Program {
+            names: &["ssh"],
+            package: "openssh-client",
+        },
+        Program {
+            names: &["ssh-keygen"],
+            package: "openssh-client",
+        },
+        Program {
+            names: &["sshd"],
+            package: "openssh-server",
+        },
+    ],
+};
+
+/// OpenSSH's client alone, for tests that try a host that is not there:
+/// what they expect to read is ssh's own complaint.
+#[allow(dead_code)]
+pub const SSH_CLIENT: HostNeeds = HostNeeds {
+    variable: "SLEDGE_TEST_FLEET",
+    root: None,
+    programs: &[Program {
+        names: &["ssh"],
+        package: "openssh-client",
+    }],
+};
+
+#[allow(dead_code)]
+impl HostNeeds {
+    /// What this host lacks of the group, in one phrase (`` `flex`,
+    /// `bison`; on Debian: apt-get install flex bison ``), or `None`.
+    pub fn lacking(&self) -> Option<String> {
+        // SAFETY: geteuid(2) has no preconditions and cannot fail.
+        let root_missing = self.root.filter(|_| unsafe { libc::geteuid() } != 0);
+        let programs: Vec<&Program> = self
+            .programs
+            .iter()
+            .filter(|program| find_program(program.names).is_none())
+            .collect();
+        if root_missing.is_none() && programs.is_empty() {
+            return None;
+        }
+        let mut what: Vec<String> = root_missing
+            .map(|why| format!("root ({why})"))
+            .into_iter()
+            .collect();
+        what.extend(programs.iter().map(|p| format!("`{}`", p.names[0])));
+        let mut packages: Vec<&str> = Vec::new();
+        for program in &programs {
+            if !packages.contains(&program.package) {
+                packages.push(program.package);
+            }
+        }
+        let mut phrase = what.join(", ");
+        if !packages.is_empty() {
+            phrase.push_str("; on Debian: apt-get install ");
+            phrase.push_str(&packages.join(" "));
+        }
+        Some(phrase)
+    }
+
+    /// Whether the calling test can run here. When it cannot, it fails
+    /// under `VARIABLE=require` (the panic points at the caller), and
+    /// otherwise says on stderr, in one line, that it is skipped and what
+    /// to install.
+    #[track_caller]
+    pub fn met(&self) -> bool {
+        self.met_for(None)
+    }
+
+    /// As [`HostNeeds::met`] for the `part` of a test that needs the
+    /// group, where the rest of the test runs anyway.
+    #[track_caller]
+    pub fn met_in_part(&self, part: &str) -> bool {
+        self.met_for(Some(part))
+    }
+
+    #[track_caller]
+    fn met_for(&self, part: Option<&str>) -> bool {
+        let variable = self.variable;
+        // Read first, so that a value that means nothing is refused also
+        // where nothing lacks.
+        let required = required(variable);
+        let Some(lacking) = self.lacking() else {
+            return true;
+        };
+        if required {
+            panic!(
+                "{}: {variable}=require but this host lacks {lacking}",
+                this_test()
+            );
+        }
+        let test = match part {
+            Some(part) => format!("{} (only {part})", this_test()),
+            None => this_test(),
+        };
+        skip_line(&test, &format!("needs {lacking}"), variable);
+        false
+    }
+}
+
+/// The first of `names` found as an executable file on `PATH`.
+pub fn find_program(names: &[&str]) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    names
+        .iter()
+        .flat_map(|name| std::env::split_paths(&path).map(move |dir| dir.join(name)))
+        .find(|candidate| {
+            std::fs::metadata(candidate)
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// Whether `variable` makes the tests that need what it stands for fail,
+/// not skip, where this host lacks it: `require`. Unset or empty: skip.
+/// Any other value is a mistake, refused at once, not taken for either.
+pub fn required(variable: &str) -> bool {
+    match std::env::var(variable) {
+        Err(std::env::VarError::NotPresent) => false,
+        Ok(value) if value == "require" => true,
+        Ok(value) if value.is_empty() => false,
+        other => panic!(
+            "{variable} must be `require` or unset (skip the tests that need what this host lacks); got {other:?}"
+        ),
+    }
+}
+
+/// The name of the running test (`build::a_kernel_tarball_...`): the
+/// test harness names each test's thread after it.
+pub fn this_test() -> String {
+    std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string()
+}
+
+/// Says on stderr, in one line, that the running test is skipped, why,
+/// and which variable would have made that a failure. Written to stderr
+/// itself, past the harness's capture of `eprintln!`, so that a plain
+/// `cargo test` shows every skip.
+pub fn skip(why: &str, variable: &str) {
+    skip_line(&this_test(), why, variable);
+}
+
+fn skip_line(test: &str, why: &str, variable: &str) {
+    use std::io::Write as _;
+    let line = format!("SKIPPED {test}: {why} ({variable}=require makes this a failure)\n");
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use mysql::prelude::Queryable;
 
-use crate::common::{FAST, Sandbox};
+use crate::common::{DATABASES, FAST, Sandbox, required, skip};
 use sledge::engine::CancelToken;
 use sledge::http::server::dynamic::row_text;
 use sledge::http::server::{Database, DbSource};
@@ -51,7 +51,7 @@ impl Kind {
     /// databases are required.
     fn live_url(self) -> Option<String> {
         let url = self.url();
-        reachable_or_skip(self, &url, databases_required())
+        reachable_or_skip(self, &url, required(DATABASES))
     }
 
     fn name(self) -> &'static str {
@@ -190,20 +190,6 @@ impl Kind {
     }
 }
 
-/// Whether tests must fail, not skip, when a database server is not
-/// reachable: `SLEDGE_TEST_DATABASES=require`. Any other value is a
-/// mistake, said at once.
-fn databases_required() -> bool {
-    match std::env::var("SLEDGE_TEST_DATABASES") {
-        Err(std::env::VarError::NotPresent) => false,
-        Ok(v) if v == "require" => true,
-        Ok(v) if v.is_empty() => false,
-        other => panic!(
-            "SLEDGE_TEST_DATABASES must be `require` or unset (skip the tests whose database is down); got {other:?}"
-        ),
-    }
-}
-
 /// `url` when its host and port accept a TCP connection. Otherwise: with
 /// `required`, a panic saying what to start; without, `None` and a notice
 /// on stderr that the test is skipped.
@@ -239,9 +225,12 @@ fn reachable_or_skip(kind: Kind, url: &str, required: bool) -> Option<String> {
         "{name} is not reachable at {with_port}, and SLEDGE_TEST_DATABASES=require: \
          start it (`{start}`), or point {var} at another server"
     );
-    eprintln!(
-        "skipped: {name} is not reachable at {with_port} (start it with `{start}`, or point \
-         {var} at another server; SLEDGE_TEST_DATABASES=require makes this a failure)"
+    skip(
+        &format!(
+            "{name} is not reachable at {with_port} (start it with `{start}`, or point {var} \
+             at another server)"
+        ),
+        DATABASES,
     );
     None
 }
@@ -630,7 +619,7 @@ fn an_unreachable_database_skips_unless_required() {
         assert!(stdout.contains("1 passed"), "{test}: {stdout}");
         assert!(
             stderr.contains(&format!(
-                "skipped: {name} is not reachable at 127.0.0.1:{port}"
+                "SKIPPED {test}: {name} is not reachable at 127.0.0.1:{port}"
             )),
             "{test}: {stderr}"
         );

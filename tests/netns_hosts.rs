@@ -2,14 +2,17 @@
 //! running their own sshd, made by `tests/hosts/netns-hosts.sh`, removed
 //! when the [`NetnsHosts`] is dropped (also when the test panics).
 //!
-//! They need root, `ip` and Debian's openssh-server. Without them a test
-//! is skipped with a notice on stderr, unless `SLEDGE_TEST_FLEET=require`
-//! (which CI sets) makes that a failure.
+//! They need root, `ip`, OpenSSH's client and Debian's openssh-server
+//! ([`NAMESPACE_HOSTS`]). Without them a test is skipped with a notice on
+//! stderr, unless `SLEDGE_TEST_FLEET=require` (which CI sets) makes that a
+//! failure.
 
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use crate::common::NAMESPACE_HOSTS;
 
 /// The script that makes and removes the hosts.
 pub fn script() -> PathBuf {
@@ -28,42 +31,13 @@ pub struct NetnsHosts {
     pub known_hosts: PathBuf,
 }
 
-/// Why namespace hosts cannot be made here, if they cannot.
-fn missing_requirement() -> Option<String> {
-    if unsafe { libc::geteuid() } != 0 {
-        return Some("not root (network namespaces need root)".to_string());
-    }
-    for (program, package) in [
-        ("ip", "iproute2"),
-        ("ssh", "openssh-client"),
-        ("ssh-keygen", "openssh-client"),
-    ] {
-        let found = Command::new("sh")
-            .args(["-c", &format!("command -v {program}")])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if !found {
-            return Some(format!("no `{program}` (Debian package {package})"));
-        }
-    }
-    if !Path::new("/usr/sbin/sshd").exists() {
-        return Some("no /usr/sbin/sshd (Debian package openssh-server)".to_string());
-    }
-    None
-}
-
 impl NetnsHosts {
-    /// Brings up `n` hosts, or returns `None` after a visible notice when
-    /// this machine cannot (a failure instead under
+    /// Brings up `n` hosts for `test`, or returns `None` after a visible
+    /// notice when this machine cannot (a failure instead under
     /// `SLEDGE_TEST_FLEET=require`).
+    #[track_caller]
     pub fn up(n: usize, test: &str) -> Option<NetnsHosts> {
-        if let Some(missing) = missing_requirement() {
-            if std::env::var("SLEDGE_TEST_FLEET").as_deref() == Ok("require") {
-                panic!(
-                    "{test}: SLEDGE_TEST_FLEET=require but namespace hosts cannot run: {missing}"
-                );
-            }
-            eprintln!("SKIPPED {test}: namespace test hosts need {missing}");
+        if !NAMESPACE_HOSTS.met() {
             return None;
         }
         let dir = tempfile::tempdir().expect("hosts dir");
@@ -86,7 +60,7 @@ impl NetnsHosts {
         };
         assert!(
             output.status.success() && set.hosts.len() == n,
-            "netns-hosts.sh up {n} failed: {stdout}{}",
+            "{test}: netns-hosts.sh up {n} failed: {stdout}{}",
             String::from_utf8_lossy(&output.stderr)
         );
         Some(set)

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use sledge::results::RunStatus;
 use sledge::store::{SCHEMA_VERSION, Store, StoreError, StoreLocation};
 
-use crate::common::{FAST, Sandbox, refusing_port, store_fixture_run};
+use crate::common::{DATABASES, FAST, Sandbox, refusing_port, required, skip, store_fixture_run};
 
 /// The server the tests use (its `test` database is where databases are
 /// created from).
@@ -51,10 +51,6 @@ fn with_password(url: &str, password: &str) -> String {
     format!("{scheme}://{user}:{password}@{host}")
 }
 
-fn databases_required() -> bool {
-    std::env::var("SLEDGE_TEST_DATABASES").is_ok_and(|v| v == "require")
-}
-
 /// A database made for one test, dropped (with its connections) when the
 /// test ends, passed or failed.
 struct TestDb {
@@ -70,10 +66,14 @@ impl TestDb {
         let admin = admin_url();
         let mut client = match postgres::Client::connect(&admin, postgres::NoTls) {
             Ok(client) => client,
-            Err(e) if !databases_required() => {
-                eprintln!(
-                    "note: PostgreSQL store test skipped: no server at {} ({e}); set SLEDGE_TEST_POSTGRES or start one (`service postgresql start`)",
-                    sledge::secrets::redact(&admin)
+            Err(e) if !required(DATABASES) => {
+                skip(
+                    &format!(
+                        "no PostgreSQL server at {} ({e}); start one (`service postgresql start`) \
+                         or point SLEDGE_TEST_POSTGRES at another",
+                        sledge::secrets::redact(&admin)
+                    ),
+                    DATABASES,
                 );
                 return None;
             }

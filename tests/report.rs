@@ -5,15 +5,14 @@
 //! unless `SLEDGE_TEST_BROWSER=require` (as CI sets it), which makes a
 //! missing browser a failure.
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::common::{FAST, Sandbox, wait_bounded};
+use crate::common::{BROWSER, FAST, Sandbox, find_program, wait_bounded};
 
 const HOSTILE: &str = "<script>alert(1)</script>";
 
@@ -42,15 +41,6 @@ fn fixture_runs(sandbox: &Sandbox) {
     let file = sandbox.path().join("hostile.json");
     std::fs::write(&file, document.to_string()).unwrap();
     sandbox.sledge().arg("import").arg(&file).assert().success();
-}
-
-/// The browser to use, if any.
-fn chromium() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .flat_map(|name| std::env::split_paths(&path).map(move |dir| dir.join(name)))
-        .find(|candidate| candidate.is_file())
 }
 
 /// Renders `page` with headless Chromium, kept off the network; returns
@@ -131,20 +121,10 @@ fn a_report_renders_in_a_browser_with_tables_charts_and_escaped_strings() {
     assert!(html.contains("<h3>run 3 against run 1 (baseline)</h3>"));
     assert!(html.contains("USL λ="), "the 4-step sweep has a fit");
 
-    let Some(browser) = chromium() else {
-        let required = std::env::var("SLEDGE_TEST_BROWSER").is_ok_and(|v| v == "require");
-        assert!(
-            !required,
-            "SLEDGE_TEST_BROWSER=require but no chromium on PATH"
-        );
-        // Straight to stderr, past the test harness's capture.
-        let _ = writeln!(
-            std::io::stderr(),
-            "NOTICE: chromium not found: the report was not rendered in a browser \
-             (install Debian's `chromium`; SLEDGE_TEST_BROWSER=require makes this a failure)"
-        );
+    if !BROWSER.met_in_part("rendering the report in a browser") {
         return;
-    };
+    }
+    let browser = find_program(BROWSER.programs[0].names).expect("found by BROWSER.met");
     let png = sandbox.path().join("report.png");
     let dom = render_in_chromium(&browser, &page, &png, sandbox.path());
 

@@ -13,6 +13,7 @@ mod compute;
 mod fleet;
 mod hardware;
 mod history;
+mod host_needs;
 mod http;
 mod http_db;
 mod http_distributed;

@@ -37,7 +37,9 @@
 # is idempotent; `up` undoes its own work when it fails midway.
 set -euo pipefail
 
-SSHD=${SSHD:-/usr/sbin/sshd}
+# The sshd on PATH, where the tests look for it before they call this
+# (sshd needs its absolute path to re-execute itself).
+SSHD=${SSHD:-$(command -v sshd || echo /usr/sbin/sshd)}
 LOCK=/run/sledge-netns-hosts.lock
 
 die() { echo "netns-hosts.sh: $*" >&2; exit 1; }
