@@ -9,6 +9,7 @@ mod cli_errors;
 mod cli_flags;
 mod cli_run;
 mod cli_store;
+mod command;
 mod compute;
 mod fleet;
 mod hardware;

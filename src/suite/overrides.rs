@@ -53,7 +53,8 @@ impl Overrides {
     /// typo is an error rather than a silently default run. `selected` is
     /// the run's workload ids in order (repeats allowed).
     pub fn check_used(&self, selected: &[&str]) -> Result<(), PlanError> {
-        let has_param = |id: &str, name: &str| workloads::find(id).is_some_and(|w| w.takes_param(name));
+        let has_param =
+            |id: &str, name: &str| workloads::find(id).is_some_and(|w| w.takes_param(name));
         let mut listed: Vec<&str> = selected.to_vec();
         listed.dedup();
         let listed = listed.join(", ");

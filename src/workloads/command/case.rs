@@ -210,7 +210,12 @@ impl Case for CommandCase {
         let ran = run(&mut command, stdout, Keep::Tail, self.limit, &|| {
             ctx.cancel.is_cancelled()
         })?;
-        ended_well(&ran, &format!("`{}`", self.shown()), self.limit, self.ignore_failure)?;
+        ended_well(
+            &ran,
+            &format!("`{}`", self.shown()),
+            self.limit,
+            self.ignore_failure,
+        )?;
         if ran.finished.left_running {
             self.left_running += 1;
         }

@@ -134,8 +134,8 @@ impl OutputMetric {
                 found.as_str().trim().to_string()
             }
             Source::Json(pointer) => {
-                let document: serde_json::Value = serde_json::from_str(json_part(output))
-                    .map_err(|e| {
+                let document: serde_json::Value =
+                    serde_json::from_str(json_part(output)).map_err(|e| {
                         format!(
                             "metric `{}`: the output is not one JSON document ({e}){}",
                             self.name,
@@ -168,7 +168,10 @@ impl OutputMetric {
             )
         })?;
         if !value.is_finite() {
-            return Err(format!("metric `{}`: `{text}` is not a finite number", self.name));
+            return Err(format!(
+                "metric `{}`: `{text}` is not a finite number",
+                self.name
+            ));
         }
         Ok(match self.direction {
             Direction::Higher => Metric::higher(self.name.clone(), self.unit.clone(), value),
@@ -215,7 +218,11 @@ fn excerpt(output: &str) -> String {
         return " (the output was empty)".to_string();
     }
     let shown: String = output.chars().take(200).collect();
-    let more = if shown.len() < output.len() { "…" } else { "" };
+    let more = if shown.len() < output.len() {
+        "…"
+    } else {
+        ""
+    };
     format!(" (it began: {:?}{more})", shown)
 }
 

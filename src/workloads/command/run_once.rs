@@ -64,8 +64,16 @@ pub fn run(
         .stdout(stdio_for(stdout))
         .stderr(stdio_for(stderr));
     let mut started = spawn_group(command)?;
-    let out_reader = started.child.stdout.take().map(|pipe| read_on_thread(pipe, stdout));
-    let err_reader = started.child.stderr.take().map(|pipe| read_on_thread(pipe, stderr));
+    let out_reader = started
+        .child
+        .stdout
+        .take()
+        .map(|pipe| read_on_thread(pipe, stdout));
+    let err_reader = started
+        .child
+        .stderr
+        .take()
+        .map(|pipe| read_on_thread(pipe, stderr));
     let finished = started.wait(limit, stop)?;
     let (stdout, stdout_cut) = collect(out_reader);
     let (stderr, _) = collect(err_reader);
@@ -156,7 +164,10 @@ mod tests {
         )
         .unwrap();
         assert!(ran.succeeded());
-        assert_eq!((ran.stdout.as_str(), ran.stderr.as_str()), ("out\n", "err\n"));
+        assert_eq!(
+            (ran.stdout.as_str(), ran.stderr.as_str()),
+            ("out\n", "err\n")
+        );
         let ran = run(
             &mut sh("echo out"),
             Keep::Nothing,
@@ -179,7 +190,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(ran.stdout.len(), 3_000_000);
-        assert!(ran.stderr.len() <= TAIL && ran.stderr.ends_with("20000\nlast\n"), "{}", ran.stderr);
+        assert!(
+            ran.stderr.len() <= TAIL && ran.stderr.ends_with("20000\nlast\n"),
+            "{}",
+            ran.stderr
+        );
     }
 
     #[test]

@@ -156,7 +156,10 @@ mod tests {
     #[test]
     fn a_placeholder_without_a_value_is_named() {
         let err = fill("sha256sum {file}", &values(&[])).unwrap_err();
-        assert!(err.contains("uses {file}; give it a value: -p file=VALUE"), "{err}");
+        assert!(
+            err.contains("uses {file}; give it a value: -p file=VALUE"),
+            "{err}"
+        );
         let err = fill("x {file}", &values(&[("file", "")])).unwrap_err();
         assert!(err.contains("{file}"), "{err}");
     }

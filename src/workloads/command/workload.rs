@@ -13,9 +13,7 @@
 //! standard error (`ignore_failure=true` keeps it, as `exit_status`), and
 //! a command past `time_limit` is killed with everything it started.
 
-use crate::engine::{
-    Case, CaseEnv, HostLacks, ParamKind, ParamSet, ParamSpec, Params, Workload,
-};
+use crate::engine::{Case, CaseEnv, HostLacks, ParamKind, ParamSet, ParamSpec, Params, Workload};
 
 use super::case::{CommandCase, Reader};
 use super::output_metric::OutputMetric;
@@ -225,9 +223,8 @@ fn on_path(program: &str) -> bool {
     if program.contains('/') {
         return executable(std::path::Path::new(program));
     }
-    std::env::var_os("PATH").is_some_and(|path| {
-        std::env::split_paths(&path).any(|dir| executable(&dir.join(program)))
-    })
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| executable(&dir.join(program))))
 }
 
 #[cfg(test)]
@@ -237,7 +234,10 @@ mod tests {
     #[test]
     fn the_program_a_shell_line_starts_with_is_found_when_it_is_plain() {
         assert_eq!(first_program("make -j4").as_deref(), Some("make"));
-        assert_eq!(first_program("/usr/bin/env x").as_deref(), Some("/usr/bin/env"));
+        assert_eq!(
+            first_program("/usr/bin/env x").as_deref(),
+            Some("/usr/bin/env")
+        );
         assert_eq!(first_program("cd /tmp && make"), None);
         assert_eq!(first_program("FOO=1 make"), None);
         assert_eq!(first_program("$CC -c x.c"), None);
