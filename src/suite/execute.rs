@@ -180,7 +180,8 @@ pub(super) fn new_run(
         command_line,
         status: RunStatus::Running,
         cpus,
-        notes,
+        // A battery file's name, hash and text go with every run of it.
+        notes: notes.into_iter().chain(plan.notes()).collect(),
         warnings,
         host,
         cases: Vec::new(),

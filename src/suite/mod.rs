@@ -2,6 +2,7 @@
 
 pub mod ab;
 mod bad_request;
+pub mod battery;
 pub mod defaults;
 pub mod execute;
 pub mod fallback;

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::overrides::Overrides;
 pub use super::plan_error::PlanError;
+use super::battery::BatteryFile;
 use super::profiles::{self, Entry};
 use crate::engine::params::{resolve_cases, split_assignment};
 use crate::engine::{Methodology, PlannedCase};
@@ -21,6 +22,20 @@ pub struct Plan {
     pub cases: Vec<PlannedCase>,
     /// The repetition rule of the (first) profile, or the default.
     pub methodology: Methodology,
+    /// The battery files among the targets, with their names: their
+    /// notes go with the run.
+    pub batteries: Vec<(String, BatteryFile)>,
+}
+
+impl Plan {
+    /// The notes a run of this plan carries besides the user's: each
+    /// battery file's name, hash and text.
+    pub fn notes(&self) -> Vec<String> {
+        self.batteries
+            .iter()
+            .flat_map(|(name, file)| file.notes(name))
+            .collect()
+    }
 }
 
 /// The default profile when nothing is named.
@@ -38,10 +53,16 @@ pub fn plan(targets: &[String], overrides: &[String], cpus: usize) -> Result<Pla
 
     let mut entries: Vec<(String, Vec<String>)> = Vec::new();
     let mut methodology: Option<Methodology> = None;
+    let mut batteries = Vec::new();
+    let mut names = Vec::new();
     for target in &targets {
-        if let Some(profile) = profiles::find(target) {
+        if let Some(profile) = profiles::find(target)? {
             methodology.get_or_insert(profile.methodology.clone());
             entries.extend(profile.entries.iter().map(entry_strings));
+            names.push(profile.name.clone());
+            if let Some(file) = profile.file {
+                batteries.push((profile.name, file));
+            }
         } else {
             let family = workloads::family(target);
             if family.is_empty() {
@@ -52,8 +73,8 @@ pub fn plan(targets: &[String], overrides: &[String], cpus: usize) -> Result<Pla
     }
     // A run of profiles only is named after them; naming any workload
     // makes it a custom selection.
-    let profile = if targets.iter().all(|t| profiles::find(t).is_some()) {
-        targets.join("+")
+    let profile = if names.len() == targets.len() {
+        names.join("+")
     } else {
         CUSTOM_PROFILE.to_string()
     };
@@ -80,6 +101,7 @@ pub fn plan(targets: &[String], overrides: &[String], cpus: usize) -> Result<Pla
         profile,
         cases,
         methodology: methodology.unwrap_or_default(),
+        batteries,
     })
 }
 
@@ -93,9 +115,10 @@ fn entry_strings(entry: &Entry) -> (String, Vec<String>) {
 fn unknown_target(name: &str) -> PlanError {
     PlanError::UnknownTarget {
         name: name.to_string(),
-        profiles: profiles::all()
+        profiles: profiles::all_with_files()
+            .0
             .iter()
-            .map(|p| p.name)
+            .map(|p| p.name.clone())
             .collect::<Vec<_>>()
             .join(", "),
         workloads: workloads::all()

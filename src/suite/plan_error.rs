@@ -21,6 +21,8 @@ pub enum PlanError {
     },
     #[error(transparent)]
     Param(#[from] ParamError),
+    #[error("battery file {0}")]
+    Battery(#[from] super::battery::BatteryError),
     #[error(
         "--param {name}: no selected workload has a parameter `{name}` (selected: {selected}); `sledge workloads` lists every parameter"
     )]

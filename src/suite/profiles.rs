@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use super::battery::{self, BatteryFile};
 use crate::engine::{Methodology, Workload};
 use crate::workloads;
 
@@ -14,7 +15,7 @@ pub struct Entry {
     /// The workload.
     pub workload: &'static dyn Workload,
     /// `name=value[,value...]` assignments.
-    pub params: &'static [&'static str],
+    pub params: Vec<String>,
 }
 
 impl std::fmt::Debug for Entry {
@@ -30,17 +31,22 @@ impl std::fmt::Debug for Entry {
 #[derive(Debug, Clone)]
 pub struct Profile {
     /// Name used on the command line.
-    pub name: &'static str,
+    pub name: String,
     /// What the profile is for.
-    pub summary: &'static str,
+    pub summary: String,
     /// The cases.
     pub entries: Vec<Entry>,
     /// The repetition rule (command-line flags override it).
     pub methodology: Methodology,
+    /// The battery file it was read from; `None` for a built-in one.
+    pub file: Option<BatteryFile>,
 }
 
-fn entry(workload: &'static dyn Workload, params: &'static [&'static str]) -> Entry {
-    Entry { workload, params }
+fn entry(workload: &'static dyn Workload, params: &[&str]) -> Entry {
+    Entry {
+        workload,
+        params: params.iter().map(|p| p.to_string()).collect(),
+    }
 }
 
 /// `quick`: one headline case per family, with its one-CPU and all-CPU
@@ -60,8 +66,8 @@ fn entry(workload: &'static dyn Workload, params: &'static [&'static str]) -> En
 /// trial instead of deciding a round.
 fn quick() -> Profile {
     Profile {
-        name: "quick",
-        summary: "one headline case per family (1 and all CPUs where scaling is the question), measured to a ±3% target (about 3 minutes)",
+        name: "quick".to_string(),
+        summary: "one headline case per family (1 and all CPUs where scaling is the question), measured to a ±3% target (about 3 minutes)".to_string(),
         entries: vec![
             entry(
                 &workloads::cpu::primes::Primes,
@@ -161,6 +167,7 @@ fn quick() -> Profile {
             run_budget: Some(Duration::from_secs(165)),
             ..Methodology::default()
         },
+        file: None,
     }
 }
 
@@ -168,8 +175,8 @@ fn quick() -> Profile {
 /// at all CPUs.
 fn standard() -> Profile {
     Profile {
-        name: "standard",
-        summary: "the classic tools' defaults (10 s trials) at 1 thread and at all CPUs, and a defconfig kernel compile at -j1 and -jN (needs linux-source: see build.kernel)",
+        name: "standard".to_string(),
+        summary: "the classic tools' defaults (10 s trials) at 1 thread and at all CPUs, and a defconfig kernel compile at -j1 and -jN (needs linux-source: see build.kernel)".to_string(),
         entries: vec![
             entry(&workloads::cpu::primes::Primes, &["threads=1,all"]),
             entry(&workloads::cpu::threads::Threads, &["threads=1,all"]),
@@ -203,14 +210,15 @@ fn standard() -> Profile {
             ),
         ],
         methodology: Methodology::default(),
+        file: None,
     }
 }
 
 /// `seeds`: the reference articles' plans, as they ran them.
 fn seeds() -> Profile {
     Profile {
-        name: "seeds",
-        summary: "the reference articles' battery: sysbench cpu at max_prime 20000 on 1 thread, threads at 128 threads / 200 yields / 4 locks; ab, httperf and siege plans against the built-in HTTP server; openssl speed MD5/SHA-256/AES-256-CBC on 1 and all cores; 4 STREAM copies of 20 M elements; fileio 5 GB rndrw, bonnie-style disk, dbench/tbench at 1..256 clients; hackbench on 1 and all cores; Interbench's tasks under its loads; a defconfig kernel compile serial and with one job per CPU; UnixBench's index tests at 1 and all copies with its index",
+        name: "seeds".to_string(),
+        summary: "the reference articles' battery: sysbench cpu at max_prime 20000 on 1 thread, threads at 128 threads / 200 yields / 4 locks; ab, httperf and siege plans against the built-in HTTP server; openssl speed MD5/SHA-256/AES-256-CBC on 1 and all cores; 4 STREAM copies of 20 M elements; fileio 5 GB rndrw, bonnie-style disk, dbench/tbench at 1..256 clients; hackbench on 1 and all cores; Interbench's tasks under its loads; a defconfig kernel compile serial and with one job per CPU; UnixBench's index tests at 1 and all copies with its index".to_string(),
         entries: vec![
             entry(
                 &workloads::cpu::primes::Primes,
@@ -344,6 +352,7 @@ fn seeds() -> Profile {
         .chain(unixbench_entries())
         .collect(),
         methodology: Methodology::default(),
+        file: None,
     }
 }
 
@@ -392,10 +401,11 @@ fn unixbench_entries() -> Vec<Entry> {
 /// with the index as UnixBench prints it.
 fn unixbench() -> Profile {
     Profile {
-        name: "unixbench",
-        summary: "UnixBench's index tests (Dhrystone, Whetstone, execl, file copy, pipes, context switching, process creation, system calls, shell scripts) at 1 copy and one per CPU, UnixBench's durations, then its System Benchmarks Index (about 45 min on 2 CPUs)",
+        name: "unixbench".to_string(),
+        summary: "UnixBench's index tests (Dhrystone, Whetstone, execl, file copy, pipes, context switching, process creation, system calls, shell scripts) at 1 copy and one per CPU, UnixBench's durations, then its System Benchmarks Index (about 45 min on 2 CPUs)".to_string(),
         entries: unixbench_entries(),
         methodology: Methodology::default(),
+        file: None,
     }
 }
 
@@ -414,8 +424,8 @@ fn unixbench() -> Profile {
 /// test whose server stalls: the request count ends it.
 fn web_six_clients() -> Profile {
     Profile {
-        name: "web-six-clients",
-        summary: "the Opteron article's web test: six client hosts (-p 'clients_from=\"h1,...,h6\"') each at 10 requests/s for 10,000 requests with a 1 s timeout, a connection per request, against the built-in server; mean connect time, mean response time, duration and timeouts per client host and merged (about 17 min)",
+        name: "web-six-clients".to_string(),
+        summary: "the Opteron article's web test: six client hosts (-p 'clients_from=\"h1,...,h6\"') each at 10 requests/s for 10,000 requests with a 1 s timeout, a connection per request, against the built-in server; mean connect time, mean response time, duration and timeouts per client host and merged (about 17 min)".to_string(),
         entries: vec![entry(
             &workloads::http::static_page::StaticPage,
             &[
@@ -436,17 +446,59 @@ fn web_six_clients() -> Profile {
             max_trials: 1,
             ..Methodology::default()
         },
+        file: None,
     }
 }
 
 /// Every built-in profile.
-pub fn all() -> Vec<Profile> {
+pub fn built_in() -> Vec<Profile> {
     vec![quick(), standard(), seeds(), unixbench(), web_six_clients()]
 }
 
-/// The profile with this name.
-pub fn find(name: &str) -> Option<Profile> {
-    all().into_iter().find(|p| p.name == name)
+/// Every built-in profile, then the user's battery files of
+/// `$XDG_CONFIG_HOME/sledge/profiles/`, each by its name; a file there
+/// that cannot be read is in the second list, with why.
+pub fn all_with_files() -> (Vec<Profile>, Vec<String>) {
+    let mut profiles = built_in();
+    let mut unreadable = Vec::new();
+    for found in battery::user_batteries() {
+        match found {
+            Ok(profile) if profiles.iter().any(|p| p.name == profile.name) => unreadable.push(
+                format!(
+                    "{}: its name `{}` is a built-in profile's; rename the file",
+                    profile.file.as_ref().map_or_else(String::new, |f| f.path.display().to_string()),
+                    profile.name
+                ),
+            ),
+            Ok(profile) => profiles.push(profile),
+            Err(why) => unreadable.push(why.to_string()),
+        }
+    }
+    (profiles, unreadable)
+}
+
+/// Every built-in profile (the user's battery files are in
+/// [`all_with_files`]).
+pub fn all() -> Vec<Profile> {
+    built_in()
+}
+
+/// The profile a target names: a built-in profile; a battery file, when
+/// the target is a path (it holds a `/` or ends in `.toml`); or a battery
+/// in `$XDG_CONFIG_HOME/sledge/profiles/` by its name. `None` when the
+/// target names none of these (it may be a workload); an error when it
+/// names a battery file that cannot be read.
+pub fn find(name: &str) -> Result<Option<Profile>, battery::BatteryError> {
+    if let Some(profile) = built_in().into_iter().find(|p| p.name == name) {
+        return Ok(Some(profile));
+    }
+    if battery::is_path(name) {
+        return battery::read(std::path::Path::new(name)).map(Some);
+    }
+    match battery::user_file(name) {
+        Some(path) => battery::read(&path).map(Some),
+        None => Ok(None),
+    }
 }
 
 #[cfg(test)]
@@ -476,7 +528,7 @@ mod tests {
     #[test]
     fn every_profile_plans_with_valid_parameters() {
         for profile in all() {
-            let plan = crate::suite::plan(&[profile.name.to_string()], &[], 2)
+            let plan = crate::suite::plan(&[profile.name.clone()], &[], 2)
                 .unwrap_or_else(|e| panic!("{}: {e}", profile.name));
             assert!(!plan.cases.is_empty(), "{}", profile.name);
         }

@@ -1,0 +1,466 @@
+//! Batteries as files: a profile written in TOML, built-in workloads and
+//! the user's commands alike, with the precision and budget it runs
+//! under.
+//!
+//! ```toml
+//! name = "web-tier"                 # default: the file's name
+//! summary = "nginx and the build"
+//! precision = 0.03                  # the CI target (--ci-target)
+//! budget = 60                       # seconds a case at most (--budget)
+//!
+//! [[case]]
+//! workload = "cpu.primes"
+//! params = { threads = [1, "all"], max_prime = 20000 }
+//!
+//! [[case]]
+//! command = "make -j{jobs}"         # the `command` workload's cmd
+//! params = { jobs = [1, "all"] }
+//! prepare = "make clean"
+//! ```
+//!
+//! A case has `workload` or `command`; a command case may also give the
+//! `command` workload's other parameters as keys of its own (`prepare`,
+//! `setup`, `cleanup`, `shell`, `time_limit`, `parser`, `metric`,
+//! `ignore_failure`), `metric` as one text or a list. A list in `params`
+//! is a sweep. Every key is checked: an unknown one, a wrong type or a
+//! bad value is an error with the file's line and column and what was
+//! expected. The file's text and its SHA-256 go with the run (as the notes
+//! `battery=` and `battery_text=`), so `show` says which battery ran and
+//! `compare` and `history` can tell two runs of the same one.
+//!
+//! Nothing in a battery runs while it is read: its commands run when the
+//! run does, and `sledge plan FILE` shows every one before.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use sha2::Digest as _;
+
+use super::profiles::{Entry, Profile};
+use crate::engine::Methodology;
+use crate::workloads;
+
+/// The note naming the battery a run ran: `battery=NAME sha256:HEX`.
+pub const BATTERY_NOTE: &str = "battery";
+/// The note holding the battery file's whole text.
+pub const BATTERY_TEXT_NOTE: &str = "battery_text";
+
+/// The largest battery file read.
+const MAX_BYTES: u64 = 1024 * 1024;
+
+/// A battery as read from its file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatteryFile {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// Its whole text.
+    pub text: String,
+    /// The SHA-256 of its text, in hex.
+    pub sha256: String,
+}
+
+impl BatteryFile {
+    /// The notes a run of it carries: its name and hash, and its text.
+    pub fn notes(&self, name: &str) -> Vec<String> {
+        vec![
+            format!("{BATTERY_NOTE}={name} sha256:{}", self.sha256),
+            format!("{BATTERY_TEXT_NOTE}={}", self.text),
+        ]
+    }
+}
+
+/// Why a battery file could not be used.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {why}")]
+pub struct BatteryError {
+    /// The file.
+    pub path: String,
+    /// What was wrong, with the line and column where there is one.
+    pub why: String,
+}
+
+/// The file's form, as serde reads it; every unknown key is refused.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileForm {
+    name: Option<String>,
+    summary: Option<String>,
+    precision: Option<f64>,
+    budget: Option<Seconds>,
+    rounds: Option<u32>,
+    max_rounds: Option<u32>,
+    #[serde(default)]
+    case: Vec<CaseForm>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CaseForm {
+    workload: Option<String>,
+    command: Option<String>,
+    #[serde(default)]
+    params: BTreeMap<String, Value>,
+    prepare: Option<String>,
+    setup: Option<String>,
+    cleanup: Option<String>,
+    shell: Option<bool>,
+    time_limit: Option<Seconds>,
+    parser: Option<String>,
+    metric: Option<Metrics>,
+    ignore_failure: Option<bool>,
+}
+
+/// A parameter's value, or a list of them (a sweep).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Value {
+    One(Scalar),
+    Many(Vec<Scalar>),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Scalar {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Text(String),
+}
+
+/// Seconds as a number or a text (`"5m"`, `"500ms"`).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Seconds {
+    Number(f64),
+    Text(String),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Metrics {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Scalar {
+    fn text(&self) -> String {
+        match self {
+            Scalar::Bool(b) => b.to_string(),
+            Scalar::Int(i) => i.to_string(),
+            Scalar::Float(f) => f.to_string(),
+            Scalar::Text(t) => t.clone(),
+        }
+    }
+}
+
+impl Value {
+    /// As `-p` would take it: values at commas, one that holds a comma or
+    /// a quote in double quotes.
+    fn assignment_text(&self) -> String {
+        let values: Vec<String> = match self {
+            Value::One(one) => vec![one.text()],
+            Value::Many(many) => many.iter().map(Scalar::text).collect(),
+        };
+        values
+            .iter()
+            .map(|v| quoted(v))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+/// A value as one value of `-p`: in double quotes (a quote doubled) when
+/// it holds a comma, a quote or surrounding space.
+fn quoted(value: &str) -> String {
+    if value.contains([',', '"']) || value.trim() != value {
+        format!("\"{}\"", value.replace('"', "\"\""))
+    } else {
+        value.to_string()
+    }
+}
+
+impl Seconds {
+    fn duration(&self, key: &str) -> Result<Duration, String> {
+        let seconds = match self {
+            Seconds::Number(n) => Some(*n),
+            Seconds::Text(t) => crate::engine::params::parse_seconds(t),
+        };
+        match seconds {
+            Some(s) if s > 0.0 && s <= 604_800.0 => Ok(Duration::from_secs_f64(s)),
+            _ => Err(format!(
+                "`{key}` must be a time above 0 and at most a week: seconds, or a text such as \"5m\" or \"500ms\""
+            )),
+        }
+    }
+}
+
+/// Whether a target names a file rather than a profile or a workload.
+pub fn is_path(target: &str) -> bool {
+    target.contains('/') || target.ends_with(".toml")
+}
+
+/// The directory of the user's battery files:
+/// `$XDG_CONFIG_HOME/sledge/profiles`, else `~/.config/sledge/profiles`.
+pub fn user_dir() -> Option<PathBuf> {
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))?;
+    Some(config.join("sledge").join("profiles"))
+}
+
+/// The user's battery file named `name` (`NAME.toml` in [`user_dir`]),
+/// when there is one.
+pub fn user_file(name: &str) -> Option<PathBuf> {
+    if name.is_empty() || name.contains(['/', '\0']) || name.starts_with('.') {
+        return None;
+    }
+    let path = user_dir()?.join(format!("{name}.toml"));
+    path.is_file().then_some(path)
+}
+
+/// Every battery file in [`user_dir`], read, in name order.
+pub fn user_batteries() -> Vec<Result<Profile, BatteryError>> {
+    let Some(dir) = user_dir() else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    paths.sort();
+    paths.iter().map(|p| read(p)).collect()
+}
+
+/// Reads the battery file at `path` into a profile.
+pub fn read(path: &Path) -> Result<Profile, BatteryError> {
+    let error = |why: String| BatteryError {
+        path: path.display().to_string(),
+        why,
+    };
+    let meta = std::fs::metadata(path).map_err(|e| error(format!("cannot be read: {e}")))?;
+    if !meta.is_file() {
+        return Err(error("is not a file".to_string()));
+    }
+    if meta.len() > MAX_BYTES {
+        return Err(error(format!(
+            "is {} bytes; a battery file is at most {MAX_BYTES}",
+            meta.len()
+        )));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| error(format!("cannot be read: {e}")))?;
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("battery")
+        .to_string();
+    parse(&text, &stem).map_err(error).map(|mut profile| {
+        profile.file = Some(BatteryFile {
+            path: path.to_path_buf(),
+            sha256: hex(&sha2::Sha256::digest(text.as_bytes())),
+            text,
+        });
+        profile
+    })
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The profile a battery's `text` describes; `stem` names it when the
+/// text does not.
+fn parse(text: &str, stem: &str) -> Result<Profile, String> {
+    let form: FileForm = toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())?;
+    let name = form.name.unwrap_or_else(|| stem.to_string());
+    if name.trim().is_empty() || name.contains(char::is_whitespace) {
+        return Err(format!("`name` must be one word, not `{name}`"));
+    }
+    if form.case.is_empty() {
+        return Err("it has no case: add one, for example\n[[case]]\nworkload = \"cpu.primes\"".to_string());
+    }
+    let mut methodology = Methodology::default();
+    if let Some(precision) = form.precision {
+        if !(precision > 0.0 && precision < 1.0) {
+            return Err(format!(
+                "`precision` is the CI's half-width as a share of the mean, above 0 and below 1 (0.03 is ±3%), not {precision}"
+            ));
+        }
+        methodology.ci_target = precision;
+    }
+    if let Some(budget) = &form.budget {
+        methodology.case_budget = budget.duration("budget")?;
+    }
+    if let Some(rounds) = form.rounds {
+        if rounds == 0 || rounds > 1000 {
+            return Err(format!("`rounds` must be from 1 to 1000, not {rounds}"));
+        }
+        methodology.min_rounds = rounds;
+        methodology.max_rounds = methodology.max_rounds.max(rounds);
+    }
+    if let Some(max) = form.max_rounds {
+        if max < methodology.min_rounds || max > 1000 {
+            return Err(format!(
+                "`max_rounds` must be from `rounds` ({}) to 1000, not {max}",
+                methodology.min_rounds
+            ));
+        }
+        methodology.max_rounds = max;
+    }
+    let entries = form
+        .case
+        .into_iter()
+        .enumerate()
+        .map(|(i, case)| entry(case).map_err(|why| format!("case {} ([[case]] number {}): {why}", i + 1, i + 1)))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Profile {
+        summary: form
+            .summary
+            .unwrap_or_else(|| format!("the battery file's {} cases", entries.len())),
+        name,
+        entries,
+        methodology,
+        file: None,
+    })
+}
+
+/// One `[[case]]` as a profile's entry.
+fn entry(case: CaseForm) -> Result<Entry, String> {
+    let mut params: Vec<String> = case
+        .params
+        .iter()
+        .map(|(name, value)| format!("{name}={}", value.assignment_text()))
+        .collect();
+    let command_keys = [
+        ("prepare", case.prepare.clone()),
+        ("setup", case.setup.clone()),
+        ("cleanup", case.cleanup.clone()),
+        ("parser", case.parser.clone()),
+        ("shell", case.shell.map(|b| b.to_string())),
+        ("ignore_failure", case.ignore_failure.map(|b| b.to_string())),
+        (
+            "time_limit",
+            case.time_limit
+                .as_ref()
+                .map(|t| t.duration("time_limit").map(|d| d.as_secs_f64().to_string()))
+                .transpose()?,
+        ),
+        (
+            "metric",
+            case.metric.map(|m| match m {
+                Metrics::One(one) => one,
+                Metrics::Many(many) => many.join(" ;; "),
+            }),
+        ),
+    ];
+    let workload = match (&case.workload, &case.command) {
+        (Some(_), Some(_)) => {
+            return Err("give `workload` or `command`, not both".to_string());
+        }
+        (None, None) => {
+            return Err(
+                "give `workload = \"cpu.primes\"` (a workload's id) or `command = \"...\"`"
+                    .to_string(),
+            );
+        }
+        (None, Some(command)) => {
+            params.push(format!("cmd={}", quoted(command)));
+            for (key, value) in &command_keys {
+                if let Some(value) = value {
+                    params.push(format!("{key}={}", quoted(value)));
+                }
+            }
+            &workloads::command::workload::CommandWorkload as &'static dyn crate::engine::Workload
+        }
+        (Some(id), None) => {
+            if let Some((key, _)) = command_keys.iter().find(|(_, v)| v.is_some()) {
+                return Err(format!(
+                    "`{key}` belongs to a `command` case; for workload {id}, put its parameters under `params`"
+                ));
+            }
+            workloads::find(id).ok_or_else(|| {
+                format!("`{id}` is not a workload; `sledge workloads` lists them")
+            })?
+        }
+    };
+    Ok(Entry { workload, params })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_battery_of_workloads_and_commands_is_a_profile() {
+        let text = r#"
+name = "web-tier"
+precision = 0.05
+budget = "1m"
+
+[[case]]
+workload = "cpu.primes"
+params = { threads = [1, "all"], max_prime = 2000 }
+
+[[case]]
+command = "make -j{jobs}, fast"
+params = { jobs = [1, "all"] }
+prepare = "make clean"
+metric = ["a:s:lower:regex:x ([0-9]+)", "b:req/s:higher:json:/b"]
+"#;
+        let profile = parse(text, "file").unwrap();
+        assert_eq!(profile.name, "web-tier");
+        assert_eq!(profile.methodology.ci_target, 0.05);
+        assert_eq!(profile.methodology.case_budget, Duration::from_secs(60));
+        assert_eq!(profile.entries[0].workload.id(), "cpu.primes");
+        assert_eq!(profile.entries[0].params, ["max_prime=2000", "threads=1,all"]);
+        assert_eq!(profile.entries[1].workload.id(), "command");
+        assert_eq!(
+            profile.entries[1].params,
+            [
+                "jobs=1,all",
+                "cmd=\"make -j{jobs}, fast\"",
+                "prepare=make clean",
+                "metric=a:s:lower:regex:x ([0-9]+) ;; b:req/s:higher:json:/b"
+            ]
+        );
+    }
+
+    #[test]
+    fn mistakes_are_named_with_their_line_and_column() {
+        let err = parse("[[case]]\nworkload = \"cpu.primes\"\ncolour = 1\n", "f").unwrap_err();
+        assert!(err.contains("line 3, column 1"), "{err}");
+        assert!(err.contains("unknown field `colour`"), "{err}");
+        let err = parse("precision = \"high\"\n[[case]]\nworkload = \"cpu\"\n", "f").unwrap_err();
+        assert!(err.contains("line 1"), "{err}");
+        let err = parse("[[case]]\nworkload = \"nope\"\n", "f").unwrap_err();
+        assert!(err.contains("case 1") && err.contains("`nope` is not a workload"), "{err}");
+        let err = parse("[[case]]\nworkload = \"cpu.primes\"\nprepare = \"x\"\n", "f").unwrap_err();
+        assert!(err.contains("`prepare` belongs to a `command` case"), "{err}");
+        let err = parse("name = \"x\"\n", "f").unwrap_err();
+        assert!(err.contains("no case"), "{err}");
+        let err = parse("precision = 3\n[[case]]\ncommand = \"true\"\n", "f").unwrap_err();
+        assert!(err.contains("below 1"), "{err}");
+    }
+
+    #[test]
+    fn a_file_carries_its_text_and_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mine.toml");
+        std::fs::write(&path, "[[case]]\ncommand = \"true\"\n").unwrap();
+        let profile = read(&path).unwrap();
+        assert_eq!(profile.name, "mine");
+        let file = profile.file.unwrap();
+        assert_eq!(file.sha256.len(), 64);
+        let notes = file.notes("mine");
+        assert_eq!(notes[0], format!("battery=mine sha256:{}", file.sha256));
+        assert_eq!(notes[1], "battery_text=[[case]]\ncommand = \"true\"\n");
+        let err = read(&dir.path().join("none.toml")).unwrap_err();
+        assert!(err.to_string().contains("cannot be read"), "{err}");
+    }
+}
