@@ -5,10 +5,11 @@
 # then unpacks it into a throwaway root (`dpkg -x`) and runs what it
 # holds: the binary's --version, each page through `man -l` (where man
 # is installed), the bash completion through bash. Exits non-zero naming
-# the first thing missing or wrong.
+# the first thing missing or wrong; a step that fails unforeseen is named
+# too, by its line and command.
 #
 #   pkg/check-deb.sh target/debian/sledge_0.1.0-1_amd64.deb
-set -euo pipefail
+set -Eeuo pipefail
 
 if [ $# -ne 1 ] || [ ! -f "$1" ]; then
   echo "usage: pkg/check-deb.sh PACKAGE.deb (an existing file)" >&2
@@ -20,6 +21,10 @@ fail() {
   echo "check-deb: $deb: $*" >&2
   exit 1
 }
+# Under set -e a failing step would end the script without a word of
+# ours: say which step it was. Only in the script itself, not in the
+# subshells of $(...), which report through their caller.
+trap 'status=$?; if [ "$BASH_SUBSHELL" = 0 ]; then echo "check-deb: $deb: line $LINENO failed (exit status $status): $BASH_COMMAND" >&2; fi' ERR
 
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
@@ -68,8 +73,10 @@ case "$(field Version)" in
 esac
 
 # A page per subcommand: the binary in the package names them.
-"$sledge" man --dir "$root" 2>/dev/null
-for page in "$root"/*.1; do
+pages=$root/pages
+mkdir "$pages"
+said=$("$sledge" man --dir "$pages" 2>&1) || fail "usr/bin/sledge man --dir failed: $said"
+for page in "$pages"/*.1; do
   expect "usr/share/man/man1/$(basename "$page").gz"
 done
 if command -v man >/dev/null; then

@@ -24,18 +24,36 @@ fi
 cargo build --release --locked >&2
 # The real target directory (CARGO_TARGET_DIR or the configuration may
 # move it); cargo-deb finds the same one for `target/release/` paths.
-target_dir=$(cargo metadata --format-version 1 --no-deps --locked |
-  sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-if [ -z "$target_dir" ]; then
-  echo "cannot tell the target directory from cargo metadata" >&2
-  exit 1
-fi
+# cargo metadata prints it as a JSON string, whose escapes (\" \\ \n
+# \uXXXX) sed cannot decode and a machine with only Rust has no tool for:
+# the value is read up to its closing quote (the first one no backslash
+# escapes), and a value holding any escape is refused rather than
+# misread. Non-ASCII characters are not escaped, so they pass.
+metadata=$(cargo metadata --format-version 1 --no-deps --locked)
+target_dir=$(sed -nE 's/.*"target_directory"[[:space:]]*:[[:space:]]*"(([^"\\]|\\.)*)".*/\1/p' <<<"$metadata")
+case $target_dir in
+  *\\*)
+    echo "the target directory's path, as cargo metadata writes it, is \"$target_dir\": it holds \", \\ or a control character, which this script cannot read back safely; build with CARGO_TARGET_DIR set to a path without them" >&2
+    exit 1
+    ;;
+  /*) ;;
+  *)
+    echo "cannot tell the target directory from cargo metadata (read '$target_dir', not an absolute path)" >&2
+    exit 1
+    ;;
+esac
 sledge=$target_dir/release/sledge
 assets=$target_dir/release/assets
 
-# Anew each time: a page of a subcommand that no longer exists must not
-# be packed.
-rm -rf "$assets"
+# The assets are removed and made anew each time (a page of a subcommand
+# that no longer exists must not be packed), but only in the directory
+# cargo has just built in: its release binary must be there, which a
+# misread path would not hold.
+if [ ! -f "$sledge" ] || [ ! -x "$sledge" ]; then
+  echo "no release binary at $sledge: '$target_dir' is not the target directory cargo built in, so nothing was removed there" >&2
+  exit 1
+fi
+rm -rf -- "$assets"
 mkdir -p "$assets/man" "$assets/completions"
 "$sledge" man --dir "$assets/man" >&2
 # Debian installs manual pages gzipped; -n leaves out the time stamp, so

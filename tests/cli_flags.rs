@@ -47,7 +47,7 @@ const MORE: &[&str] = &[
     "sledge http http://198.18.0.1/ --from u@h1 --identity key --known-hosts kh --connect-timeout 5 --remote-dir d",
     "sledge http http://198.18.0.1/ --from u@h1 --remote-sledge /usr/bin/sledge",
     "sledge http --serve 127.0.0.1:8080 --model threads --max-threads 64",
-    "sledge man --dir .",
+    "sledge man --dir . --force",
     "sledge probe --json",
     "sledge report 1 2 -o report.html --pivot auto",
     "sledge show last --csv --pivot auto",

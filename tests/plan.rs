@@ -83,6 +83,39 @@ fn plan_refuses_a_bad_detect_naming_what_is_allowed() {
 }
 
 #[test]
+fn detect_refuses_a_malformed_or_negative_percentage_with_its_own_message() {
+    for given in ["5%%", "5 %", "%5", "-5%", "-5"] {
+        Sandbox::new()
+            .sledge()
+            .args(["plan", "quick", "--detect", given])
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::contains(format!(
+                "invalid value '{given}' for '--detect <PERCENT>': expected a percentage above 0 and below 100"
+            )));
+    }
+}
+
+#[test]
+fn the_detect_column_shows_the_change_asked_for_and_one_case_is_one_case() {
+    let plan = |detect: &str| {
+        let out = Sandbox::new()
+            .sledge()
+            .env("SLEDGE_TEST_WORKLOADS", "1")
+            .args(["plan", "test.scripted", "--detect", detect])
+            .assert()
+            .success();
+        String::from_utf8(out.get_output().stdout.clone()).unwrap()
+    };
+    let text = plan("99.99%");
+    assert!(text.contains("to see a 99.99% change"), "{text}");
+    assert!(text.starts_with("plan: 1 case · about "), "{text}");
+    let text = plan("0.000000001");
+    assert!(text.contains("to see a 1e-9% change"), "{text}");
+}
+
+#[test]
 fn every_profile_case_has_a_trial_length_to_plan_with() {
     // A fixed amount of work (STREAM's passes, hackbench's messages, a
     // build, bonnie's file) is priced from its size at a typical rate,

@@ -297,6 +297,89 @@ fn bad_documents_are_refused_with_the_file_named_and_nothing_stored() {
     assert_eq!(store_bytes(&sandbox), before);
 }
 
+/// The first metric of the first case of the document `text`, every
+/// sample and summary value replaced by `value(old)` (the interval's and
+/// the range's ends swapped when it turns them round).
+fn with_values(text: &str, value: impl Fn(f64) -> f64) -> Value {
+    let mut document: Value = serde_json::from_str(text).unwrap();
+    let metric = &mut document["runs"][0]["cases"][0]["metrics"][0];
+    for sample in metric["samples"].as_array_mut().unwrap() {
+        *sample = value(sample.as_f64().unwrap()).into();
+    }
+    let summary = &mut metric["summary"];
+    for field in ["mean", "median", "min", "max", "ci_low", "ci_high"] {
+        summary[field] = value(summary[field].as_f64().unwrap()).into();
+    }
+    for (low, high) in [("min", "max"), ("ci_low", "ci_high")] {
+        if summary[low].as_f64() > summary[high].as_f64() {
+            let swapped = summary[low].take();
+            summary[low] = summary[high].take();
+            summary[high] = swapped;
+        }
+    }
+    document
+}
+
+#[test]
+fn negative_and_absurd_metric_values_are_refused_at_import() {
+    let sandbox = Sandbox::new();
+    sandbox
+        .sledge()
+        .args([
+            "run",
+            "cpu.primes",
+            "-p",
+            "max_prime=1000",
+            "-p",
+            "time=0.05",
+        ])
+        .args(FAST)
+        .assert()
+        .success();
+    let good = sandbox.path().join("good.json");
+    sandbox
+        .sledge()
+        .args(["export", "1", "-o"])
+        .arg(&good)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&good).unwrap();
+    let target = Sandbox::new();
+
+    // events_per_sec negated, consistent in itself: what gave history
+    // "200.0% slower, median -2416.8 -> 2416.8".
+    let negative = target.path().join("negative.json");
+    std::fs::write(&negative, with_values(&text, |v| -v).to_string()).unwrap();
+    refused(
+        &target,
+        &negative,
+        "runs[0].cases[0] (cpu.primes): metric events_per_sec: samples[0] is -",
+    );
+    refused(
+        &target,
+        &negative,
+        "; allowed is 0 or more (events/s is a rate, never negative)",
+    );
+
+    // Values at 1e290 and at 1e-290: what gave "inf% faster" and cells
+    // 300 digits wide.
+    for (name, value) in [("huge.json", 1e290), ("tiny.json", 1e-290)] {
+        let file = target.path().join(name);
+        std::fs::write(&file, with_values(&text, |_| value).to_string()).unwrap();
+        refused(
+            &target,
+            &file,
+            &format!(
+                "metric events_per_sec: samples[0] is {value:e}; allowed is 0 or a magnitude between 1e-12 and 1e15"
+            ),
+        );
+    }
+    target.assert_no_runs();
+
+    // The run as it was imports.
+    target.sledge().arg("import").arg(&good).assert().success();
+}
+
 #[test]
 fn a_document_over_256_mib_imports_as_a_stream() {
     let here = Sandbox::new();

@@ -32,8 +32,12 @@ pub fn execute(args: DeleteArgs, store: Option<StoreLocation>) -> anyhow::Result
         .iter()
         .map(|id| match listing.iter().find(|r| r.id == *id) {
             Some(r) => visible::escape(&format!(
-                "run {} ({} · {} · {} · {} cases)",
-                r.id, r.hostname, r.profile, r.started, r.cases
+                "run {} ({} · {} · {} · {})",
+                r.id,
+                r.hostname,
+                r.profile,
+                r.started,
+                crate::report::format::count(r.cases as usize, "case", "cases")
             ))
             .into_owned(),
             None => format!("run {id}"),

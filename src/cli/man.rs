@@ -15,54 +15,48 @@
 //! ...), as git does: the top page lists the subcommands, and each
 //! subcommand's options are on its own page. The internal subcommands
 //! (`__round`, `__http-agent`) are hidden and get no page.
+//!
+//! What `--dir` may and may not replace there is `man_dir.rs`'s concern.
 
 use std::path::PathBuf;
 
 use clap::{Args, CommandFactory as _};
 
 use super::Cli;
-use super::output::{ExitStatus, UsageError, print};
-use super::output_file::write_file_atomically;
+use super::man_dir::{Page, write_pages};
+use super::output::{ExitStatus, print};
 
 /// Options of `sledge man`.
 #[derive(Debug, Args)]
 pub struct ManArgs {
     /// Write every page into DIR (an existing directory) as `sledge.1`
     /// and `sledge-SUBCOMMAND.1`, instead of printing `sledge.1` on
-    /// standard output.
+    /// standard output. A page sledge wrote before is replaced (or left
+    /// as it is when unchanged); a symbolic link, a directory or any
+    /// other file at a page's name is refused before anything is
+    /// written, and each page is written whole or not at all. DIR itself
+    /// may be a link to a directory.
     #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,
-}
 
-/// One rendered manual page.
-struct Page {
-    /// The file name: `sledge.1`, `sledge-run.1`.
-    file_name: String,
-    /// The page in roff, as `man` reads it.
-    roff: String,
+    /// With --dir: also replace regular files at the pages' names that
+    /// are not pages sledge wrote (links and directories are still
+    /// refused).
+    #[arg(long, requires = "dir")]
+    force: bool,
 }
 
 /// Prints the top page, or writes every page into `--dir`.
 pub fn execute(args: ManArgs) -> anyhow::Result<ExitStatus> {
     let pages = pages();
     let Some(dir) = args.dir else {
-        // The first page is the top one (`sledge.1`).
-        print(&pages[0].roff)?;
+        let top = pages.first().expect("the top page is rendered first");
+        print(&top.roff)?;
         return Ok(ExitStatus::Success);
     };
-    if !dir.is_dir() {
-        return Err(UsageError(format!(
-            "--dir {}: not an existing directory; give an existing directory for the manual pages (nothing was written)",
-            dir.display()
-        ))
-        .into());
-    }
-    // Every page is rendered before the first is written, and each is
-    // written whole or not at all.
-    for page in &pages {
-        write_file_atomically(&dir.join(&page.file_name), &page.roff)?;
-    }
-    crate::say!("wrote {} manual pages to {}", pages.len(), dir.display());
+    // Every page is rendered before the first is written.
+    let written = write_pages(&dir, &pages, args.force)?;
+    crate::say!("{}", written.summary());
     Ok(ExitStatus::Success)
 }
 
@@ -104,7 +98,19 @@ fn add_pages(command: &clap::Command, pages: &mut Vec<Page>) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::man_dir::is_sledge_page;
     use super::*;
+
+    #[test]
+    fn every_page_rendered_is_told_to_be_a_sledge_page_and_no_other_pages() {
+        let pages = pages();
+        for page in &pages {
+            assert!(is_sledge_page(&page.roff, page), "{}", page.file_name);
+        }
+        // The top page is not the page of `run`, nor the other way round.
+        assert!(!is_sledge_page(&pages[0].roff, &pages[1]));
+        assert!(!is_sledge_page(&pages[1].roff, &pages[0]));
+    }
 
     #[test]
     fn every_visible_subcommand_has_a_page_and_the_hidden_ones_none() {

@@ -17,6 +17,7 @@ mod http_from;
 mod import;
 mod list;
 mod man;
+mod man_dir;
 mod output;
 mod output_file;
 mod plan;

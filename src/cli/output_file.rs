@@ -8,10 +8,12 @@
 //! that is the store, or one of SQLite's files beside it, is refused before
 //! anything is written, and a regular file is written into a temporary
 //! file in its directory and renamed over it once complete, never
-//! truncated in place.
+//! truncated in place, with the permission bits it had (a private file
+//! stays private). A disk (a block device) is refused: nothing sledge
+//! prints belongs on one.
 
 use std::io::Write;
-use std::os::unix::fs::MetadataExt as _;
+use std::os::unix::fs::{FileTypeExt as _, MetadataExt as _};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
@@ -100,8 +102,9 @@ fn final_target(path: &Path) -> PathBuf {
 /// beside the file `path` finally names (a symbolic link is followed and
 /// kept), renamed over it once complete, so a failed write leaves neither
 /// a half-written file nor the temporary one, and the old file is never
-/// truncated first. A device or a pipe is written to as it is, never
-/// replaced nor truncated. Ctrl-C (or SIGTERM) is held off from here to the
+/// truncated first; the new file keeps the permission bits of the one it
+/// replaces. A character device or a pipe is written to as it is, never
+/// replaced nor truncated; a block device is refused. Ctrl-C (or SIGTERM) is held off from here to the
 /// end of the command, which is only this write: killed between creating
 /// and renaming the temporary file, the process would leave it behind.
 pub fn write_file_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
@@ -115,10 +118,19 @@ pub fn write_file_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
     }
     let target = final_target(path);
     // A device or a pipe is written through, never replaced: renaming
-    // over `/dev/null` would put a plain file in its place.
+    // over `/dev/null` would put a plain file in its place. A disk is
+    // not: a report written over its first bytes would destroy its file
+    // system, and no output of sledge belongs there.
     if let Ok(meta) = std::fs::metadata(&target)
         && !meta.file_type().is_file()
     {
+        if meta.file_type().is_block_device() {
+            return Err(UsageError(format!(
+                "the output file {} is a block device (a disk): writing there would overwrite its data; give a file name (nothing was written)",
+                path.display()
+            ))
+            .into());
+        }
         return std::fs::OpenOptions::new()
             .write(true)
             .open(&target)
@@ -129,19 +141,43 @@ pub fn write_file_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
-    // 0666 before the umask, as for any new file (tempfile's default is
-    // 0600, too strict for a report meant to be shared).
-    let mut temp = tempfile::Builder::new()
-        .prefix(".sledge-")
-        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
-        .tempfile_in(dir)
-        .with_context(|| format!("cannot create a file in {}", dir.display()))?;
+    let mut temp = temp_file_in(dir)?;
     temp.write_all(text.as_bytes())
+        .and_then(|()| keep_mode(&temp, std::fs::metadata(&target).ok()))
         .and_then(|()| temp.as_file().sync_all())
         .with_context(|| format!("cannot write {}", path.display()))?;
     temp.persist(&target)
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
+}
+
+/// A new temporary file in `dir`, to be renamed over a file there once it
+/// is complete: hidden (`.sledge-` and random letters), created with
+/// `O_EXCL` (so never through a link an attacker put in its place), and
+/// removed when dropped unless it was renamed.
+pub fn temp_file_in(dir: &Path) -> anyhow::Result<tempfile::NamedTempFile> {
+    // 0666 before the umask, as for any new file (tempfile's default is
+    // 0600, too strict for a report or a manual page meant to be read by
+    // others).
+    tempfile::Builder::new()
+        .prefix(".sledge-")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot create a file in {}", dir.display()))
+}
+
+/// Gives `temp` the permission bits of the file it is about to replace
+/// (`old`, if there is one): a file the user made private (`chmod 600`
+/// on an export that names their hosts) must not come back readable by
+/// everyone because it was written anew.
+pub fn keep_mode(
+    temp: &tempfile::NamedTempFile,
+    old: Option<std::fs::Metadata>,
+) -> std::io::Result<()> {
+    match old {
+        Some(old) if old.file_type().is_file() => temp.as_file().set_permissions(old.permissions()),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -167,6 +203,59 @@ mod tests {
         assert_eq!(names_in(dir.path()), ["out.json"]);
         let err = write_file_atomically(dir.path(), "x").unwrap_err();
         assert!(err.to_string().contains("is a directory"), "{err}");
+    }
+
+    #[test]
+    fn a_replaced_file_keeps_its_permission_bits() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode_of = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o7777;
+        let dir = tempfile::tempdir().unwrap();
+        let private = dir.path().join("private.json");
+        std::fs::write(&private, "old").unwrap();
+        std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o600)).unwrap();
+        write_file_atomically(&private, "new").unwrap();
+        assert_eq!(std::fs::read_to_string(&private).unwrap(), "new");
+        assert_eq!(mode_of(&private), 0o600);
+        let shared = dir.path().join("shared.html");
+        std::fs::write(&shared, "old").unwrap();
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o664)).unwrap();
+        write_file_atomically(&shared, "new").unwrap();
+        assert_eq!(mode_of(&shared), 0o664);
+    }
+
+    #[test]
+    fn a_block_device_is_refused_and_not_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let disk = dir.path().join("disk");
+        let c_path = std::ffi::CString::new(disk.as_os_str().as_encoded_bytes()).unwrap();
+        // Device 0:0 has no driver: were the refusal missing, opening it
+        // would fail rather than write anywhere.
+        // SAFETY: mknod with a valid NUL-terminated path.
+        if unsafe { libc::mknod(c_path.as_ptr(), libc::S_IFBLK | 0o600, libc::makedev(0, 0)) } != 0
+        {
+            crate::say!(
+                "skipped: cannot make a block device node here ({}); needs root",
+                std::io::Error::last_os_error()
+            );
+            return;
+        }
+        let err = write_file_atomically(&disk, "report").unwrap_err();
+        assert!(err.is::<UsageError>(), "{err}");
+        assert!(
+            err.to_string().contains(&format!(
+                "the output file {} is a block device (a disk)",
+                disk.display()
+            )),
+            "{err}"
+        );
+        // Through a link to it as well.
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink("disk", &link).unwrap();
+        assert!(
+            write_file_atomically(&link, "report")
+                .unwrap_err()
+                .is::<UsageError>()
+        );
     }
 
     #[test]

@@ -25,20 +25,34 @@ pub struct PlanArgs {
     /// how long both runs take, from this host's history of the case (its
     /// rounds' scatter and how much its runs differ): a percentage above 0
     /// and below 100, such as 5% or 5.
-    #[arg(long, value_name = "PERCENT", value_parser = percent)]
+    // Hyphen values reach the parser, so that `-5%` is refused as a
+    // percentage out of range, not taken for an unknown option.
+    #[arg(long, value_name = "PERCENT", value_parser = percent, allow_hyphen_values = true)]
     detect: Option<f64>,
 }
 
-/// A change for `--detect`: `5%` or `5`, above 0 and below 100.
+/// A change for `--detect`: `5%`, `5` or `2.5`, above 0 and below 100:
+/// digits with at most one decimal point, then at most one `%` right
+/// after them (`5%%`, `5 %`, `%5`, `1e1` are refused).
 fn percent(text: &str) -> Result<f64, String> {
-    text.trim()
-        .trim_end_matches('%')
-        .trim()
+    const ALLOWED: &str = "expected a percentage above 0 and below 100, such as 5% or 5";
+    let trimmed = text.trim();
+    let number = trimmed.strip_suffix('%').unwrap_or(trimmed);
+    let unsigned = number.strip_prefix('-').unwrap_or(number);
+    let well_formed = unsigned.chars().any(|c| c.is_ascii_digit())
+        && unsigned.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && unsigned.matches('.').count() <= 1;
+    if !well_formed {
+        return Err(format!(
+            "{ALLOWED} (digits, then at most one % right after them)"
+        ));
+    }
+    number
         .parse::<f64>()
         .ok()
         .filter(|v| *v > 0.0 && *v < 100.0)
         .map(|v| v / 100.0)
-        .ok_or_else(|| "expected a percentage above 0 and below 100, such as 5% or 5".to_string())
+        .ok_or_else(|| ALLOWED.to_string())
 }
 
 /// Prints the plan of the run `args` describe.
@@ -73,5 +87,18 @@ mod tests {
         assert_eq!(percent("5%"), Ok(0.05));
         assert_eq!(percent(" 2.5 "), Ok(0.025));
         assert!(percent("0").is_err() && percent("100%").is_err() && percent("x").is_err());
+        assert_eq!(percent("99.99%"), Ok(99.99 / 100.0));
+        for malformed in ["5%%", "5 %", "%5", "1e1", "5.5.5", ".", "-", "+5", "5%x"] {
+            let err = percent(malformed).unwrap_err();
+            assert!(
+                err.contains("above 0 and below 100") && err.contains("at most one %"),
+                "{malformed}: {err}"
+            );
+        }
+        // A negative percentage is well formed, and out of range.
+        assert_eq!(
+            percent("-5%").unwrap_err(),
+            "expected a percentage above 0 and below 100, such as 5% or 5"
+        );
     }
 }

@@ -219,10 +219,7 @@ fn rows(run: &RunComparison, metrics: MetricSelection) -> Vec<Row> {
                 },
             ];
             if run.price.is_some() {
-                cells.push(
-                    m.ratio_per_price
-                        .map_or("-".to_string(), |r| format!("{r:.3}")),
-                );
+                cells.push(m.ratio_per_price.map_or("-".to_string(), format::ratio));
             }
             rows.push(Row {
                 cells,
@@ -274,8 +271,10 @@ fn shown_params(case: &CaseComparison, varying: &BTreeMap<String, Vec<String>>) 
 fn ratio_text(m: &MetricComparison) -> String {
     match &m.comparison {
         Some(c) => format!(
-            "{:.3} [{:.3}, {:.3}]",
-            c.ratio, c.ratio_ci_low, c.ratio_ci_high
+            "{} [{}, {}]",
+            format::ratio(c.ratio),
+            format::ratio(c.ratio_ci_low),
+            format::ratio(c.ratio_ci_high)
         ),
         None => "-".to_string(),
     }
@@ -347,7 +346,10 @@ fn footer(run: &RunComparison) -> String {
     }
     let geo = match (s.geometric_mean, s.geometric_mean_ci) {
         (Some(g), Some((lo, hi))) => format!(
-            "geometric mean of the headline ratios (above 1 = candidate better): {g:.3} [{lo:.3}, {hi:.3}]"
+            "geometric mean of the headline ratios (above 1 = candidate better): {} [{}, {}]",
+            format::ratio(g),
+            format::ratio(lo),
+            format::ratio(hi)
         ),
         _ => "no judged case for a geometric mean".to_string(),
     };
@@ -396,7 +398,10 @@ fn price_line(run: &RunComparison) -> Option<String> {
     let geo = match (s.geometric_mean_per_price, s.geometric_mean_per_price_ci) {
         (Some(g), Some((lo, hi))) => {
             format!(
-                "geometric mean of the headline ratios per unit of price: {g:.3} [{lo:.3}, {hi:.3}]"
+                "geometric mean of the headline ratios per unit of price: {} [{}, {}]",
+                format::ratio(g),
+                format::ratio(lo),
+                format::ratio(hi)
             )
         }
         _ => "no judged case for a geometric mean".to_string(),

@@ -63,6 +63,20 @@ pub struct Population {
     pub cases: Vec<CaseAcrossHosts>,
     /// The hosts named, case by case.
     pub outliers: Vec<Outlier>,
+    /// The cases that could not be judged, and why (too few hosts ran
+    /// them, or a host's headline is 0, which has no ratio to a median);
+    /// absent when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_judged: Vec<CaseNotJudged>,
+}
+
+/// A case of a population that was not judged.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseNotJudged {
+    /// `cpu.primes threads=1`: the case as typed.
+    pub case: String,
+    /// Why it was not judged.
+    pub why: String,
 }
 
 /// One host of a population.
@@ -257,6 +271,7 @@ fn population(cpu_model: String, members: &[&RunRecord]) -> Population {
     }
     let mut cases = Vec::new();
     let mut outliers = Vec::new();
+    let mut not_judged = Vec::new();
     for key in keys {
         // Each host's case of this key with a headline, and the headline.
         let found: Vec<(usize, &CaseRecord)> = members
@@ -288,10 +303,28 @@ fn population(cpu_model: String, members: &[&RunRecord]) -> Population {
             })
             .collect();
         let judged: Vec<HostValue> = values.iter().map(|(_, _, v)| *v).collect();
+        let label = first.label();
         let Some(spread) = stats::outlier_hosts(&judged) else {
+            let why = match values
+                .iter()
+                .find(|(_, _, v)| !(v.mean.is_finite() && v.mean > 0.0))
+            {
+                _ if values.len() < stats::MIN_HOSTS => format!(
+                    "only {} of the hosts ran it, at least {} are needed",
+                    values.len(),
+                    stats::MIN_HOSTS
+                ),
+                Some((i, _, v)) => format!(
+                    "{}'s {} is {}, which has no ratio to the fleet's median",
+                    hosts[*i].host,
+                    headline.name,
+                    super::format::value(v.mean)
+                ),
+                None => "the hosts' values give no spread to judge against".to_string(),
+            };
+            not_judged.push(CaseNotJudged { case: label, why });
             continue;
         };
-        let label = first.label();
         let mut rows = Vec::new();
         for ((i, _, value), standing) in values.iter().zip(&spread.hosts) {
             let host = &hosts[*i];
@@ -343,6 +376,7 @@ fn population(cpu_model: String, members: &[&RunRecord]) -> Population {
         hosts,
         cases,
         outliers,
+        not_judged,
     }
 }
 
@@ -388,30 +422,30 @@ pub fn render(view: &FleetOutliers) -> String {
     for p in &view.populations {
         let _ = writeln!(
             out,
-            "outlier hosts among {} hosts of {} ({} case{}): more than {} modified z-scores (median absolute deviations) from the fleet's median",
+            "outlier hosts among {} hosts of {} ({}): more than {} modified z-scores (median absolute deviations) from the fleet's median",
             p.hosts.len(),
             escape(if p.cpu_model.is_empty() {
                 "an unknown CPU"
             } else {
                 &p.cpu_model
             }),
-            p.cases.len(),
-            if p.cases.len() == 1 { "" } else { "s" },
+            super::format::count(p.cases.len(), "case", "cases"),
             view.threshold
         );
-        if p.outliers.is_empty() {
+        if p.outliers.is_empty() && !p.cases.is_empty() {
             let _ = writeln!(out, "  none: every host is within the fleet's spread");
         }
         for o in &p.outliers {
             let _ = writeln!(
                 out,
-                "  {} (run {}): {} {} {:.3}× the fleet's median (z {:+.1}), {}",
+                "  {} (run {}): {} {} {}× the fleet's median (z {}{}), {}",
                 escape(&o.host),
                 o.run,
                 escape(&o.case),
                 o.metric,
-                o.ratio,
-                o.modified_z,
+                super::format::ratio(o.ratio),
+                if o.modified_z > 0.0 { "+" } else { "" },
+                super::format::compact(o.modified_z, 1),
                 o.verdict
             );
             if o.differences.is_empty() {
@@ -426,6 +460,9 @@ pub fn render(view: &FleetOutliers) -> String {
                     escape(&d.others.join(", "))
                 );
             }
+        }
+        for n in &p.not_judged {
+            let _ = writeln!(out, "  not judged: {}: {}", escape(&n.case), escape(&n.why));
         }
     }
     for l in &view.left_out {
@@ -496,6 +533,42 @@ mod tests {
         );
         assert!(
             text.contains("    kernel: 6.1.0-lemon (the others: "),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_case_that_cannot_be_judged_is_said_not_judged_and_why() {
+        let mut runs = fleet(&[1000.0, 0.0, 1010.0]);
+        let view = fleet_outliers(&runs);
+        let p = &view.populations[0];
+        assert!(p.cases.is_empty() && p.outliers.is_empty());
+        let text = render(&view);
+        assert!(
+            text.contains("among 3 hosts of ") && text.contains(" (0 cases): "),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "  not judged: cpu.primes threads=1: h2's events_per_sec is 0, which has no ratio to the fleet's median\n"
+            ) && !text.contains("none: every host"),
+            "{text}"
+        );
+        // A second case that one host alone ran.
+        let lone = fixtures::case(
+            "cpu.primes",
+            &[("threads", "2")],
+            fixtures::metric("events_per_sec", "events/s", Direction::Higher, &[5.0; 3]),
+        );
+        runs[0].cases.push(lone);
+        runs[1].cases[0].metrics[0].samples = vec![990.0; 3];
+        runs[1].cases[0].metrics[0].summary = runs[0].cases[0].metrics[0].summary.clone();
+        let text = render(&fleet_outliers(&runs));
+        assert!(
+            text.contains(" (1 case): ")
+                && text.contains(
+                    "  not judged: cpu.primes threads=2: only 1 of the hosts ran it, at least 3 are needed\n"
+                ),
             "{text}"
         );
     }

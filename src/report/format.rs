@@ -1,10 +1,63 @@
 //! Number formatting shared by the text reports.
+//!
+//! Every number printed fits its column: a magnitude that plain digits
+//! would spell over a dozen characters or round to 0 is written in a
+//! compact scientific form (`1.2e290`, `3.4e-9`); a percentage is never
+//! rounded to 0% or 100% when it is neither; and what is not a number
+//! (a ratio against 0, a share of nothing) is said in words, never as
+//! `inf` or `NaN`.
+
+/// From here up, plain digits grow past a dozen characters: scientific
+/// form instead.
+const FIXED_MAX: f64 = 1e12;
+
+/// Below this magnitude, plain digits (at most nine decimals) would lose
+/// the significant ones: scientific form instead.
+const FIXED_MIN: f64 = 1e-5;
+
+/// `v` in scientific form with at most `digits` significant digits and
+/// no trailing zeros: `1.2e290`, `3e-12`, `-4.5678e15`.
+pub fn scientific(v: f64, digits: usize) -> String {
+    if !v.is_finite() {
+        return not_finite(v).to_string();
+    }
+    let text = format!("{:.*e}", digits.saturating_sub(1), v);
+    match text.split_once('e') {
+        Some((mantissa, exponent)) if mantissa.contains('.') => format!(
+            "{}e{exponent}",
+            mantissa.trim_end_matches('0').trim_end_matches('.')
+        ),
+        _ => text,
+    }
+}
+
+/// A number that is not finite, in words (a report never shows `inf` or
+/// `NaN`).
+fn not_finite(v: f64) -> &'static str {
+    if v.is_nan() {
+        "undefined"
+    } else if v > 0.0 {
+        "infinite"
+    } else {
+        "-infinite"
+    }
+}
+
+/// Whether `v`'s magnitude needs the scientific form.
+fn needs_scientific(v: f64) -> bool {
+    let magnitude = v.abs();
+    magnitude >= FIXED_MAX || (magnitude > 0.0 && magnitude < FIXED_MIN)
+}
 
 /// A value with about five significant digits and no exponent:
-/// `807.31`, `1646.2`, `24562`, `0.0123`.
+/// `807.31`, `1646.2`, `24562`, `0.0123`; beyond 10^12 or below 10^-5
+/// in magnitude, five significant digits in scientific form (`1e290`).
 pub fn value(v: f64) -> String {
     if !v.is_finite() {
-        return v.to_string();
+        return not_finite(v).to_string();
+    }
+    if needs_scientific(v) {
+        return scientific(v, 5);
     }
     let magnitude = v.abs();
     let decimals = if magnitude == 0.0 || magnitude >= 10_000.0 {
@@ -33,6 +86,22 @@ pub fn with_uncertainty(mean: f64, half_width: f64) -> String {
         return value(mean);
     }
     let exponent = half_width.log10().floor() as i32 - 1;
+    if needs_scientific(mean) || needs_scientific(half_width) || exponent < -MAX_DECIMALS {
+        // Both in scientific form: the half-width to two significant
+        // digits, the mean to the same last digit (`1.234e290 ±
+        // 1.2e288`), at most six.
+        let mean_exponent = if mean == 0.0 {
+            exponent + 1
+        } else {
+            mean.abs().log10().floor() as i32
+        };
+        let digits = (mean_exponent - exponent + 1).clamp(1, 6) as usize;
+        return format!(
+            "{} ± {}",
+            scientific(mean, digits),
+            scientific(half_width, 2)
+        );
+    }
     let scale = 10f64.powi(exponent);
     let round = |v: f64| (v / scale).round() * scale;
     let decimals = (-exponent).max(0) as usize;
@@ -41,6 +110,44 @@ pub fn with_uncertainty(mean: f64, half_width: f64) -> String {
         round(mean),
         round(half_width)
     )
+}
+
+/// The most decimals [`with_uncertainty`] writes before it turns to the
+/// scientific form: `0.000080 ± 0.000019` is as long as it gets.
+const MAX_DECIMALS: i32 = 6;
+
+/// `v` with `decimals` decimals (`0.930`, `+4.2`), or in scientific form
+/// with three significant digits where those decimals would show 0 or
+/// plain digits would run long (`1.2e-5`, `3.4e12`): for ratios and
+/// scores, whose size is not bounded by a unit.
+pub fn compact(v: f64, decimals: usize) -> String {
+    let magnitude = v.abs();
+    if !v.is_finite() {
+        return not_finite(v).to_string();
+    }
+    let smallest_shown = 10f64.powi(-(decimals as i32));
+    if magnitude != 0.0 && (magnitude < smallest_shown || magnitude >= 1e6) {
+        return scientific(v, 3);
+    }
+    format!("{v:.decimals$}")
+}
+
+/// A ratio as the tables print it (`0.930`, [`compact`]); a ratio
+/// against 0 in words.
+pub fn ratio(r: f64) -> String {
+    if r.is_nan() {
+        "0 against 0".to_string()
+    } else if r.is_infinite() {
+        "against 0".to_string()
+    } else {
+        compact(r, 3)
+    }
+}
+
+/// `n` and the word for what it counts, agreeing in number: `1 case`,
+/// `3 cases`, `0 cases`.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// The widest line the text reports print, piped or not: fits a default
@@ -79,15 +186,67 @@ pub fn markdown_cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
-/// A share as a percentage with one decimal: `0.0123` -> `1.2%`.
+/// A share as a percentage with one decimal: `0.0123` -> `1.2%`. Never
+/// a figure it is not: a share above 0 but under 0.05% is `<0.1%`, not
+/// `0.0%`; one just under or over 100% gets the decimals that tell it
+/// from 100% (`99.99%`); one of 10^5 % or more is in scientific form
+/// (`1e29%`); one that is not finite is said in words.
 pub fn percent(share: f64) -> String {
-    format!("{:.1}%", share * 100.0)
+    let pct = share * 100.0;
+    if !pct.is_finite() {
+        return format!("an {} share", not_finite(pct).trim_start_matches('-'));
+    }
+    let sign = if pct < 0.0 { "-" } else { "" };
+    let magnitude = pct.abs();
+    if magnitude == 0.0 {
+        return "0.0%".to_string();
+    }
+    if magnitude < 0.05 {
+        return format!("{sign}<0.1%");
+    }
+    if magnitude >= 1e5 {
+        return format!("{}%", scientific(pct, 2));
+    }
+    let one_decimal = format!("{magnitude:.1}");
+    if one_decimal != "100.0" || magnitude == 100.0 {
+        return format!("{sign}{one_decimal}%");
+    }
+    // 99.95% up to 100.05%: as many decimals as tell it from 100%.
+    (2..=4)
+        .map(|decimals| format!("{magnitude:.decimals$}"))
+        .find(|text| text.parse::<f64>().is_ok_and(|shown| shown != 100.0))
+        .map_or_else(
+            || {
+                if magnitude < 100.0 {
+                    format!("{sign}>99.9999%")
+                } else {
+                    format!("{sign}<100.0001%")
+                }
+            },
+            |text| format!("{sign}{text}%"),
+        )
 }
 
 /// A share as a percentage without trailing zeros, for a figure the user
-/// gave: `0.05` -> `5%`, `0.025` -> `2.5%`.
+/// gave: `0.05` -> `5%`, `0.025` -> `2.5%`, `0.9999` -> `99.99%`,
+/// `1e-11` -> `1e-9%`.
 pub fn percent_given(share: f64) -> String {
     format!("{}%", value(share * 100.0))
+}
+
+/// A change by `ratio` (the new value over the old) with its verdict
+/// (`faster`, `slower`), as a host's history says it: `7.0% slower`,
+/// `<0.1% faster`, `99.99% slower`. A change from 0 has no percentage and
+/// says so (`slower, from 0: no percentage`). Every change percentage a
+/// report prints comes from here.
+pub fn change(ratio: f64, verdict: &str) -> String {
+    if ratio.is_nan() {
+        format!("{verdict}, 0 before and after: no percentage")
+    } else if ratio.is_infinite() {
+        format!("{verdict}, from 0: no percentage")
+    } else {
+        format!("{} {verdict}", percent((ratio - 1.0).abs()))
+    }
 }
 
 /// What a no-difference verdict rules out, from the largest change its
@@ -134,6 +293,81 @@ mod tests {
             "0.000080 ± 0.000019"
         );
         assert_eq!(with_uncertainty(5.0, 0.0), "5");
+    }
+
+    #[test]
+    fn huge_and_tiny_values_are_short_and_never_zero() {
+        assert_eq!(value(1e290), "1e290");
+        assert_eq!(value(-2.41678e290), "-2.4168e290");
+        assert_eq!(value(1e-290), "1e-290");
+        assert_eq!(value(87_000_000.0), "87000000");
+        assert_eq!(value(1.5e12), "1.5e12");
+        assert_eq!(value(0.00001), "0.00001");
+        assert_eq!(value(f64::NAN), "undefined");
+        assert_eq!(value(f64::NEG_INFINITY), "-infinite");
+        assert_eq!(with_uncertainty(1e290, 1e289), "1e290 ± 1e289");
+        assert_eq!(
+            with_uncertainty(1.23456e290, 1.2e288),
+            "1.235e290 ± 1.2e288"
+        );
+        assert_eq!(with_uncertainty(1e-290, 1e-291), "1e-290 ± 1e-291");
+        assert_eq!(with_uncertainty(0.001, 1e-10), "1e-3 ± 1e-10");
+        // Never wider than a column of the scorecard.
+        for (mean, half) in [(1e290, 1e289), (1e-290, 3e-291), (-1.23456789e300, 1.0)] {
+            let text = with_uncertainty(mean, half);
+            assert!(text.chars().count() <= 25, "{text}");
+        }
+        assert_eq!(compact(0.93, 3), "0.930");
+        assert_eq!(compact(1e290, 3), "1e290");
+        assert_eq!(compact(1e-290, 3), "1e-290");
+        assert_eq!(compact(-1.0, 3), "-1.000");
+        assert_eq!(ratio(f64::INFINITY), "against 0");
+        assert_eq!(ratio(f64::NAN), "0 against 0");
+    }
+
+    #[test]
+    fn percentages_are_never_rounded_to_a_figure_they_are_not() {
+        assert_eq!(percent(0.9999), "99.99%");
+        assert_eq!(percent(0.99999), "99.999%");
+        assert_eq!(percent(0.9999999999), ">99.9999%");
+        assert_eq!(percent(1.0), "100.0%");
+        assert_eq!(percent(1.0004), "100.04%");
+        assert_eq!(percent(1e-11), "<0.1%");
+        assert_eq!(percent(0.0), "0.0%");
+        assert_eq!(percent(0.0004), "<0.1%");
+        assert_eq!(percent(0.0006), "0.1%");
+        assert_eq!(percent(-0.0123), "-1.2%");
+        assert_eq!(percent(1e288), "1e290%");
+        assert_eq!(percent(f64::INFINITY), "an infinite share");
+        assert_eq!(percent(f64::NAN), "an undefined share");
+        assert_eq!(percent_given(0.9999), "99.99%");
+        assert_eq!(percent_given(1e-11), "1e-9%");
+        assert_eq!(within(0.9999), "±99.99%");
+    }
+
+    #[test]
+    fn a_change_says_its_size_and_way_and_a_change_from_0_in_words() {
+        // The hostile history: -2416.8 -> 2416.8 is no percentage at all
+        // (the import refuses it); what remains printable is printed so.
+        assert_eq!(change(0.930, "slower"), "7.0% slower");
+        assert_eq!(change(1.0 + 1e-11, "faster"), "<0.1% faster");
+        assert_eq!(change(1e-4, "slower"), "99.99% slower");
+        assert_eq!(
+            change(1e290 / 1e-290, "faster"),
+            "faster, from 0: no percentage"
+        );
+        assert_eq!(change(1e27, "faster"), "1e29% faster");
+        assert_eq!(
+            change(f64::NAN, "slower"),
+            "slower, 0 before and after: no percentage"
+        );
+    }
+
+    #[test]
+    fn a_count_agrees_with_its_word() {
+        assert_eq!(count(1, "case", "cases"), "1 case");
+        assert_eq!(count(0, "case", "cases"), "0 cases");
+        assert_eq!(count(3, "copy", "copies"), "3 copies");
     }
 
     #[test]

@@ -382,10 +382,9 @@ fn render_case(out: &mut String, case: &CaseHistory) {
     let indices: Vec<usize> = case.change_points.iter().map(|c| c.index).collect();
     let _ = writeln!(
         out,
-        "  {}  {} run{}, oldest first{}",
+        "  {}  {}, oldest first{}",
         sparkline(&values, &indices),
-        values.len(),
-        if values.len() == 1 { "" } else { "s" },
+        super::format::count(values.len(), "run", "runs"),
         if indices.is_empty() {
             String::new()
         } else {
@@ -406,14 +405,13 @@ fn render_case(out: &mut String, case: &CaseHistory) {
     for change in &case.change_points {
         let _ = writeln!(
             out,
-            "  change at run {} ({}): {} {}, median {} → {} (×{:.3}; p = {:.1e}; {} runs before, {} after)",
+            "  change at run {} ({}): {}, median {} → {} (×{}; p = {:.1e}; {} runs before, {} after)",
             change.run,
             change.started,
-            super::format::percent((change.ratio - 1.0).abs()),
-            change.verdict,
+            super::format::change(change.ratio, change.verdict),
             super::format::value(change.median_before),
             super::format::value(change.median_after),
-            change.ratio,
+            super::format::ratio(change.ratio),
             change.p_value,
             change.runs_before,
             change.runs_after

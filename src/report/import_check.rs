@@ -10,15 +10,18 @@
 //! of the samples of the trials not replaced: `n` of them, every number
 //! finite, `min ≤ median ≤ max`, `min ≤ mean ≤ max`,
 //! `ci_low ≤ mean ≤ ci_high`, a standard deviation that is not negative,
-//! and every used sample within `[min, max]`. Every number in the document
-//! has a magnitude `report::magnitude` allows.
+//! and every used sample within `[min, max]`; every sample and the mean,
+//! median, min and max 0 or more (no unit's values are negative) and 0
+//! or between 1e-12 and 1e15 in magnitude (`report::magnitude` says
+//! why). Every number in the document has a magnitude
+//! `report::magnitude` allows.
 //!
 //! Each check says which field is wrong, what it holds and what is
 //! allowed; the caller says where (which run, which case).
 
 use serde_json::Value;
 
-use super::magnitude;
+use super::{format, magnitude};
 use crate::results::{CaseRecord, MetricRecord, RunRecord};
 
 /// The run's own fields (its cases are checked one by one with
@@ -72,16 +75,16 @@ pub fn check_case(case: &CaseRecord) -> Result<(), String> {
 fn check_metric(metric: &MetricRecord, used: &[bool]) -> Result<(), String> {
     if metric.samples.len() != used.len() {
         return Err(format!(
-            "it has {} samples for {} trials; allowed is one sample per trial",
-            metric.samples.len(),
-            used.len()
+            "it has {} for {}; allowed is one sample per trial",
+            format::count(metric.samples.len(), "sample", "samples"),
+            format::count(used.len(), "trial", "trials")
         ));
     }
     if metric.outliers.len() > metric.samples.len() {
         return Err(format!(
-            "it has {} outlier flags for {} samples; allowed is at most one flag per sample",
-            metric.outliers.len(),
-            metric.samples.len()
+            "it has {} for {}; allowed is at most one flag per sample",
+            format::count(metric.outliers.len(), "outlier flag", "outlier flags"),
+            format::count(metric.samples.len(), "sample", "samples")
         ));
     }
     for (i, &value) in metric.samples.iter().enumerate() {
@@ -109,6 +112,7 @@ fn check_metric(metric: &MetricRecord, used: &[bool]) -> Result<(), String> {
             ));
         }
     }
+    check_metric_range(metric)?;
     let samples_used: Vec<f64> = metric
         .samples
         .iter()
@@ -118,9 +122,12 @@ fn check_metric(metric: &MetricRecord, used: &[bool]) -> Result<(), String> {
         .collect();
     if s.n != samples_used.len() || s.n == 0 {
         return Err(format!(
-            "summary.n is {} but {} trials are used (not replaced); allowed is their number, at least 1",
+            "summary.n is {} but {} used (not replaced); allowed is their number, at least 1",
             s.n,
-            samples_used.len()
+            match samples_used.len() {
+                1 => "1 trial is".to_string(),
+                n => format!("{n} trials are"),
+            }
         ));
     }
     let ordered = |low: (&str, f64), high: (&str, f64)| {
@@ -153,6 +160,59 @@ fn check_metric(metric: &MetricRecord, used: &[bool]) -> Result<(), String> {
             "a used sample, {outside}, is outside summary.min {} to summary.max {}; allowed are a min and max of the used samples",
             s.min, s.max
         ));
+    }
+    Ok(())
+}
+
+/// A metric's values against what sledge can measure: every sample and
+/// the mean, median, min and max 0 or more (no unit's values are
+/// negative: `results/unit.rs` says why) and of a magnitude
+/// [`magnitude::is_metric_value`] allows; the standard deviation and
+/// the interval's bounds no larger. The interval's low end may be below
+/// 0 (a mean near 0 with a wide interval), and a standard deviation of
+/// equal samples may be a rounding error's few 1e-17, so only their
+/// largest magnitude is checked.
+fn check_metric_range(metric: &MetricRecord) -> Result<(), String> {
+    let s = &metric.summary;
+    let values = metric
+        .samples
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| (format!("samples[{i}]"), v))
+        .chain(
+            [
+                ("mean", s.mean),
+                ("median", s.median),
+                ("min", s.min),
+                ("max", s.max),
+            ]
+            .map(|(field, v)| (format!("summary.{field}"), v)),
+        );
+    for (field, value) in values {
+        if value < 0.0 {
+            return Err(format!(
+                "{field} is {value}; allowed is 0 or more ({} is {}, never negative)",
+                metric.unit,
+                metric.unit.measures()
+            ));
+        }
+        if !magnitude::is_metric_value(value) {
+            return Err(format!(
+                "{field} is {value:e}; allowed is {}",
+                magnitude::METRIC_ALLOWED
+            ));
+        }
+    }
+    for (field, value) in [
+        ("stddev", s.stddev),
+        ("ci_low", s.ci_low),
+        ("ci_high", s.ci_high),
+    ] {
+        if value.abs() > magnitude::MAX_METRIC_VALUE {
+            return Err(format!(
+                "summary.{field} is {value:e}; allowed is a magnitude up to 1e15 (what sledge measures is far inside that)"
+            ));
+        }
     }
     Ok(())
 }
@@ -268,6 +328,61 @@ mod tests {
         assert!(e.contains("a used sample, 1000000, is outside"), "{e}");
         let e = checked(|c| c.trials[1].seconds = -0.5).unwrap_err();
         assert!(e.starts_with("trials[1].seconds is -0.5"), "{e}");
+    }
+
+    #[test]
+    fn negative_and_absurd_values_are_refused_with_the_unit_and_what_is_allowed() {
+        // The hostile document: every sample and the summary negated.
+        let e = checked(|c| {
+            let m = &mut c.metrics[0];
+            for v in &mut m.samples {
+                *v = -*v;
+            }
+            let s = &mut m.summary;
+            (s.mean, s.median, s.ci_low, s.ci_high) = (-s.mean, -s.median, -s.ci_high, -s.ci_low);
+            (s.min, s.max) = (-s.max, -s.min);
+        })
+        .unwrap_err();
+        assert!(
+            e.starts_with("metric events_per_sec: samples[0] is -")
+                && e.ends_with("; allowed is 0 or more (events/s is a rate, never negative)"),
+            "{e}"
+        );
+        // A value at 1e290 and one at 1e-290, everywhere at once.
+        for value in [1e290, 1e-290] {
+            let e = checked(|c| {
+                let m = &mut c.metrics[0];
+                m.samples = vec![value; 3];
+                let s = &mut m.summary;
+                (
+                    s.mean, s.median, s.min, s.max, s.ci_low, s.ci_high, s.stddev,
+                ) = (value, value, value, value, value, value, 0.0);
+            })
+            .unwrap_err();
+            assert_eq!(
+                e,
+                format!(
+                    "metric events_per_sec: samples[0] is {value:e}; allowed is 0 or a magnitude between 1e-12 and 1e15 (what sledge measures is far inside that)"
+                )
+            );
+        }
+        let e = checked(|c| c.metrics[0].summary.ci_high = 2e15).unwrap_err();
+        assert!(
+            e.contains("summary.ci_high is 2e15; allowed is a magnitude up to 1e15"),
+            "{e}"
+        );
+        // A low end of the interval below 0, a mean of 0 and a rounding
+        // error's standard deviation are what real runs hold.
+        checked(|c| c.metrics[0].summary.ci_low = -3.0).unwrap();
+        checked(|c| {
+            let m = &mut c.metrics[0];
+            m.samples = vec![0.0; 3];
+            let s = &mut m.summary;
+            (
+                s.mean, s.median, s.min, s.max, s.ci_low, s.ci_high, s.stddev,
+            ) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1e-17);
+        })
+        .unwrap();
     }
 
     #[test]

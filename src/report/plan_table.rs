@@ -25,8 +25,8 @@ pub fn duration(seconds: f64) -> String {
 pub fn estimate_line(estimate: &PlanEstimate) -> String {
     let n = estimate.cases.len();
     format!(
-        "plan: {n} case{}, about {}{} ({}; `sledge plan` shows each case)",
-        if n == 1 { "" } else { "s" },
+        "plan: {}, about {}{} ({}; `sledge plan` shows each case)",
+        super::format::count(n, "case", "cases"),
         duration(estimate.seconds),
         if estimate.budget_bound {
             ", the run's time budget"
@@ -44,7 +44,10 @@ fn history_words(estimate: &PlanEstimate) -> String {
             "no history of these cases on this host: costs from the workloads' defaults".to_string()
         }
         (k, n) if k == n => "every case from this host's history".to_string(),
-        (k, n) => format!("{k} of {n} cases from this host's history"),
+        (k, n) => format!(
+            "{k} of {} from this host's history",
+            super::format::count(n, "case", "cases")
+        ),
     };
     let guessed = estimate.guessed();
     if guessed > 0 {
@@ -67,7 +70,7 @@ pub fn render(estimate: &PlanEstimate, method: &Methodology, detect: Option<f64>
     let detect_header = detect.map(|effect| {
         format!(
             "to see a {} change ({:.0}% power)",
-            percent(effect),
+            super::format::percent_given(effect),
             DETECT_POWER * 100.0
         )
     });
@@ -95,8 +98,8 @@ pub fn render(estimate: &PlanEstimate, method: &Methodology, detect: Option<f64>
         table.add_row(row);
     }
     let mut out = format!(
-        "plan: {} cases · about {} · target ±{} (rounds {} to {}, {} s a case at most{}) · {}\n",
-        estimate.cases.len(),
+        "plan: {} · about {} · target ±{} (rounds {} to {}, {} s a case at most{}) · {}\n",
+        super::format::count(estimate.cases.len(), "case", "cases"),
         duration(estimate.seconds),
         percent(method.ci_target),
         method.min_rounds,
@@ -117,9 +120,10 @@ pub fn render(estimate: &PlanEstimate, method: &Methodology, detect: Option<f64>
         .collect();
     if !missing.is_empty() {
         out.push_str(&format!(
-            "{} of {} cases are not expected to reach ±{}: their rounds scatter too much for the rounds their budget allows (`--budget`, `--max-rounds` give them more)\n",
+            "{} of {} {} not expected to reach ±{}: their rounds scatter too much for the rounds their budget allows (`--budget`, `--max-rounds` give them more)\n",
             missing.len(),
-            estimate.cases.len(),
+            super::format::count(estimate.cases.len(), "case", "cases"),
+            if missing.len() == 1 { "is" } else { "are" },
             percent(method.ci_target)
         ));
     }
@@ -319,7 +323,7 @@ mod tests {
         assert!(text.contains("6 rounds a side, 6 s for both"), "{text}");
         assert!(text.contains("no: runs differ by 4.0%"), "{text}");
         assert!(
-            text.contains("1 of 3 cases are not expected to reach ±3.0%"),
+            text.contains("1 of 3 cases is not expected to reach ±3.0%"),
             "{text}"
         );
         assert!(text.contains("4 s?"), "{text}");

@@ -134,7 +134,11 @@ fn row(run: &RunRecord, workload: &str, indexes: &[usize], sweeps: &[Sweep]) -> 
     let scaling = pair
         .and_then(|(_, all)| all.speedup)
         .map_or(String::new(), |s| {
-            format!("{:.2}× {:.0}%", s.speedup, s.efficiency * 100.0)
+            format!(
+                "{}× {}%",
+                super::format::compact(s.speedup, 2),
+                super::format::compact(s.efficiency * 100.0, 0)
+            )
         });
     let others: Vec<&CaseRecord> = indexes
         .iter()

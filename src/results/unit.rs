@@ -6,6 +6,14 @@
 //! is better), a time (s, ms, µs, ns: lower is better) and an energy (J,
 //! mJ, µJ, nJ). Every other unit (`%`, `lps`, `KiB`) is text only.
 //! Stored and exported runs hold the text: the kind is read back from it.
+//!
+//! No unit's values are negative, whatever its kind: the rates, times and
+//! energies, and every other unit a workload reports (counts of requests
+//! or events, sizes, shares in `%`, scores in `lps`), measure an amount.
+//! And everything built on a metric is a ratio (a comparison, a change in
+//! a host's history, a host against its fleet's median), which has no
+//! meaning across 0. So `sledge import` refuses a negative value in any
+//! unit, and names what the unit measures ([`Unit::measures`]).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -96,6 +104,18 @@ impl Unit {
             UnitKind::Rate => Some(Direction::Higher),
             UnitKind::Time(_) | UnitKind::Energy(_) => Some(Direction::Lower),
             UnitKind::Other => None,
+        }
+    }
+
+    /// What the unit measures, in words for a message: `a rate`, `a
+    /// time`, `an energy`, or `an amount` (a count, a size, a share, a
+    /// score).
+    pub fn measures(&self) -> &'static str {
+        match self.kind {
+            UnitKind::Rate => "a rate",
+            UnitKind::Time(_) => "a time",
+            UnitKind::Energy(_) => "an energy",
+            UnitKind::Other => "an amount",
         }
     }
 
@@ -231,6 +251,14 @@ mod tests {
         assert_eq!(Unit::of("ms").natural_direction(), Some(Direction::Lower));
         assert_eq!(Unit::of("nJ").natural_direction(), Some(Direction::Lower));
         assert_eq!(Unit::of("lps").natural_direction(), None);
+    }
+
+    #[test]
+    fn a_unit_names_what_it_measures() {
+        assert_eq!(Unit::of("events/s").measures(), "a rate");
+        assert_eq!(Unit::of("µs").measures(), "a time");
+        assert_eq!(Unit::of("nJ").measures(), "an energy");
+        assert_eq!(Unit::of("requests").measures(), "an amount");
     }
 
     #[test]

@@ -68,9 +68,12 @@ fn figure(host: &str, case: &CaseHistory) -> Markup {
                             .collect();
                         li {
                             "run " (change.run) ": "
-                            (crate::report::format::percent((change.ratio - 1.0).abs())) " "
-                            (change.verdict)
-                            (format!(" (median ×{:.3}, p = {:.1e})", change.ratio, change.p_value))
+                            (crate::report::format::change(change.ratio, change.verdict))
+                            (format!(
+                                " (median ×{}, p = {:.1e})",
+                                crate::report::format::ratio(change.ratio),
+                                change.p_value
+                            ))
                             @if facts.is_empty() {
                                 "; nothing in the inventory differs from the run before"
                             } @else {
