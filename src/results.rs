@@ -157,6 +157,36 @@ pub fn ab_pair(a: &RunRecord, b: &RunRecord) -> bool {
     }
 }
 
+/// The note naming the battery file a run ran: `battery=NAME
+/// sha256:HEX` (see `suite::battery`).
+pub const BATTERY_NOTE: &str = "battery";
+
+/// The note holding the battery file's whole text, for the JSON and for
+/// whoever wants to run it again; the human formats leave it out.
+pub const BATTERY_TEXT_NOTE: &str = "battery_text";
+
+/// The battery `notes` name, as `NAME sha256:HEX`.
+pub fn battery(notes: &[String]) -> Option<&str> {
+    notes.iter().find_map(|note| {
+        note.strip_prefix(BATTERY_NOTE)?
+            .strip_prefix('=')
+            .filter(|b| !b.is_empty())
+    })
+}
+
+/// The notes a person reads: all but the battery's text (a whole file,
+/// kept in the JSON).
+pub fn shown_notes(notes: &[String]) -> Vec<&str> {
+    notes
+        .iter()
+        .filter(|n| {
+            n.strip_prefix(BATTERY_TEXT_NOTE)
+                .is_none_or(|rest| !rest.starts_with('='))
+        })
+        .map(String::as_str)
+        .collect()
+}
+
 /// See [`RunRecord::host_key`].
 pub fn host_key(host: &HostInfo, cpus_used: usize) -> String {
     format!(

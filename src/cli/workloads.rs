@@ -9,8 +9,12 @@ pub fn execute() -> anyhow::Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
-/// Prints the built-in profiles.
+/// Prints the built-in profiles and the user's battery files.
 pub fn execute_profiles() -> anyhow::Result<ExitStatus> {
-    print(&report::listing::profiles(&suite::profiles::all()))?;
+    let (profiles, unreadable) = suite::profiles::all_with_files();
+    print(&report::listing::profiles(&profiles))?;
+    for why in unreadable {
+        crate::say!("warning: battery file {why}");
+    }
     Ok(ExitStatus::Success)
 }

@@ -1038,6 +1038,17 @@ pub(crate) fn host_facts(r: &RunRecord) -> Vec<(String, String)> {
             super::price::run_price(r).map_or_else(String::new, |p| p.to_string()),
         ),
         (
+            "battery".to_string(),
+            // The name and enough of the hash to tell two files apart.
+            crate::results::battery(&r.notes)
+                .map(|b| {
+                    b.chars()
+                        .take(b.find("sha256:").map_or(b.len(), |at| at + 7 + 12))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        ),
+        (
             "filesystem".to_string(),
             h.filesystem
                 .as_ref()
@@ -1074,7 +1085,7 @@ pub(crate) fn host_differences(a: &RunRecord, b: &RunRecord) -> Vec<HostDifferen
     let shown = |what: &str, value: String| {
         if !value.is_empty() {
             value
-        } else if what == "price" {
+        } else if what == "price" || what == "battery" {
             "not set".to_string()
         } else {
             "unknown".to_string()

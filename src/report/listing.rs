@@ -73,17 +73,22 @@ pub fn workloads(workloads: &[&'static dyn Workload]) -> String {
     out
 }
 
-/// The built-in profiles and their cases.
+/// The profiles and their cases, a battery file's with its path. A
+/// battery file is the user's text: shown escaped.
 pub fn profiles(profiles: &[Profile]) -> String {
     let mut out = String::new();
     for p in profiles {
-        out.push_str(&format!("{}: {}\n", p.name, p.summary));
+        let name = match &p.file {
+            Some(file) => format!("{} (battery file {})", p.name, file.path.display()),
+            None => p.name.clone(),
+        };
+        out.push_str(&format!("{name}: {}\n", p.summary));
         for e in &p.entries {
             out.push_str(&format!("  {} {}\n", e.workload.id(), e.params.join(" ")));
         }
         out.push('\n');
     }
-    out
+    crate::visible::escape_lines(&out).into_owned()
 }
 
 /// The host inventory as a two-column table.

@@ -73,7 +73,10 @@ pub fn header(run: &RunRecord) -> String {
     let notes = if run.notes.is_empty() {
         String::new()
     } else {
-        format!("notes: {}\n", run.notes.join(" · "))
+        format!(
+            "notes: {}\n",
+            crate::results::shown_notes(&run.notes).join(" · ")
+        )
     };
     format!(
         "run {} · profile {} · {} · {} ({} CPUs used) · {} · sledge {}\n{notes}",

@@ -442,7 +442,10 @@ fn head_lines(run: &RunRecord) -> Vec<String> {
     }
     let mut lines = vec![first];
     if !run.notes.is_empty() {
-        lines.push(format!("notes: {}", run.notes.join(" · ")));
+        lines.push(format!(
+            "notes: {}",
+            crate::results::shown_notes(&run.notes).join(" · ")
+        ));
     }
     lines.push(String::new());
     lines

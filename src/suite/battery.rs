@@ -42,10 +42,7 @@ use super::profiles::{Entry, Profile};
 use crate::engine::Methodology;
 use crate::workloads;
 
-/// The note naming the battery a run ran: `battery=NAME sha256:HEX`.
-pub const BATTERY_NOTE: &str = "battery";
-/// The note holding the battery file's whole text.
-pub const BATTERY_TEXT_NOTE: &str = "battery_text";
+use crate::results::{BATTERY_NOTE, BATTERY_TEXT_NOTE};
 
 /// The largest battery file read.
 const MAX_BYTES: u64 = 1024 * 1024;
@@ -283,7 +280,9 @@ fn parse(text: &str, stem: &str) -> Result<Profile, String> {
         return Err(format!("`name` must be one word, not `{name}`"));
     }
     if form.case.is_empty() {
-        return Err("it has no case: add one, for example\n[[case]]\nworkload = \"cpu.primes\"".to_string());
+        return Err(
+            "it has no case: add one, for example\n[[case]]\nworkload = \"cpu.primes\"".to_string(),
+        );
     }
     let mut methodology = Methodology::default();
     if let Some(precision) = form.precision {
@@ -317,7 +316,9 @@ fn parse(text: &str, stem: &str) -> Result<Profile, String> {
         .case
         .into_iter()
         .enumerate()
-        .map(|(i, case)| entry(case).map_err(|why| format!("case {} ([[case]] number {}): {why}", i + 1, i + 1)))
+        .map(|(i, case)| {
+            entry(case).map_err(|why| format!("case {} ([[case]] number {}): {why}", i + 1, i + 1))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Profile {
         summary: form
@@ -348,7 +349,10 @@ fn entry(case: CaseForm) -> Result<Entry, String> {
             "time_limit",
             case.time_limit
                 .as_ref()
-                .map(|t| t.duration("time_limit").map(|d| d.as_secs_f64().to_string()))
+                .map(|t| {
+                    t.duration("time_limit")
+                        .map(|d| d.as_secs_f64().to_string())
+                })
                 .transpose()?,
         ),
         (
@@ -384,9 +388,8 @@ fn entry(case: CaseForm) -> Result<Entry, String> {
                     "`{key}` belongs to a `command` case; for workload {id}, put its parameters under `params`"
                 ));
             }
-            workloads::find(id).ok_or_else(|| {
-                format!("`{id}` is not a workload; `sledge workloads` lists them")
-            })?
+            workloads::find(id)
+                .ok_or_else(|| format!("`{id}` is not a workload; `sledge workloads` lists them"))?
         }
     };
     Ok(Entry { workload, params })
@@ -418,7 +421,10 @@ metric = ["a:s:lower:regex:x ([0-9]+)", "b:req/s:higher:json:/b"]
         assert_eq!(profile.methodology.ci_target, 0.05);
         assert_eq!(profile.methodology.case_budget, Duration::from_secs(60));
         assert_eq!(profile.entries[0].workload.id(), "cpu.primes");
-        assert_eq!(profile.entries[0].params, ["max_prime=2000", "threads=1,all"]);
+        assert_eq!(
+            profile.entries[0].params,
+            ["max_prime=2000", "threads=1,all"]
+        );
         assert_eq!(profile.entries[1].workload.id(), "command");
         assert_eq!(
             profile.entries[1].params,
@@ -439,9 +445,19 @@ metric = ["a:s:lower:regex:x ([0-9]+)", "b:req/s:higher:json:/b"]
         let err = parse("precision = \"high\"\n[[case]]\nworkload = \"cpu\"\n", "f").unwrap_err();
         assert!(err.contains("line 1"), "{err}");
         let err = parse("[[case]]\nworkload = \"nope\"\n", "f").unwrap_err();
-        assert!(err.contains("case 1") && err.contains("`nope` is not a workload"), "{err}");
-        let err = parse("[[case]]\nworkload = \"cpu.primes\"\nprepare = \"x\"\n", "f").unwrap_err();
-        assert!(err.contains("`prepare` belongs to a `command` case"), "{err}");
+        assert!(
+            err.contains("case 1") && err.contains("`nope` is not a workload"),
+            "{err}"
+        );
+        let err = parse(
+            "[[case]]\nworkload = \"cpu.primes\"\nprepare = \"x\"\n",
+            "f",
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("`prepare` belongs to a `command` case"),
+            "{err}"
+        );
         let err = parse("name = \"x\"\n", "f").unwrap_err();
         assert!(err.contains("no case"), "{err}");
         let err = parse("precision = 3\n[[case]]\ncommand = \"true\"\n", "f").unwrap_err();

@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 
+use super::battery::BatteryFile;
 use super::overrides::Overrides;
 pub use super::plan_error::PlanError;
-use super::battery::BatteryFile;
 use super::profiles::{self, Entry};
 use crate::engine::params::{resolve_cases, split_assignment};
 use crate::engine::{Methodology, PlannedCase};

@@ -463,13 +463,16 @@ pub fn all_with_files() -> (Vec<Profile>, Vec<String>) {
     let mut unreadable = Vec::new();
     for found in battery::user_batteries() {
         match found {
-            Ok(profile) if profiles.iter().any(|p| p.name == profile.name) => unreadable.push(
-                format!(
+            Ok(profile) if profiles.iter().any(|p| p.name == profile.name) => {
+                unreadable.push(format!(
                     "{}: its name `{}` is a built-in profile's; rename the file",
-                    profile.file.as_ref().map_or_else(String::new, |f| f.path.display().to_string()),
+                    profile
+                        .file
+                        .as_ref()
+                        .map_or_else(String::new, |f| f.path.display().to_string()),
                     profile.name
-                ),
-            ),
+                ))
+            }
             Ok(profile) => profiles.push(profile),
             Err(why) => unreadable.push(why.to_string()),
         }
