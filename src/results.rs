@@ -361,7 +361,9 @@ impl CaseRecord {
 /// `workload k=v k=v`: a case as a user would type it.
 pub fn case_label(workload: &str, params: &BTreeMap<String, String>) -> String {
     let mut label = workload.to_string();
-    for (k, v) in params {
+    // A parameter left empty (a command's unused `prepare`, a load with no
+    // client hosts) says nothing about the case.
+    for (k, v) in params.iter().filter(|(_, v)| !v.is_empty()) {
         label.push_str(&format!(" {k}={v}"));
     }
     label

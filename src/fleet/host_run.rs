@@ -187,6 +187,34 @@ fn prepare(connection: &Connection, job: &HostJob) -> Result<Remote, String> {
     })
 }
 
+/// `run_args` with every battery file among the targets (a local file
+/// ending in `.toml`) sent to the host's scratch directory under its own
+/// name (which names the battery when the file does not) and named by
+/// its path there: the host runs the same text, with the same hash.
+fn with_batteries_sent(
+    connection: &Connection,
+    remote: &Remote,
+    run_args: &[String],
+) -> Result<Vec<String>, String> {
+    run_args
+        .iter()
+        .map(|word| {
+            let local = std::path::Path::new(word);
+            let Some(name) = local
+                .file_name()
+                .filter(|_| word.ends_with(".toml") && local.is_file())
+            else {
+                return Ok(word.clone());
+            };
+            let there = format!("{}/{}", remote.scratch, name.to_string_lossy());
+            connection
+                .upload(local, &there, 0o644)
+                .map_err(|e| format!("cannot send the battery file {word}: {e}"))?;
+            Ok(there)
+        })
+        .collect()
+}
+
 /// Runs the selection on the host, streaming its output, stops it when
 /// asked, and fetches the run it stored.
 fn run_and_fetch(
@@ -203,7 +231,7 @@ fn run_and_fetch(
         store.clone(),
         "run".to_string(),
     ]);
-    words.extend(job.settings.run_args.iter().cloned());
+    words.extend(with_batteries_sent(connection, remote, &job.settings.run_args)?);
     // Which host of the fleet ran it, as the user named it: hosts that
     // share a host name (clones, containers) stay apart in `list`, `show`
     // and `report`.
