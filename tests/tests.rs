@@ -4,6 +4,7 @@
 mod common;
 
 mod ab;
+mod battery;
 mod build;
 mod cli_errors;
 mod cli_flags;

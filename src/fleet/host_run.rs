@@ -231,7 +231,11 @@ fn run_and_fetch(
         store.clone(),
         "run".to_string(),
     ]);
-    words.extend(with_batteries_sent(connection, remote, &job.settings.run_args)?);
+    words.extend(with_batteries_sent(
+        connection,
+        remote,
+        &job.settings.run_args,
+    )?);
     // Which host of the fleet ran it, as the user named it: hosts that
     // share a host name (clones, containers) stay apart in `list`, `show`
     // and `report`.

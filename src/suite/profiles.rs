@@ -531,7 +531,7 @@ mod tests {
     #[test]
     fn every_profile_plans_with_valid_parameters() {
         for profile in all() {
-            let plan = crate::suite::plan(&[profile.name.clone()], &[], 2)
+            let plan = crate::suite::plan(std::slice::from_ref(&profile.name), &[], 2)
                 .unwrap_or_else(|e| panic!("{}: {e}", profile.name));
             assert!(!plan.cases.is_empty(), "{}", profile.name);
         }

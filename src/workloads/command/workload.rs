@@ -168,7 +168,7 @@ impl Workload for CommandWorkload {
         };
         let metrics = OutputMetric::parse_all(&p.metric).map_err(anyhow::Error::msg)?;
         let optional = |text: &str| -> anyhow::Result<Option<String>> {
-            Ok((!text.trim().is_empty()).then(|| fill(text)).transpose()?)
+            (!text.trim().is_empty()).then(|| fill(text)).transpose()
         };
         Ok(Box::new(CommandCase::new(
             argv,
