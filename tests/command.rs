@@ -51,9 +51,11 @@ fn a_trial_stores_wall_user_system_and_peak_memory() {
         .map(|m| m["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["wall", "user", "system", "max_rss"]);
-    // The shell's start-up is taken out: what is left is the sleep.
+    // The shell's start-up is taken out: what is left is the sleep, give
+    // or take how much that start-up varies on a busy machine (the median
+    // taken out can exceed the start-up of a trial by milliseconds).
     let wall = mean(case, "wall");
-    assert!((0.045..0.5).contains(&wall), "{wall}");
+    assert!((0.025..0.5).contains(&wall), "{wall}");
     assert!(mean(case, "max_rss") > 0.0);
 }
 

@@ -38,35 +38,13 @@ use std::time::Duration;
 use serde::Deserialize;
 use sha2::Digest as _;
 
-use super::profiles::{Entry, Profile};
+use super::battery_file::BatteryFile;
+use super::profile::{Entry, Profile};
 use crate::engine::Methodology;
 use crate::workloads;
 
-use crate::results::{BATTERY_NOTE, BATTERY_TEXT_NOTE};
-
 /// The largest battery file read.
 const MAX_BYTES: u64 = 1024 * 1024;
-
-/// A battery as read from its file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BatteryFile {
-    /// Where it was read from.
-    pub path: PathBuf,
-    /// Its whole text.
-    pub text: String,
-    /// The SHA-256 of its text, in hex.
-    pub sha256: String,
-}
-
-impl BatteryFile {
-    /// The notes a run of it carries: its name and hash, and its text.
-    pub fn notes(&self, name: &str) -> Vec<String> {
-        vec![
-            format!("{BATTERY_NOTE}={name} sha256:{}", self.sha256),
-            format!("{BATTERY_TEXT_NOTE}={}", self.text),
-        ]
-    }
-}
 
 /// Why a battery file could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -153,6 +131,15 @@ impl Scalar {
 }
 
 impl Value {
+    /// Whether a value is empty text (or the list is empty), which `-p`
+    /// refuses too.
+    fn has_empty(&self) -> bool {
+        match self {
+            Value::One(one) => one.text().trim().is_empty(),
+            Value::Many(many) => many.is_empty() || many.iter().any(|v| v.text().trim().is_empty()),
+        }
+    }
+
     /// As `-p` would take it: values at commas, one that holds a comma or
     /// a quote in double quotes.
     fn assignment_text(&self) -> String {
@@ -272,8 +259,8 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// The profile a battery's `text` describes; `stem` names it when the
-/// text does not.
-fn parse(text: &str, stem: &str) -> Result<Profile, String> {
+/// text does not. (Public for the fuzz target; [`read`] reads a file.)
+pub fn parse(text: &str, stem: &str) -> Result<Profile, String> {
     let form: FileForm = toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())?;
     let name = form.name.unwrap_or_else(|| stem.to_string());
     if name.trim().is_empty() || name.contains(char::is_whitespace) {
@@ -333,11 +320,22 @@ fn parse(text: &str, stem: &str) -> Result<Profile, String> {
 
 /// One `[[case]]` as a profile's entry.
 fn entry(case: CaseForm) -> Result<Entry, String> {
-    let mut params: Vec<String> = case
-        .params
-        .iter()
-        .map(|(name, value)| format!("{name}={}", value.assignment_text()))
-        .collect();
+    let mut params = Vec::with_capacity(case.params.len());
+    for (name, value) in &case.params {
+        let named = name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !named {
+            return Err(format!(
+                "`{name}` in `params` is not a parameter's name (lowercase letters, digits and _)"
+            ));
+        }
+        if value.has_empty() {
+            return Err(format!("params.{name}: a value is empty"));
+        }
+        params.push(format!("{name}={}", value.assignment_text()));
+    }
     let command_keys = [
         ("prepare", case.prepare.clone()),
         ("setup", case.setup.clone()),
@@ -374,9 +372,13 @@ fn entry(case: CaseForm) -> Result<Entry, String> {
             );
         }
         (None, Some(command)) => {
+            if command.trim().is_empty() {
+                return Err("`command` is empty: give the command line to run".to_string());
+            }
             params.push(format!("cmd={}", quoted(command)));
+            // An empty step (`prepare = ""`) is no step.
             for (key, value) in &command_keys {
-                if let Some(value) = value {
+                if let Some(value) = value.as_ref().filter(|v| !v.trim().is_empty()) {
                     params.push(format!("{key}={}", quoted(value)));
                 }
             }
@@ -462,6 +464,17 @@ metric = ["a:s:lower:regex:x ([0-9]+)", "b:req/s:higher:json:/b"]
         assert!(err.contains("no case"), "{err}");
         let err = parse("precision = 3\n[[case]]\ncommand = \"true\"\n", "f").unwrap_err();
         assert!(err.contains("below 1"), "{err}");
+        let err = parse("[[case]]\ncommand = \"x\"\nparams = { \"a=b\" = 1 }\n", "f").unwrap_err();
+        assert!(
+            err.contains("`a=b` in `params` is not a parameter's name"),
+            "{err}"
+        );
+        let err = parse(
+            "[[case]]\ncommand = \"x\"\nparams = { n = [1, \"\"] }\n",
+            "f",
+        )
+        .unwrap_err();
+        assert!(err.contains("params.n: a value is empty"), "{err}");
     }
 
     #[test]

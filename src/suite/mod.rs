@@ -3,6 +3,7 @@
 pub mod ab;
 mod bad_request;
 pub mod battery;
+pub mod battery_file;
 pub mod defaults;
 pub mod execute;
 pub mod fallback;
@@ -16,6 +17,7 @@ pub mod plan;
 pub mod plan_error;
 pub mod plan_estimate;
 pub mod preflight;
+pub mod profile;
 pub mod profiles;
 pub mod request;
 pub mod subprocess;

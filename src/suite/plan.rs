@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::battery::BatteryFile;
+use super::battery_file::BatteryFile;
 use super::overrides::Overrides;
 pub use super::plan_error::PlanError;
 use super::profiles::{self, Entry};
