@@ -259,6 +259,24 @@ fn a_step_under_a_cpu_quota_is_named_by_the_quota() {
         text.contains("differs: CPU quota: none → 0.85 CPUs (cgroup /sledge-quota)\n"),
         "{text}"
     );
+
+    // The report's hosts side by side mark the row.
+    let out = sandbox
+        .sledge()
+        .args(["report", "8", "9"])
+        .output()
+        .unwrap();
+    let page = String::from_utf8(out.stdout).unwrap();
+    let row = page
+        .lines()
+        .find(|line| line.contains("<th>Cgroup limits</th>"))
+        .unwrap_or_else(|| panic!("no cgroup row: {page}"));
+    assert!(row.contains("class=\"differs\""), "{row}");
+    assert!(
+        row.contains("<td>none</td>")
+            && row.contains("CPU quota 0.85 CPUs (85000/100000 µs, cgroup /sledge-quota)"),
+        "{row}"
+    );
 }
 
 #[test]
