@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # Does `sledge history` find a step this machine is made to take, and name
-# nothing in the inventory for it? Runs one small case RUNS times into a
-# fresh store, the runs from STEP on under a CPU quota of QUOTA% of one
-# CPU (a cgroup), then prints `sledge history` and checks that it found
-# one change point, at run STEP, slower, with no inventory difference.
+# its cause? Runs one small case RUNS times into a fresh store, the runs
+# from STEP on under a CPU quota of QUOTA% of one CPU (a cgroup), then
+# prints `sledge history` and checks that it found one change point, at
+# run STEP, slower, with the CPU quota (which the probe reads from the
+# run's own cgroup) the one inventory difference named.
 #
 #   bench/history.sh [RUNS] [STEP] [QUOTA]    # defaults: 30 15 90
 #
 # Each run is `cpu.primes threads=1` for 3 rounds of 0.5 s trials (about
 # 10 s); 30 runs take about 5 minutes. Target (issue "What the store
 # knows"): the change point at run STEP (or one off), ratio near
-# QUOTA/100, nothing named as changed. STORE=path keeps the runs (default:
+# QUOTA/100, the CPU quota named as what changed (`none` before, QUOTA/100
+# CPUs after), when the change point is at run STEP itself (one off, the
+# runs either side of it both ran under the quota or both without, and
+# nothing is named). STORE=path keeps the runs (default:
 # a temporary store). Needs root and a cgroup cpu controller (v1
 # cpu.cfs_quota_us or v2 cpu.max), as bench/ab.sh power does.
 set -euo pipefail
@@ -69,7 +73,13 @@ case = history["cases"][0]
 changes = case["change_points"]
 # The run ids of the fresh store are 1..RUNS, so run STEP is index STEP-1.
 found = [c for c in changes if abs(c["index"] - (step - 1)) <= 1]
-ok = len(changes) == 1 and found and found[0]["verdict"] == "slower" and not found[0]["differences"]
+if found and found[0]["index"] == step - 1:
+    expected = [{"what": "CPU quota", "before": "none",
+                 "after": "%g CPUs" % (quota / 100)}]
+    named = [dict(d, after=d["after"].split(" (cgroup ")[0]) for d in found[0]["differences"]]
+else:
+    expected, named = [], found[0]["differences"] if found else []
+ok = len(changes) == 1 and found and found[0]["verdict"] == "slower" and named == expected
 for c in changes:
     print("change at run %d: ratio %.3f, p %.1e, %s; differences: %s"
           % (c["run"], c["ratio"], c["p_value"], c["verdict"],

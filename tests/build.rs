@@ -2,7 +2,9 @@
 //! determinism, the cache kept and reused between runs, the refusal of a
 //! host without the tools (naming the Debian packages), a corrupt kernel
 //! tarball (its partial unpack removed), and that a Ctrl-C kills the whole
-//! build (no `make` or `cc1` left) while keeping the cache.
+//! build (no `make` or `cc1` left) while keeping the cache, as a SIGTERM to
+//! sledge's whole process group (`timeout`'s) does, removing the build
+//! directory as a normal end does.
 //!
 //! No real kernel is built here: `build.kernel` runs on a tiny fixture
 //! "kernel tree" whose Makefile understands `O=`, the config targets and
@@ -491,4 +493,88 @@ fn ctrl_c_kills_the_whole_build_and_keeps_the_cache() {
     );
     // The build directory is gone; the generated tree is kept.
     assert_eq!(names(&cache), ["c-project-v1-400x3000"]);
+}
+
+#[test]
+fn sigterm_to_sledges_group_cleans_up_the_kernel_build_as_a_normal_end_does() {
+    use std::os::unix::process::CommandExt;
+    let sandbox = Sandbox::new();
+    let fixtures = tempfile::tempdir().unwrap();
+    let tarball = fixture_kernel_tarball(fixtures.path());
+    // A target that builds until it is stopped, its sleeper in make's
+    // group; the tarball is made again with it.
+    let tree = fixtures.path().join("linux-fixture");
+    let mut makefile = std::fs::read_to_string(tree.join("Makefile")).unwrap();
+    makefile.push_str("slow: vmlinux\n\tsleep 93.75\n");
+    std::fs::write(tree.join("Makefile"), makefile).unwrap();
+    let retarred = std::process::Command::new("tar")
+        .arg("-czf")
+        .arg(&tarball)
+        .arg("-C")
+        .arg(fixtures.path())
+        .arg("linux-fixture")
+        .status()
+        .unwrap();
+    assert!(retarred.success());
+    let size = std::fs::metadata(&tarball).unwrap().len();
+    let cache = sandbox.path().join("cache");
+    std::fs::create_dir(&cache).unwrap();
+    // sledge leads a process group of its own, as under `timeout`, which
+    // signals the command and then its whole group.
+    let mut sledge = std::process::Command::new(assert_cmd::cargo::cargo_bin("sledge"))
+        .current_dir(sandbox.path())
+        .env("SLEDGE_STORE", sandbox.store())
+        .args(["run", "build.kernel", "-p", "config=tinyconfig"])
+        .args(["-p", "target=slow", "-p", "jobs=1", "-p"])
+        .arg(format!("src={}", tarball.display()))
+        .arg("-p")
+        .arg(format!("dir={}", cache.display()))
+        .args(FAST)
+        .process_group(0)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let build = loop {
+        let tree = descendants(sledge.id());
+        if tree.iter().any(|(_, _, _, name)| name == "sleep") {
+            break tree;
+        }
+        if Instant::now() > deadline {
+            let _ = sledge.kill();
+            let _ = sledge.wait();
+            panic!("no build under sledge within 120 s: {tree:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let make = build
+        .iter()
+        .find(|(_, _, _, name)| name == "make")
+        .expect("make runs the build")
+        .clone();
+    let entry = format!("linux-fixture.tar.gz-{size}");
+    let mut during = names(&cache);
+    during.retain(|name| *name != entry);
+    assert_eq!(during.len(), 1, "one build directory: {during:?}");
+    // SAFETY: plain kill(2) of the group our own child leads.
+    unsafe { libc::kill(-(sledge.id() as i32), libc::SIGTERM) };
+    let status = wait_bounded(&mut sledge, Duration::from_secs(60));
+    assert_eq!(status.code(), Some(130));
+    let left: Vec<&(u32, u32, u64, String)> = build
+        .iter()
+        .filter(|(pid, _, start, _)| stat_of(*pid).is_some_and(|s| s.2 == *start))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    let in_group: Vec<u32> = all_pids()
+        .into_iter()
+        .filter(|&pid| stat_of(pid).is_some_and(|s| s.1 == make.0))
+        .collect();
+    assert!(
+        in_group.is_empty(),
+        "still in the build's group: {in_group:?}"
+    );
+    // The build directory is gone, as after a normal end; the unpacked
+    // tree stays in the cache.
+    assert_eq!(names(&cache), [entry]);
 }

@@ -793,8 +793,9 @@ fn a_host_under_a_cpu_quota_is_named_an_outlier_and_without_it_none_is() {
     assert_eq!(named_outliers(&sandbox, &["1", "2", "3"]), []);
 
     // The second host held to 2% of a CPU: it, and it alone, is named,
-    // slower, with nothing in its inventory to tell why (the quota is not
-    // a fact the probe reads).
+    // slower, with nothing in its inventory to tell why (its sessions run
+    // under `ip netns exec`, whose `/sys` has no cgroup file systems, so
+    // the probe cannot read the quota).
     set.quota(1, 2);
     let assert = fleet_sledge(&sandbox).args(&words).assert().success();
     let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();

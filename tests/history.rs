@@ -33,6 +33,19 @@ impl Normal {
 /// `kernel`) whose three rounds of two trials average `value`, as `sledge
 /// run` would have stored it, started on day `day`.
 fn store_run(store: &std::path::Path, day: usize, value: f64, kernel: &str) {
+    store_run_on(store, day, value, |host| {
+        host.os.kernel = kernel.to_string()
+    });
+}
+
+/// [`store_run`] on a host that `describe` sets apart (its kernel, its
+/// cgroup limits).
+fn store_run_on(
+    store: &std::path::Path,
+    day: usize,
+    value: f64,
+    describe: impl FnOnce(&mut sledge::probe::HostInfo),
+) {
     let mut store = sledge::store::Store::open(store).expect("store");
     let mut host = sledge::probe::HostInfo {
         hostname: "h1".to_string(),
@@ -40,7 +53,7 @@ fn store_run(store: &std::path::Path, day: usize, value: f64, kernel: &str) {
     };
     host.cpu.model = "Test CPU".to_string();
     host.cpu.microcode = Some("0x10".to_string());
-    host.os.kernel = kernel.to_string();
+    describe(&mut host);
     let started = format!("2026-{:02}-{:02}T10:00:00Z", 1 + day / 28, 1 + day % 28);
     let run = RunRecord {
         id: 0,
@@ -179,6 +192,91 @@ fn a_seven_percent_step_is_found_at_its_run_with_the_kernel_that_changed() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("change at run 16 ("), "{text}");
     assert!(text.contains("      kernel: 6.1.0 → 6.1.1\n"), "{text}");
+}
+
+#[test]
+fn a_step_under_a_cpu_quota_is_named_by_the_quota() {
+    // Eight runs without a limit, six in a cgroup at 0.85 CPUs: the
+    // history and a comparison of the runs either side name the quota.
+    let sandbox = Sandbox::new();
+    let mut normal = Normal(11);
+    for i in 0..14 {
+        let limited = i >= 8;
+        let level = if limited { 850.0 } else { 1000.0 };
+        store_run_on(
+            &sandbox.store(),
+            i,
+            level * (1.0 + NOISE * normal.next()),
+            |host| {
+                host.os.kernel = "6.1.0".to_string();
+                let mut limits = sledge::probe::CgroupLimits::default();
+                if limited {
+                    limits.cpu_quota = Some(sledge::probe::CpuQuota {
+                        cpus: 0.85,
+                        quota_us: 85_000,
+                        period_us: 100_000,
+                        cgroup: "/sledge-quota".to_string(),
+                    });
+                }
+                host.cgroup = Some(limits);
+            },
+        );
+    }
+    let history = history_json(&sandbox);
+    let changes = history["cases"][0]["change_points"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{history}");
+    assert_eq!(
+        (&changes[0]["run"], &changes[0]["run_before"]),
+        (&9.into(), &8.into())
+    );
+    assert_eq!(
+        changes[0]["differences"],
+        serde_json::json!([{
+            "what": "CPU quota",
+            "before": "none",
+            "after": "0.85 CPUs (cgroup /sledge-quota)"
+        }])
+    );
+    let out = sandbox
+        .sledge()
+        .args(["history", "test.scripted", "--host", "h1"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("      CPU quota: none → 0.85 CPUs (cgroup /sledge-quota)\n"),
+        "{text}"
+    );
+    assert!(!text.contains("nothing in the inventory differs"), "{text}");
+
+    let out = sandbox
+        .sledge()
+        .args(["compare", "8", "9"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("differs: CPU quota: none → 0.85 CPUs (cgroup /sledge-quota)\n"),
+        "{text}"
+    );
+
+    // The report's hosts side by side mark the row.
+    let out = sandbox
+        .sledge()
+        .args(["report", "8", "9"])
+        .output()
+        .unwrap();
+    let page = String::from_utf8(out.stdout).unwrap();
+    let row = page
+        .lines()
+        .find(|line| line.contains("<th>Cgroup limits</th>"))
+        .unwrap_or_else(|| panic!("no cgroup row: {page}"));
+    assert!(row.contains("class=\"differs\""), "{row}");
+    assert!(
+        row.contains("<td>none</td>")
+            && row.contains("CPU quota 0.85 CPUs (85000/100000 µs, cgroup /sledge-quota)"),
+        "{row}"
+    );
 }
 
 #[test]

@@ -353,6 +353,169 @@ fn a_silent_server_gives_timeouts() {
     assert!(started.elapsed() < Duration::from_secs(5));
 }
 
+/// What an interim server answers each request with.
+#[derive(Clone, Copy)]
+enum Hints {
+    /// This many `103 Early Hints`, then a `200`.
+    ThenFinal(usize),
+    /// `103 Early Hints` every `gap`, and nothing else, until the
+    /// connection closes.
+    Forever { gap: Duration },
+}
+
+const EARLY_HINTS: &[u8] = b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n";
+
+/// A server with a thread per connection that answers every request with
+/// `hints`.
+fn early_hints_server(hints: Hints) -> (SocketAddr, Arc<AtomicBool>, JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let handle = std::thread::spawn(move || {
+        let deadline = Instant::now() + SERVER_LIFETIME;
+        let mut workers = Vec::new();
+        while !flag.load(Ordering::Relaxed) && Instant::now() < deadline {
+            let Ok((mut s, _)) = listener.accept() else {
+                std::thread::sleep(Duration::from_millis(1));
+                continue;
+            };
+            let flag = flag.clone();
+            workers.push(std::thread::spawn(move || {
+                s.set_nonblocking(false).unwrap();
+                s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+                let (mut pending, mut buf) = (Vec::new(), [0u8; 4096]);
+                let live = || !flag.load(Ordering::Relaxed) && Instant::now() < deadline;
+                while live() {
+                    match s.read(&mut buf) {
+                        Ok(0) => return,
+                        Ok(n) => pending.extend_from_slice(&buf[..n]),
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                        Err(_) => return,
+                    }
+                    while let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+                        pending.drain(..end + 4);
+                        match hints {
+                            Hints::ThenFinal(n) => {
+                                let mut answer = EARLY_HINTS.repeat(n);
+                                answer.extend_from_slice(
+                                    b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+                                );
+                                if s.write_all(&answer).is_err() {
+                                    return;
+                                }
+                            }
+                            Hints::Forever { gap } => {
+                                // Until the client gives up on the
+                                // connection (the write fails).
+                                while live() && s.write_all(EARLY_HINTS).is_ok() {
+                                    std::thread::sleep(gap);
+                                }
+                                return;
+                            }
+                        }
+                    }
+                }
+            }));
+        }
+        for worker in workers {
+            let _ = worker.join();
+        }
+    });
+    (addr, stop, handle)
+}
+
+/// Every request sent ends in exactly one place: a complete response, an
+/// error without one, or still waiting when the run ended.
+fn assert_every_request_counted_once(r: &http::LoadReport) {
+    assert_eq!(
+        r.sent,
+        r.responses + r.errors.without_response() + r.unanswered,
+        "sent {}, responses {}, unanswered {}, errors {:?}",
+        r.sent,
+        r.responses,
+        r.unanswered,
+        r.errors
+    );
+}
+
+#[test]
+fn early_hints_before_the_answer_are_skipped_and_every_request_is_counted() {
+    let (addr, stop, handle) = early_hints_server(Hints::ThenFinal(3));
+    let mut c = config(&[format!("http://{addr}/")], 2);
+    c.timeout = Some(Duration::from_secs(5));
+    c.requests = Some(40);
+    let r = http::run(&c, &CancelToken::new()).unwrap();
+    stop.store(true, Ordering::Relaxed);
+    handle.join().unwrap();
+    assert_eq!((r.sent, r.responses), (40, 40), "{:?}", r.errors);
+    assert_eq!((r.errors.total(), r.unanswered), (0, 0), "{:?}", r.errors);
+    assert_every_request_counted_once(&r);
+}
+
+#[test]
+fn endless_early_hints_are_an_error_or_still_waiting_never_lost() {
+    let run = |gap: Duration, timeout: Duration, duration: Duration| {
+        let (addr, stop, handle) = early_hints_server(Hints::Forever { gap });
+        let mut c = config(&[format!("http://{addr}/")], 2);
+        c.timeout = Some(timeout);
+        c.duration = Some(duration);
+        let r = http::run(&c, &CancelToken::new()).unwrap();
+        stop.store(true, Ordering::Relaxed);
+        handle.join().unwrap();
+        assert_eq!(r.responses, 0, "{:?}", r.errors);
+        assert_every_request_counted_once(&r);
+        r
+    };
+    // A flood: past the bound on interim responses each request is a
+    // protocol error, and the next goes out on a new connection.
+    let r = run(
+        Duration::ZERO,
+        Duration::from_secs(10),
+        Duration::from_secs(1),
+    );
+    assert!(r.errors.protocol > 2, "{:?}", r.errors);
+    assert_eq!(r.errors.timeout, 0, "{:?}", r.errors);
+    // A trickle (one a second) within the timeout: when the run ends the
+    // requests are still waiting, and counted so.
+    let second = Duration::from_secs(1);
+    let r = run(second, Duration::from_secs(10), Duration::from_millis(1500));
+    assert_eq!((r.sent, r.unanswered), (2, 2), "{:?}", r.errors);
+    assert_eq!(r.errors.without_response(), 0, "{:?}", r.errors);
+    // The same trickle with a timeout shorter than the run: timeouts.
+    let r = run(
+        second,
+        Duration::from_millis(300),
+        Duration::from_millis(1500),
+    );
+    assert!(r.errors.timeout >= 4, "{:?}", r.errors);
+    assert_eq!(r.errors.protocol, 0, "{:?}", r.errors);
+
+    // `sledge http` says where the requests went.
+    let (addr, stop, handle) = early_hints_server(Hints::Forever { gap: second });
+    let out = sledge_http(&["-c", "2", "-d", "1500ms", &format!("http://{addr}/")]);
+    stop.store(true, Ordering::Relaxed);
+    handle.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("0 responses in 1.5"),
+        "{out:?}"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains(" s (2 sent, 2 still waiting when the run ended), "),
+        "{out:?}"
+    );
+    assert_eq!(
+        stderr.trim_end(),
+        "error: no request succeeded: 2 sent, 0 complete responses (0 4xx, 0 5xx), \
+         2 without a response (refused 0, reset 0, timeout 0, protocol 0, other 0, \
+         still waiting when the run ended 2)"
+    );
+}
+
 #[test]
 fn open_loop_drops_requests_older_than_the_timeout() {
     let (addr, stop, handle) = scripted_server(2, Duration::from_millis(400), Behaviour::Answer);
@@ -744,7 +907,8 @@ fn a_run_where_every_response_is_an_error_status_fails() {
     assert_eq!(
         stderr.trim_end(),
         "error: no request succeeded: 5 sent, 5 complete responses (5 4xx, 0 5xx), \
-         0 without a response (refused 0, reset 0, timeout 0, protocol 0, other 0)"
+         0 without a response (refused 0, reset 0, timeout 0, protocol 0, other 0, \
+         still waiting when the run ended 0)"
     );
     // One success among the errors is a run that worked.
     let out = sledge_http(&[

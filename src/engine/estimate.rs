@@ -6,7 +6,9 @@
 //! Where this host has measured a case before (`History`), its costs and
 //! variance components come from there; otherwise the trial length comes
 //! from the workload (`Workload::trial_seconds`, its `time` parameter) or
-//! [`DEFAULT_TRIAL_SECONDS`], and the precision is unknown: the rounds are
+//! [`DEFAULT_TRIAL_SECONDS`], the untimed work around the trials from the
+//! workload too (`Workload::untimed_work`: a source to unpack, a build to
+//! configure before each trial), and the precision is unknown: the rounds are
 //! then planned for a scatter of [`PRIOR_ROUND_SD`] between rounds, the
 //! middle of what cases show on shared hosts, so that the time is about
 //! right even when the precision cannot be said.
@@ -51,9 +53,12 @@ pub struct CaseEstimate {
     pub trials_per_round: u32,
     /// One round's wall time, seconds.
     pub round_seconds: f64,
+    /// Untimed work done once, in the case's first round, beyond
+    /// `round_seconds` (a source unpacked into a cache), seconds.
+    pub once_seconds: f64,
     /// Rounds planned.
     pub rounds: u32,
-    /// The case's wall time, seconds.
+    /// The case's wall time (its rounds and `once_seconds`), seconds.
     pub seconds: f64,
     /// Relative scatter of its round means, from history.
     pub round_sd: Option<f64>,
@@ -140,7 +145,7 @@ pub fn estimate(
                 let wished = case.rounds.saturating_sub(method.min_rounds);
                 let kept = (f64::from(wished) * share).round() as u32;
                 case.rounds = case.rounds.min(method.min_rounds) + kept;
-                case.seconds = f64::from(case.rounds) * case.round_seconds;
+                case.seconds = f64::from(case.rounds) * case.round_seconds + case.once_seconds;
                 case.expected_ci = case.round_sd.map(|sd| ci_at(sd, case.rounds, method));
             }
         }
@@ -167,10 +172,13 @@ fn case_estimate(
         trials_per_round(hint, method.min_trials, method.max_trials)
     };
     let said = planned.workload.trial_seconds(&planned.params, env);
+    // Whether the once-only work is still to do is the workload's to say
+    // (a source already in the cache needs no unpack), history or not.
+    let untimed = planned.workload.untimed_work(&planned.params, env);
     let round_seconds = match hint {
         Some(h) => h.round_overhead_seconds + f64::from(trials) * h.trial_seconds,
         None => {
-            let trial = said.unwrap_or(DEFAULT_TRIAL_SECONDS);
+            let trial = said.unwrap_or(DEFAULT_TRIAL_SECONDS) + untimed.per_trial_seconds;
             // A case that warms up by itself gets no warm-up trials from
             // the runner (`Case::warms_up_itself`); building one only
             // checks and describes, so asking it costs nothing.
@@ -202,8 +210,9 @@ fn case_estimate(
         guessed: hint.is_none() && said.is_none(),
         trials_per_round: trials,
         round_seconds,
+        once_seconds: untimed.once_seconds,
         rounds,
-        seconds: f64::from(rounds) * round_seconds,
+        seconds: f64::from(rounds) * round_seconds + untimed.once_seconds,
         round_sd,
         expected_ci: round_sd.map(|sd| ci_at(sd, rounds, method)),
         detect,
@@ -227,7 +236,7 @@ mod tests {
 
     use super::*;
     use crate::engine::params::{ParamKind, ParamSet, ParamSpec, ParamValue};
-    use crate::engine::workload::{Case, CaseEnv, Workload};
+    use crate::engine::workload::{Case, CaseEnv, UntimedWork, Workload};
 
     /// A workload whose trials last its `time` parameter; with `true`,
     /// its cases warm up by themselves.
@@ -276,6 +285,40 @@ mod tests {
             anyhow::bail!("a case that cannot be built here is planned with warm-ups")
         }
     }
+
+    /// A workload of 20 s trials that unpacks its source (60 s) before
+    /// its first round and configures (10 s) before every trial, as a
+    /// kernel build does.
+    struct Unpacking;
+
+    impl Workload for Unpacking {
+        fn id(&self) -> &'static str {
+            "test.unpacking"
+        }
+        fn version(&self) -> u32 {
+            1
+        }
+        fn summary(&self) -> &'static str {
+            "a workload with untimed work for plan tests"
+        }
+        fn params(&self) -> Vec<ParamSpec> {
+            Vec::new()
+        }
+        fn build(&self, _p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
+            anyhow::bail!("a plan never runs a case")
+        }
+        fn trial_seconds(&self, _p: &ParamSet, _env: &CaseEnv) -> Option<f64> {
+            Some(20.0)
+        }
+        fn untimed_work(&self, _p: &ParamSet, _env: &CaseEnv) -> UntimedWork {
+            UntimedWork {
+                once_seconds: 60.0,
+                per_trial_seconds: 10.0,
+            }
+        }
+    }
+
+    static UNPACKING: Unpacking = Unpacking;
 
     static FAST: Timed = Timed("test.fast", false);
     static NOISY: Timed = Timed("test.noisy", false);
@@ -393,6 +436,46 @@ mod tests {
         assert_eq!(case.rounds, 14);
         assert_eq!(case.expected_ci, None);
         assert_eq!(case.reaches(0.03), None);
+    }
+
+    #[test]
+    fn untimed_work_is_planned_once_and_with_every_trial() {
+        let case = PlannedCase {
+            workload: &UNPACKING,
+            params: ParamSet::from_values(Default::default()),
+        };
+        let three_rounds = Methodology {
+            min_rounds: 3,
+            max_rounds: 3,
+            ..method()
+        };
+        let plan = estimate(
+            std::slice::from_ref(&case),
+            &three_rounds,
+            &env(),
+            &Hints(HashMap::new()),
+            None,
+        );
+        let planned = &plan.cases[0];
+        // 0.15 s start + (1 warm-up + 1 trial) · (20 s + 10 s of config).
+        assert!((planned.round_seconds - 60.15).abs() < 1e-9, "{planned:?}");
+        assert_eq!(planned.rounds, 3);
+        // Three rounds and the unpack before the first.
+        assert!((planned.seconds - (3.0 * 60.15 + 60.0)).abs() < 1e-9);
+        assert!((plan.seconds - (RUN_START_SECONDS + 240.45)).abs() < 1e-9);
+        // With history the rounds' stored times hold the configuring; an
+        // unpack still to do is still added.
+        let history = Hints([("test.unpacking", hint(0.01, 0.0, 25.0, 40.0))].into());
+        let plan = estimate(
+            std::slice::from_ref(&case),
+            &three_rounds,
+            &env(),
+            &history,
+            None,
+        );
+        let planned = &plan.cases[0];
+        assert!((planned.round_seconds - 65.0).abs() < 1e-9, "{planned:?}");
+        assert!((planned.seconds - (3.0 * 65.0 + 60.0)).abs() < 1e-9);
     }
 
     #[test]

@@ -42,5 +42,5 @@ pub use runner::{CaseOutcome, PlanOutcome, RunSetup, run_case, run_plan};
 pub use trial_monitor::{ProcMonitor, ScriptedMonitor, TrialMonitor, host_sensors};
 pub use typed_params::{FromParam, Params};
 pub use workload::{
-    Case, CaseEnv, IndexEntry, LaterParam, Metric, PlannedCase, TrialOutput, Workload,
+    Case, CaseEnv, IndexEntry, LaterParam, Metric, PlannedCase, TrialOutput, UntimedWork, Workload,
 };

@@ -64,6 +64,17 @@ pub trait Workload: Sync {
     fn trial_seconds(&self, params: &ParamSet, _env: &CaseEnv) -> Option<f64> {
         params.seconds("time").filter(|s| *s > 0.0)
     }
+    /// About how long the untimed work of a case with these parameters
+    /// takes on the host `env` describes ([`UntimedWork`]: once before its
+    /// first round, and with every trial), for the plan made where this
+    /// host has no history of the case; with history, the rounds' stored
+    /// wall times hold it already. None by default: a workload whose
+    /// preparation or per-trial set-up costs more than the round's start
+    /// (unpacking a source, configuring a build) says so, or the plan
+    /// leaves that time out.
+    fn untimed_work(&self, _params: &ParamSet, _env: &CaseEnv) -> UntimedWork {
+        UntimedWork::default()
+    }
     /// How many CPUs a case with these parameters keeps busy at once, for
     /// `sledge ab --duet`, which runs two cases at the same time on
     /// disjoint halves of the CPUs; `None` when it uses more than its
@@ -137,6 +148,18 @@ pub trait Workload: Sync {
     fn latency_spectrum(&self) -> bool {
         false
     }
+}
+
+/// Untimed work a case does besides its timed trials, seconds (see
+/// [`Workload::untimed_work`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct UntimedWork {
+    /// Once, in the case's first round: what later rounds and runs find
+    /// done (a source unpacked into a cache that keeps it).
+    pub once_seconds: f64,
+    /// With every trial, warm-ups included: the untimed set-up before its
+    /// timed part (configuring a fresh build directory).
+    pub per_trial_seconds: f64,
 }
 
 /// What a stored case stands for in a score index (see

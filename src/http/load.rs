@@ -231,6 +231,9 @@ pub struct LoadReport {
     pub connect: LatencySummary,
     /// Failed requests and error statuses, by kind.
     pub errors: ErrorCounts,
+    /// Requests still waiting for their response when the run ended:
+    /// `sent` is `responses` + `errors.without_response()` + this.
+    pub unanswered: u64,
     /// Open loop: requests sent more than one interval after they were due.
     pub late: u64,
     /// Open loop: requests dropped because they were older than the timeout
@@ -272,6 +275,7 @@ impl LoadReport {
             latency_from_send: open.then(|| LatencySummary::of(&tally.latency_sent)),
             connect: LatencySummary::of(&tally.connect),
             errors: tally.errors,
+            unanswered: tally.unanswered,
             late: tally.late,
             dropped: tally.dropped,
             generator_busy: tally.busy_share(),

@@ -10,6 +10,10 @@
 //! a request: each is skipped, head and all, until the final response
 //! (RFC 9110 §15.2). `101 Switching Protocols` would hand the connection
 //! to another protocol, which a load generator cannot follow: an error.
+//! So is a server that sends more than [`MAX_INTERIM_RESPONSES`] interim
+//! responses to one request: one that sends nothing else would otherwise
+//! keep the request from ever ending, and a flood of them would keep the
+//! generator reading one connection.
 
 use super::header_value::{contains_ignore_case, parse_length, trim};
 use super::line_ends::{LineEnds, ends_head, head_end};
@@ -17,6 +21,12 @@ use thiserror::Error;
 
 /// Longest response head accepted; more is a protocol error.
 const MAX_HEAD: usize = 64 * 1024;
+
+/// Interim responses accepted before one final response; more is a
+/// protocol error. Go's HTTP client allows 5; more are allowed here, since
+/// a server may send `102 Processing` now and then through a long request
+/// (RFC 2518) besides a `100 Continue` and `103 Early Hints`.
+pub const MAX_INTERIM_RESPONSES: u32 = 32;
 
 /// A response the parser cannot follow.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -31,6 +41,10 @@ pub enum ParseError {
     Chunk,
     #[error("the server switched protocols (101), which a load generator cannot follow")]
     SwitchingProtocols,
+    #[error(
+        "more than {MAX_INTERIM_RESPONSES} interim (1xx) responses to one request, and no final one"
+    )]
+    TooManyInterim,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +77,8 @@ pub struct ResponseParser {
     status: u16,
     close: bool,
     started: bool,
+    /// Interim responses since the last final one.
+    interim: u32,
 }
 
 impl Default for ResponseParser {
@@ -73,6 +89,7 @@ impl Default for ResponseParser {
             status: 0,
             close: false,
             started: false,
+            interim: 0,
         }
     }
 }
@@ -98,6 +115,7 @@ impl ResponseParser {
         self.state = State::Head;
         self.head.clear();
         self.started = false;
+        self.interim = 0;
     }
 
     /// Feeds bytes read from the connection. Returns `Some(n)` when the
@@ -283,8 +301,14 @@ impl ResponseParser {
         match self.status {
             101 => return Err(ParseError::SwitchingProtocols),
             // Interim: skipped, the final response is still to come.
-            100..=199 => return Ok(Some(end)),
-            _ => {}
+            100..=199 => {
+                self.interim += 1;
+                if self.interim > MAX_INTERIM_RESPONSES {
+                    return Err(ParseError::TooManyInterim);
+                }
+                return Ok(Some(end));
+            }
+            _ => self.interim = 0,
         }
         let no_body = matches!(self.status, 204 | 304);
         self.state = if no_body {
@@ -591,6 +615,33 @@ mod tests {
             let r = p.feed(std::slice::from_ref(b)).unwrap();
             assert_eq!(r.is_some(), i == both.len() - 1, "byte {i}");
         }
+    }
+
+    #[test]
+    fn interim_responses_without_end_are_an_error_after_the_bound() {
+        let hint: &[u8] = b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n";
+        let fin: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+        // As many as are allowed, then the final response: one answer.
+        let mut p = ResponseParser::default();
+        let allowed = hint.repeat(MAX_INTERIM_RESPONSES as usize);
+        assert_eq!(p.feed(&allowed).unwrap(), None);
+        assert_eq!(p.feed(fin).unwrap(), Some(fin.len()));
+        assert_eq!(p.status(), 200);
+        // The bound is per final response: the next one may have as many.
+        let both = [&allowed[..], fin].concat();
+        assert_eq!(p.feed(&both).unwrap(), Some(both.len()));
+        // One more than the bound, in one read or one at a time.
+        let mut p = ResponseParser::default();
+        let too_many = hint.repeat(MAX_INTERIM_RESPONSES as usize + 1);
+        assert_eq!(p.feed(&too_many), Err(ParseError::TooManyInterim));
+        let mut p = ResponseParser::default();
+        for _ in 0..MAX_INTERIM_RESPONSES {
+            assert_eq!(p.feed(hint).unwrap(), None);
+        }
+        assert_eq!(p.feed(hint), Err(ParseError::TooManyInterim));
+        // A new request starts the count again.
+        p.reset();
+        assert_eq!(p.feed(&both).unwrap(), Some(both.len()));
     }
 
     #[test]

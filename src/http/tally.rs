@@ -60,6 +60,10 @@ pub struct Tally {
     pub bytes: u64,
     /// Errors by kind.
     pub errors: ErrorCounts,
+    /// Requests still waiting for their response when the run ended (its
+    /// duration, or a Ctrl-C): every sent request is a response, an error
+    /// of one kind, or this.
+    pub unanswered: u64,
     /// Open loop: requests sent more than one interval after they were due.
     pub late: u64,
     /// Open loop: requests never sent because they were already older
@@ -87,6 +91,7 @@ impl Default for Tally {
             responses: 0,
             bytes: 0,
             errors: ErrorCounts::default(),
+            unanswered: 0,
             late: 0,
             dropped: 0,
             latency: super::histogram(),
@@ -105,6 +110,7 @@ impl Tally {
         self.responses += o.responses;
         self.bytes += o.bytes;
         self.errors.add(&o.errors);
+        self.unanswered += o.unanswered;
         self.late += o.late;
         self.dropped += o.dropped;
         // Histograms with the same bounds always merge.

@@ -298,6 +298,10 @@ pub(crate) fn run_worker(plan: &WorkerPlan<'_>) -> io::Result<(Tally, Instant)> 
         }
     }
     let stopped = Instant::now();
+    // What the end of the run cut off is counted, not lost: without it a
+    // server that never answers (and a run shorter than the timeout)
+    // would show requests sent and none accounted for.
+    w.tally.unanswered = w.in_flight();
     w.tally.busy_ns = thread_cpu_ns().saturating_sub(cpu_at_start);
     w.tally.wall_ns = stopped.saturating_duration_since(wall_at_start).as_nanos() as u64;
     Ok((w.tally, stopped))

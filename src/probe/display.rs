@@ -6,7 +6,7 @@
 
 use super::mitigations;
 use super::units::human_bytes;
-use super::{CacheInfo, CpuInfo, FilesystemInfo, HostInfo};
+use super::{CacheInfo, CgroupLimits, CpuInfo, FilesystemInfo, HostInfo};
 
 /// `"1 socket"`, `"2 cores"`.
 fn count(n: u32, noun: &str) -> String {
@@ -130,6 +130,36 @@ fn filesystem_line(fs: &FilesystemInfo) -> String {
     line
 }
 
+/// `"CPU quota 0.85 CPUs (85000/100000 µs, cgroup /x), cpuset 0-1,
+/// memory 4 GiB (cgroup /y)"`; `"none"` when no cgroup of the process
+/// limits it, `"unknown"` when they could not be read.
+fn cgroup_line(limits: Option<&CgroupLimits>) -> String {
+    let Some(limits) = limits else {
+        return "unknown".to_string();
+    };
+    let mut parts = Vec::new();
+    if let Some(quota) = &limits.cpu_quota {
+        parts.push(format!(
+            "CPU quota {} ({}/{} µs, cgroup {})",
+            quota.cpus_text(),
+            quota.quota_us,
+            quota.period_us,
+            quota.cgroup
+        ));
+    }
+    if let Some(cpus) = &limits.cpuset {
+        parts.push(format!("cpuset {cpus}"));
+    }
+    if let Some(memory) = &limits.memory_limit {
+        parts.push(format!(
+            "memory {} (cgroup {})",
+            human_bytes(memory.bytes),
+            memory.cgroup
+        ));
+    }
+    or(parts.join(", "), "none")
+}
+
 /// `value`, or `fallback` when empty.
 fn or(value: String, fallback: &str) -> String {
     if value.is_empty() {
@@ -142,7 +172,7 @@ fn or(value: String, fallback: &str) -> String {
 impl HostInfo {
     /// Key/value lines for display, in a fixed order (host, CPU, caches,
     /// flags, clock with governor and turbo, SMT, microcode, memory, swap, kernel, distribution,
-    /// virtualization, mitigations, THP, NUMA nodes, filesystem), with sizes
+    /// virtualization, cgroup limits, mitigations, THP, NUMA nodes, filesystem), with sizes
     /// in binary units, e.g. `("CPU", "AMD EPYC, 1 socket, 2 cores, 2 threads")`
     /// or `("Caches", "L1d 48 KiB ×2, L1i 32 KiB ×2, L2 1 MiB ×2, L3 32 MiB ×1")`.
     pub fn display_lines(&self) -> Vec<(String, String)> {
@@ -210,6 +240,7 @@ impl HostInfo {
                 "Virtualization",
                 or(virtualization.join(", "), "none detected"),
             ),
+            ("Cgroup limits", cgroup_line(self.cgroup.as_ref())),
             (
                 "Mitigations",
                 mitigations::summarize(&self.mitigations).unwrap_or_else(|| "unavailable".into()),
@@ -311,6 +342,7 @@ mod tests {
                 total_bytes: 100 << 30,
                 free_bytes: (801 << 30) / 10,
             }),
+            cgroup: Some(CgroupLimits::default()),
         }
     }
 
@@ -342,6 +374,7 @@ mod tests {
                 ("Kernel", "6.18.44 x86_64 (#1 SMP PREEMPT_DYNAMIC)"),
                 ("Distribution", "Debian GNU/Linux 12 (bookworm)"),
                 ("Virtualization", "KVM"),
+                ("Cgroup limits", "none"),
                 (
                     "Mitigations",
                     "1 mitigated, 1 not affected, 1 vulnerable (spectre_v1: Vulnerable: no barriers)"
@@ -366,7 +399,7 @@ mod tests {
                 .map(|(_, v)| v.clone())
                 .unwrap()
         };
-        assert_eq!(lines.len(), 16);
+        assert_eq!(lines.len(), 17);
         assert_eq!(value("SMT"), "unknown");
         assert_eq!(value("CPU"), "unknown CPU, 0 sockets, 0 cores, 0 threads");
         assert_eq!(value("Caches"), "unavailable");
@@ -374,6 +407,7 @@ mod tests {
         assert_eq!(value("Memory"), "unknown");
         assert_eq!(value("Kernel"), "unknown");
         assert_eq!(value("Virtualization"), "none detected");
+        assert_eq!(value("Cgroup limits"), "unknown");
         assert_eq!(value("Mitigations"), "unavailable");
         assert_eq!(value("Filesystem"), "unavailable");
     }
@@ -394,5 +428,30 @@ mod tests {
         assert_eq!(value("Swap"), "4 GiB, 3 GiB free");
         assert_eq!(value("Clock"), "2600 MHz, driver acpi-cpufreq");
         assert_eq!(value("SMT"), "not supported");
+    }
+
+    #[test]
+    fn cgroup_limits_name_where_they_are_set() {
+        let mut host = sample_host();
+        host.cgroup = Some(CgroupLimits {
+            cpu_quota: Some(super::super::CpuQuota {
+                cpus: 0.85,
+                quota_us: 85_000,
+                period_us: 100_000,
+                cgroup: "/system.slice/bench.service".into(),
+            }),
+            cpuset: Some("0-1".into()),
+            memory_limit: Some(super::super::MemoryLimit {
+                bytes: 4 << 30,
+                cgroup: "/system.slice".into(),
+            }),
+        });
+        let lines = host.display_lines();
+        let value = |key: &str| lines.iter().find(|(k, _)| k == key).unwrap().1.clone();
+        assert_eq!(
+            value("Cgroup limits"),
+            "CPU quota 0.85 CPUs (85000/100000 µs, cgroup /system.slice/bench.service), \
+             cpuset 0-1, memory 4 GiB (cgroup /system.slice)"
+        );
     }
 }

@@ -2,7 +2,10 @@
 //! stored or imported run's inventory is only as trustworthy as the
 //! document it came from.
 
-use super::{CacheInfo, CpuInfo, FilesystemInfo, HostInfo, MemoryInfo, OsInfo, Virtualization};
+use super::{
+    CacheInfo, CgroupLimits, CpuInfo, CpuQuota, FilesystemInfo, HostInfo, MemoryInfo, MemoryLimit,
+    OsInfo, Virtualization,
+};
 use crate::visible::EscapeText;
 
 impl EscapeText for HostInfo {
@@ -17,6 +20,7 @@ impl EscapeText for HostInfo {
             transparent_hugepages,
             numa_nodes: _,
             filesystem,
+            cgroup,
         } = self;
         hostname.escape_text();
         cpu.escape_text();
@@ -26,6 +30,39 @@ impl EscapeText for HostInfo {
         mitigations.escape_text();
         transparent_hugepages.escape_text();
         filesystem.escape_text();
+        cgroup.escape_text();
+    }
+}
+
+impl EscapeText for CgroupLimits {
+    fn escape_text(&mut self) {
+        let CgroupLimits {
+            cpu_quota,
+            cpuset,
+            memory_limit,
+        } = self;
+        cpu_quota.escape_text();
+        cpuset.escape_text();
+        memory_limit.escape_text();
+    }
+}
+
+impl EscapeText for CpuQuota {
+    fn escape_text(&mut self) {
+        let CpuQuota {
+            cpus: _,
+            quota_us: _,
+            period_us: _,
+            cgroup,
+        } = self;
+        cgroup.escape_text();
+    }
+}
+
+impl EscapeText for MemoryLimit {
+    fn escape_text(&mut self) {
+        let MemoryLimit { bytes: _, cgroup } = self;
+        cgroup.escape_text();
     }
 }
 

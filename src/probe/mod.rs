@@ -21,9 +21,12 @@
 //! One idea per file: [`cpu`](CpuInfo) (model, topology, caches, flags,
 //! clocks, governor), `cpu_policy` (turbo / boost and SMT), [`memory`](MemoryInfo) (size, swap, NUMA, huge pages),
 //! [`os`](OsInfo), [`virtualization`](Virtualization), mitigations,
-//! [`filesystem`](FilesystemInfo), display formatting, [`human_bytes`] and
-//! escaping the inventory's text for showing (`escape_text`).
+//! [`filesystem`](FilesystemInfo), the limits of the process's own
+//! [`cgroup`](CgroupLimits) (CPU quota, cpuset, memory), display
+//! formatting, [`human_bytes`] and escaping the inventory's text for
+//! showing (`escape_text`).
 
+mod cgroup;
 mod cpu;
 mod cpu_policy;
 mod display;
@@ -41,6 +44,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+pub use cgroup::{CgroupLimits, CpuQuota, MemoryLimit};
 pub use cpu::{CacheInfo, CpuInfo};
 pub use filesystem::{FilesystemInfo, filesystem_of};
 pub use memory::MemoryInfo;
@@ -76,6 +80,10 @@ pub struct HostInfo {
     pub numa_nodes: u32,
     /// The filesystem of the working directory given to [`probe`].
     pub filesystem: Option<FilesystemInfo>,
+    /// The limits sledge's own cgroups set (CPU quota, cpuset, memory);
+    /// `None` when `/proc/self/cgroup` could not be read, and in runs
+    /// stored before sledge recorded them.
+    pub cgroup: Option<CgroupLimits>,
 }
 
 /// Probes the host. Never fails: whatever cannot be read is left empty.
@@ -95,6 +103,7 @@ pub fn probe(working_dir: &Path) -> HostInfo {
         transparent_hugepages: memory::transparent_hugepages(),
         numa_nodes: memory::numa_nodes(),
         filesystem: filesystem_of(working_dir),
+        cgroup: cgroup::probe(Path::new("/")),
     }
 }
 
@@ -146,6 +155,9 @@ mod tests {
         assert_eq!(host.cpu.threads, 8);
         assert_eq!(host.cpu.caches, []);
         assert_eq!(host.filesystem.unwrap().fs_type, "xfs");
+        // Runs stored before the cgroup limits were recorded: unknown,
+        // not "no limit".
+        assert_eq!(host.cgroup, None);
     }
 
     #[test]

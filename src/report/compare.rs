@@ -29,6 +29,7 @@ use serde::Serialize;
 
 use super::price::{PriceComparison, compare_prices};
 use crate::engine::methodology::SINGLE_ROUND_MIN_TRIALS;
+use crate::probe::{HostInfo, human_bytes};
 use crate::results::{CaseRecord, MetricRecord, RunRecord, Unit};
 use crate::stats::{self, CiBasis, Comparison, Direction, RunNoise, Side, Verdict, VerdictBasis};
 use crate::store::later_params;
@@ -1023,6 +1024,9 @@ pub(crate) fn host_facts(r: &RunRecord) -> Vec<(String, String)> {
                 .or_else(|| h.virtualization.container.clone())
                 .unwrap_or_else(|| "none".to_string()),
         ),
+        (CPU_QUOTA.to_string(), cgroup_fact(h, CPU_QUOTA)),
+        ("cpuset".to_string(), cgroup_fact(h, "cpuset")),
+        (MEMORY_LIMIT.to_string(), cgroup_fact(h, MEMORY_LIMIT)),
         (
             "transparent huge pages".to_string(),
             h.transparent_hugepages.clone().unwrap_or_default(),
@@ -1063,6 +1067,48 @@ pub(crate) fn host_facts(r: &RunRecord) -> Vec<(String, String)> {
     facts
 }
 
+/// The fact that names the CPU quota of sledge's cgroups.
+const CPU_QUOTA: &str = "CPU quota";
+/// The fact that names the memory limit of sledge's cgroups.
+const MEMORY_LIMIT: &str = "memory limit";
+
+/// A limit of the run's own cgroups as a fact (`what` is [`CPU_QUOTA`],
+/// `cpuset` or [`MEMORY_LIMIT`]): `0.85 CPUs`, `0-1`, `4 GiB`, `none` when
+/// no cgroup sets it (`all CPUs` for the cpuset), empty when the run did
+/// not record its cgroups.
+fn cgroup_fact(h: &HostInfo, what: &str) -> String {
+    let Some(limits) = &h.cgroup else {
+        return String::new();
+    };
+    match what {
+        CPU_QUOTA => limits
+            .cpu_quota
+            .as_ref()
+            .map_or_else(|| "none".to_string(), |q| q.cpus_text()),
+        MEMORY_LIMIT => limits
+            .memory_limit
+            .as_ref()
+            .map_or_else(|| "none".to_string(), |m| human_bytes(m.bytes)),
+        _ => limits
+            .cpuset
+            .clone()
+            .unwrap_or_else(|| "all CPUs".to_string()),
+    }
+}
+
+/// Where a fact's value was set, shown beside it but never compared: the
+/// cgroup that sets a limit. The same quota set on another cgroup is the
+/// same quota (a container's or a login session's cgroup is named anew
+/// each time), so a path alone must not make a difference.
+fn fact_origin(r: &RunRecord, what: &str) -> Option<String> {
+    let limits = r.host.cgroup.as_ref()?;
+    match what {
+        CPU_QUOTA => limits.cpu_quota.as_ref().map(|q| q.cgroup.clone()),
+        MEMORY_LIMIT => limits.memory_limit.as_ref().map(|m| m.cgroup.clone()),
+        _ => None,
+    }
+}
+
 /// The facts about two runs' hosts and software that differ (also what
 /// `sledge history` names at a change point).
 pub(crate) fn host_differences(a: &RunRecord, b: &RunRecord) -> Vec<HostDifference> {
@@ -1091,13 +1137,17 @@ pub(crate) fn host_differences(a: &RunRecord, b: &RunRecord) -> Vec<HostDifferen
             "unknown".to_string()
         }
     };
+    let with_origin = |r: &RunRecord, what: &str, value: String| match fact_origin(r, what) {
+        Some(cgroup) => format!("{value} (cgroup {cgroup})"),
+        None => value,
+    };
     let mut differences: Vec<HostDifference> = whats
         .into_iter()
         .filter_map(|what| {
             let (x, y) = (lookup(&fa, &what), lookup(&fb, &what));
             (x != y).then(|| HostDifference {
-                baseline: shown(&what, x),
-                candidate: shown(&what, y),
+                baseline: with_origin(a, &what, shown(&what, x)),
+                candidate: with_origin(b, &what, shown(&what, y)),
                 what,
             })
         })
@@ -1736,6 +1786,55 @@ mod tests {
         };
         assert_eq!(find("price"), ("5 EUR", "not set"));
         assert_eq!(find("kernel"), ("6.1.0", "unknown"));
+    }
+
+    #[test]
+    fn the_limits_of_the_runs_cgroups_are_named_with_where_they_are_set() {
+        use crate::probe::{CgroupLimits, CpuQuota, MemoryLimit};
+        let mut a = run(1, 1, vec![case("1", &[&[100.0], &[101.0], &[99.0]])]);
+        let mut b = a.clone();
+        b.id = 2;
+        a.host.cgroup = Some(CgroupLimits::default());
+        let quota = |cgroup: &str| CpuQuota {
+            cpus: 0.85,
+            quota_us: 85_000,
+            period_us: 100_000,
+            cgroup: cgroup.into(),
+        };
+        b.host.cgroup = Some(CgroupLimits {
+            cpu_quota: Some(quota("/sledge-quota")),
+            cpuset: Some("1".into()),
+            memory_limit: Some(MemoryLimit {
+                bytes: 2 << 30,
+                cgroup: "/jobs".into(),
+            }),
+        });
+        let differences = plain(&a, &b).host_differences;
+        let found: Vec<(&str, &str, &str)> = differences
+            .iter()
+            .map(|d| (d.what.as_str(), d.baseline.as_str(), d.candidate.as_str()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("CPU quota", "none", "0.85 CPUs (cgroup /sledge-quota)"),
+                ("cpuset", "all CPUs", "1"),
+                ("memory limit", "none", "2 GiB (cgroup /jobs)"),
+            ]
+        );
+        // The same quota on another cgroup is no difference.
+        a.host.cgroup = b.host.cgroup.clone();
+        if let Some(limits) = &mut a.host.cgroup {
+            limits.cpu_quota = Some(quota("/docker/4f1e"));
+        }
+        assert_eq!(plain(&a, &b).host_differences, []);
+        // A run stored before the limits were recorded: unknown.
+        a.host.cgroup = None;
+        let differences = plain(&a, &b).host_differences;
+        assert_eq!(
+            (differences[0].baseline.as_str(), differences.len()),
+            ("unknown", 3)
+        );
     }
 
     #[test]

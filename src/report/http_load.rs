@@ -10,23 +10,26 @@ use crate::visible;
 
 /// Why a run counts as failed: not one request got a complete response
 /// with a status below 400 (a server that is down, silent, or answers
-/// only errors). `None` when at least one succeeded.
+/// only errors). `None` when at least one succeeded. Every request sent
+/// is counted once: a complete response, an error without one, or still
+/// waiting when the run ended.
 pub fn nothing_succeeded(r: &LoadReport) -> Option<String> {
     let e = &r.errors;
     let succeeded = r.responses - e.status_4xx - e.status_5xx;
     (succeeded == 0).then(|| {
         format!(
-            "no request succeeded: {} sent, {} complete responses ({} 4xx, {} 5xx), {} without a response (refused {}, reset {}, timeout {}, protocol {}, other {})",
+            "no request succeeded: {} sent, {} complete responses ({} 4xx, {} 5xx), {} without a response (refused {}, reset {}, timeout {}, protocol {}, other {}, still waiting when the run ended {})",
             r.sent,
             r.responses,
             e.status_4xx,
             e.status_5xx,
-            e.without_response(),
+            e.without_response() + r.unanswered,
             e.refused,
             e.reset,
             e.timeout,
             e.protocol,
-            e.other
+            e.other,
+            r.unanswered
         )
     })
 }
@@ -83,9 +86,14 @@ pub fn format_report(urls: &[String], r: &LoadReport, peak_rss: Option<u64>) -> 
         r.threads,
         if r.keep_alive { "on" } else { "off" }
     );
+    let unanswered = if r.unanswered > 0 {
+        format!(", {} still waiting when the run ended", r.unanswered)
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         s,
-        "{} responses in {:.3} s ({} sent), {:.1} MiB read",
+        "{} responses in {:.3} s ({} sent{unanswered}), {:.1} MiB read",
         r.responses,
         r.seconds,
         r.sent,

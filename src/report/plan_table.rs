@@ -138,6 +138,13 @@ pub fn render(estimate: &PlanEstimate, method: &Methodology, detect: Option<f64>
     if estimate.guessed() > 0 {
         out.push_str("`?`: the workload cannot say how long a trial runs, 1 s assumed\n");
     }
+    for case in estimate.cases.iter().filter(|c| c.once_seconds > 0.0) {
+        out.push_str(&format!(
+            "{}: {} of its time is untimed work before its first round (a source to unpack into the cache), done once\n",
+            case.label,
+            duration(case.once_seconds)
+        ));
+    }
     if detect.is_some()
         && estimate
             .cases
@@ -199,6 +206,9 @@ pub struct CaseJson<'a> {
     pub trials_per_round: u32,
     /// One round, seconds.
     pub round_seconds: f64,
+    /// Untimed work done once, in the first round (a source unpacked into
+    /// the cache), seconds; part of `seconds`.
+    pub once_seconds: f64,
     /// The case, seconds.
     pub seconds: f64,
     /// Relative CI half-width expected (null without history).
@@ -234,6 +244,7 @@ pub fn json(
                 rounds: c.rounds,
                 trials_per_round: c.trials_per_round,
                 round_seconds: c.round_seconds,
+                once_seconds: c.once_seconds,
                 seconds: c.seconds,
                 expected_ci: c.expected_ci,
                 detect_rounds: match c.detect {
@@ -268,6 +279,7 @@ mod tests {
             guessed: label == "disk",
             trials_per_round: 1,
             round_seconds: 0.5,
+            once_seconds: 0.0,
             rounds: 8,
             seconds: 4.0,
             round_sd: expected.map(|e| e * 2.0),

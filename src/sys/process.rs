@@ -80,6 +80,13 @@ pub fn kill_group(pgid: libc::pid_t) -> io::Result<()> {
     Ok(())
 }
 
+/// The process id of this process's parent now: after the parent has
+/// died, the process that adopted this one (init or a subreaper).
+pub fn parent_pid() -> libc::pid_t {
+    // SAFETY: getppid cannot fail and touches no memory.
+    unsafe { libc::getppid() }
+}
+
 /// Whether any process of the group `pgid` is left (signal 0 only checks;
 /// a member that has exited but is not reaped yet still counts).
 pub fn group_exists(pgid: libc::pid_t) -> bool {

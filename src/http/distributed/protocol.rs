@@ -183,6 +183,10 @@ pub struct AgentResult {
     pub bytes: u64,
     /// Errors by kind.
     pub errors: ErrorCounts,
+    /// Requests still waiting for their response when the load ended
+    /// (absent from older agents).
+    #[serde(default)]
+    pub unanswered: u64,
     /// Open loop: late requests.
     pub late: u64,
     /// Open loop: dropped requests.
@@ -220,6 +224,7 @@ impl AgentResult {
             responses: tally.responses,
             bytes: tally.bytes,
             errors: tally.errors,
+            unanswered: tally.unanswered,
             late: tally.late,
             dropped: tally.dropped,
             latency: encode_histogram(&tally.latency)?,
@@ -238,6 +243,7 @@ impl AgentResult {
             responses: self.responses,
             bytes: self.bytes,
             errors: self.errors,
+            unanswered: self.unanswered,
             late: self.late,
             dropped: self.dropped,
             latency: decode_histogram(&self.latency).context("the latency histogram")?,
