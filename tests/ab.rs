@@ -208,11 +208,28 @@ fn bad_knobs_are_refused_before_anything_runs() {
         "is the sysctl's name right",
     );
     refused(format!("{}=always", path.display()), "needs two values");
+
     use std::os::unix::fs::PermissionsExt;
     let read_only = knob_root(&sandbox).join("read-only");
     std::fs::write(&read_only, "5\n").unwrap();
     std::fs::set_permissions(&read_only, std::fs::Permissions::from_mode(0o444)).unwrap();
     refused(format!("{}=1,2", read_only.display()), "is read-only");
+    // One file named twice (here through `..`): refused before either
+    // is written.
+    let out = ab(&sandbox)
+        .arg("--knob")
+        .arg(format!("{}=always,never", path.display()))
+        .arg("--knob")
+        .arg(format!(
+            "{}/../knobs/knob=madvise,never",
+            knob_root(&sandbox).display()
+        ))
+        .args(["test.scripted"])
+        .args(FAST)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("are the same file"));
     assert_eq!(read(&path), "always madvise [never]\n");
     assert_eq!(read(&read_only), "5\n");
     sandbox.assert_no_runs();

@@ -261,7 +261,7 @@ fn hex(bytes: &[u8]) -> String {
 /// The profile a battery's `text` describes; `stem` names it when the
 /// text does not. (Public for the fuzz target; [`read`] reads a file.)
 pub fn parse(text: &str, stem: &str) -> Result<Profile, String> {
-    let form: FileForm = toml::from_str(text).map_err(|e| e.to_string().trim_end().to_string())?;
+    let form: FileForm = toml::from_str(text).map_err(|e| shortened(&e.to_string()))?;
     let name = form.name.unwrap_or_else(|| stem.to_string());
     if name.trim().is_empty() || name.contains(char::is_whitespace) {
         return Err(format!("`name` must be one word, not `{name}`"));
@@ -316,6 +316,27 @@ pub fn parse(text: &str, stem: &str) -> Result<Profile, String> {
         methodology,
         file: None,
     })
+}
+
+/// The most of one line of an error shown: the TOML reader quotes the
+/// line it stopped on, which may be a whole file of one line.
+const ERROR_LINE_CHARS: usize = 160;
+
+/// A reader's error with each of its lines cut to [`ERROR_LINE_CHARS`].
+fn shortened(error: &str) -> String {
+    error
+        .trim_end()
+        .lines()
+        .map(|line| {
+            if line.chars().count() > ERROR_LINE_CHARS {
+                let cut: String = line.chars().take(ERROR_LINE_CHARS).collect();
+                format!("{cut}…")
+            } else {
+                line.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// One `[[case]]` as a profile's entry.
@@ -459,6 +480,14 @@ metric = ["a:s:lower:regex:x ([0-9]+)", "b:req/s:higher:json:/b"]
         assert!(
             err.contains("`prepare` belongs to a `command` case"),
             "{err}"
+        );
+        let deep = format!("a = {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
+        let err = parse(&deep, "f").unwrap_err();
+        assert!(
+            err.lines()
+                .all(|l| l.chars().count() <= ERROR_LINE_CHARS + 1),
+            "{}",
+            err.len()
         );
         let err = parse("name = \"x\"\n", "f").unwrap_err();
         assert!(err.contains("no case"), "{err}");

@@ -126,6 +126,26 @@ impl AbRequest {
                 spec.values[1]
             ));
         }
+        // The same file twice (a sysctl and its path, a link) would be
+        // written twice a round and put back twice: refused before any
+        // knob is written.
+        let resolved: Vec<_> = self
+            .knobs
+            .iter()
+            .map(|spec| std::fs::canonicalize(&spec.path).ok())
+            .collect();
+        for (i, path) in resolved.iter().enumerate() {
+            if let Some(path) = path
+                && let Some(first) = resolved[..i].iter().position(|p| p.as_ref() == Some(path))
+            {
+                return Err(BadRequest(format!(
+                    "--knob {} and --knob {} are the same file ({}): give each knob once",
+                    self.knobs[first].name,
+                    self.knobs[i].name,
+                    path.display()
+                )));
+            }
+        }
         let roots = knob_roots();
         let mut knobs: Vec<Knob> = self
             .knobs
