@@ -288,6 +288,59 @@ pub const SSH_CLIENT: HostNeeds = HostNeeds {
     }],
 };
 
+/// The classic tools whose output the `command` workload's parsers read,
+/// run for real (`tests/tool_parsers.rs`), and the servers two of them
+/// load: nginx for wrk and ab (pgbench and redis-benchmark use the
+/// machine's PostgreSQL and Redis servers, which the tests check for
+/// themselves).
+#[allow(dead_code)]
+pub const TOOLS: HostNeeds = HostNeeds {
+    variable: "SLEDGE_TEST_TOOLS",
+    root: None,
+    programs: &[
+        Program {
+            names: &["fio"],
+            package: "fio",
+        },
+        Program {
+            names: &["pgbench"],
+            package: "postgresql",
+        },
+        Program {
+            names: &["sysbench"],
+            package: "sysbench",
+        },
+        Program {
+            names: &["redis-benchmark"],
+            package: "redis-tools",
+        },
+        Program {
+            names: &["redis-cli"],
+            package: "redis-tools",
+        },
+        Program {
+            names: &["wrk"],
+            package: "wrk",
+        },
+        Program {
+            names: &["ab"],
+            package: "apache2-utils",
+        },
+        Program {
+            names: &["stress-ng"],
+            package: "stress-ng",
+        },
+        Program {
+            names: &["iperf3"],
+            package: "iperf3",
+        },
+        Program {
+            names: &["nginx"],
+            package: "nginx-light",
+        },
+    ],
+};
+
 #[allow(dead_code)]
 impl HostNeeds {
     /// What this host lacks of the group, in one phrase (`` `flex`,

@@ -33,5 +33,6 @@ mod report;
 mod rounds;
 mod sched;
 mod storage;
+mod tool_parsers;
 mod toy;
 mod unixbench;
