@@ -44,6 +44,7 @@ const MORE: &[&str] = &[
     "sledge fleet run --hosts root@db1 --serial --connect-timeout 5 --remote-dir d cpu",
     "sledge http http://127.0.0.1:8080/ --threads 1 --no-keepalive --think 0.1 --json",
     "sledge http http://127.0.0.1:8080/ --rate 100 -n 100",
+    "sledge http http://127.0.0.1:8080/ -X PUT --header 'X-A: 1' --body-file body.json",
     "sledge http http://198.18.0.1/ --from u@h1 --identity key --known-hosts kh --connect-timeout 5 --remote-dir d",
     "sledge http http://198.18.0.1/ --from u@h1 --remote-sledge /usr/bin/sledge",
     "sledge http --serve 127.0.0.1:8080 --model threads --max-threads 64",

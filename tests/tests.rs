@@ -20,6 +20,7 @@ mod http;
 mod http_db;
 mod http_distributed;
 mod http_server;
+mod http_url;
 mod install;
 mod layers;
 mod module_cycles;

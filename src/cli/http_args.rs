@@ -16,12 +16,14 @@ use crate::report::export::Format;
 /// Options of `sledge http`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
-Results are printed, not stored (use the http.static and http.dynamic \
-workloads with `sledge run` for stored, repeated trials).
+Results are printed, not stored (use the http.url workload with `sledge \
+run` for stored, repeated trials against any URL, and http.static and \
+http.dynamic for the built-in server).
 
 Examples:
   sledge http -c 50 -d 10 http://127.0.0.1:8080/
   sledge http -c 6 --rate-per-client 10 --timeout 1 -n 60000 http://127.0.0.1/
+  sledge http -X POST -H 'Content-Type: text/plain' --body-file b.txt http://127.0.0.1/
   sledge http -c 1 --rate-per-client 10 -d 60 --from u@h1,u@h2,u@h3 http://198.18.0.1/
   sledge http --serve 127.0.0.1:8080     # then GET /static/1, /static/10485760, /dynamic
   sledge http --serve 127.0.0.1:8080 --db postgres://postgres@127.0.0.1/test")]
@@ -63,6 +65,19 @@ pub struct HttpArgs {
     /// [default: 2, as wrk; 0 = no timeout].
     #[arg(long, value_parser = seconds)]
     pub(super) timeout: Option<f64>,
+    /// The requests' method: GET, HEAD, POST, PUT, PATCH, DELETE or
+    /// OPTIONS [default: GET].
+    #[arg(long, short = 'X', value_name = "METHOD", conflicts_with_all = ["from", "serve"])]
+    pub(super) method: Option<String>,
+    /// A header to add to every request, `Name: value` (repeat for more).
+    /// Host, Connection and Content-Length are sledge's own, and
+    /// Transfer-Encoding is refused; a User-Agent replaces sledge's.
+    #[arg(short = 'H', long = "header", value_name = "HEADER", conflicts_with_all = ["from", "serve"])]
+    pub(super) headers: Vec<String>,
+    /// Send this file's bytes as every request's body, with its
+    /// Content-Length (a regular file of at most 64 MiB, read once).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["from", "serve"])]
+    pub(super) body_file: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub(super) format: FormatArgs<HttpFormats>,
     /// Run the built-in server on ADDR (e.g. 127.0.0.1:8080) until Ctrl-C
@@ -153,6 +168,9 @@ impl HttpArgs {
             rate: self.rate,
             rate_per_client: self.rate_per_client,
             timeout: self.timeout,
+            method: self.method.clone(),
+            headers: self.headers.clone(),
+            body_file: self.body_file.clone(),
         }
     }
 

@@ -90,8 +90,25 @@ impl LoadConfig {
 
     /// Checks that the settings make sense together (a usage error if not).
     pub fn validate(&self) -> anyhow::Result<()> {
-        if self.targets.is_empty() {
+        let Some(first) = self.targets.first() else {
             bail!("no URL given");
+        };
+        if let Some(other) = self
+            .targets
+            .iter()
+            .find(|t| t.bodiless_responses != first.bodiless_responses)
+        {
+            // Each connection's parser is told once how its answers end.
+            let (head, not_head) = if first.bodiless_responses {
+                (first, other)
+            } else {
+                (other, first)
+            };
+            bail!(
+                "one load asks all its URLs with one method: {} is asked with HEAD and {} is not",
+                head.url,
+                not_head.url
+            );
         }
         self.validate_settings()
     }

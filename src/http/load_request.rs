@@ -1,14 +1,17 @@
 //! An ad-hoc load as `sledge http` is asked for it (URLs, connections,
-//! threads, duration or request count, rate, think time, timeout), turned
+//! threads, duration or request count, rate, think time, timeout, and the
+//! method, headers and body of the requests), turned
 //! into a checked [`LoadConfig`] with the defaults of wrk where nothing
 //! is given.
 //!
 //! Every mistake is the command line's ([`BadLoad`]), named with its flag,
 //! so that whatever asks for a load gets the same refusals and defaults.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use super::load::{LoadConfig, Rate};
+use super::request::{Header, Method, RequestSpec, read_body};
 
 /// How long a run lasts without -d or -n.
 const DEFAULT_DURATION: f64 = 10.0;
@@ -53,6 +56,12 @@ pub struct LoadRequest {
     pub rate_per_client: Option<f64>,
     /// Seconds before a request is a timeout, 0 for none (`--timeout`).
     pub timeout: Option<f64>,
+    /// The method, `GET` unless given (`--method`).
+    pub method: Option<String>,
+    /// Headers to add, each `Name: value` (`-H`).
+    pub headers: Vec<String>,
+    /// A file whose bytes are every request's body (`--body-file`).
+    pub body_file: Option<PathBuf>,
 }
 
 impl LoadRequest {
@@ -60,7 +69,9 @@ impl LoadRequest {
     /// mistake is a [`BadLoad`]; reading this process's CPUs may fail
     /// otherwise.
     pub fn config(&self) -> anyhow::Result<LoadConfig> {
-        let targets = super::parse_targets(&self.urls).map_err(|e| BadLoad(e.to_string()))?;
+        let request = self.request()?;
+        let targets =
+            super::parse_targets_for(&self.urls, &request).map_err(|e| BadLoad(e.to_string()))?;
         let cpus = crate::sys::affinity::allowed_cpus()?.len();
         let threads = self
             .threads
@@ -93,6 +104,28 @@ impl LoadRequest {
         };
         config.validate().map_err(|e| BadLoad(format!("{e:#}")))?;
         Ok(config)
+    }
+
+    /// The requests' method, headers and body; a mistake names its flag.
+    fn request(&self) -> Result<RequestSpec, BadLoad> {
+        let method = match &self.method {
+            Some(name) => Method::parse(name).map_err(|e| BadLoad(format!("--method: {e}")))?,
+            None => Method::Get,
+        };
+        let headers = self
+            .headers
+            .iter()
+            .map(|text| Header::parse(text).map_err(|e| BadLoad(format!("-H: {e}"))))
+            .collect::<Result<_, _>>()?;
+        let body = match &self.body_file {
+            Some(path) => read_body(path).map_err(|e| BadLoad(format!("--body-file: {e}")))?,
+            None => Vec::new(),
+        };
+        Ok(RequestSpec {
+            method,
+            headers,
+            body,
+        })
     }
 }
 

@@ -14,6 +14,7 @@ pub mod load;
 pub mod load_request;
 mod nap;
 pub(crate) mod ready;
+pub mod request;
 pub mod response;
 pub mod server;
 pub mod tally;
@@ -22,9 +23,10 @@ mod worker;
 
 pub use load::{LoadConfig, LoadReport, Rate, run, run_until_cancelled};
 pub use load_request::{BadLoad, LoadRequest};
+pub use request::{Header, Method, RequestSpec};
 pub use server::{DbSource, Model, Server, ServerConfig};
 pub use tally::{ErrorCounts, LatencySummary};
-pub use url::{Target, parse_target, parse_targets};
+pub use url::{Target, parse_target, parse_targets, parse_targets_for};
 pub use worker::Pacing;
 
 /// A latency histogram with the bounds every workload uses, so that the

@@ -79,6 +79,8 @@ pub struct ResponseParser {
     started: bool,
     /// Interim responses since the last final one.
     interim: u32,
+    /// The request was a `HEAD`: a final response ends with its head.
+    bodiless: bool,
 }
 
 impl Default for ResponseParser {
@@ -90,6 +92,7 @@ impl Default for ResponseParser {
             close: false,
             started: false,
             interim: 0,
+            bodiless: false,
         }
     }
 }
@@ -108,6 +111,13 @@ impl ResponseParser {
     /// Whether any byte of the current response has arrived.
     pub fn started(&self) -> bool {
         self.started
+    }
+
+    /// Whether the responses to come answer a `HEAD`, whose response has
+    /// the head of the `GET` response, `Content-Length` included, and no
+    /// body (RFC 9110 §9.3.2).
+    pub fn expect_bodiless(&mut self, bodiless: bool) {
+        self.bodiless = bodiless;
     }
 
     /// Forgets a partial response (after an error on the connection).
@@ -310,7 +320,7 @@ impl ResponseParser {
             }
             _ => self.interim = 0,
         }
-        let no_body = matches!(self.status, 204 | 304);
+        let no_body = self.bodiless || matches!(self.status, 204 | 304);
         self.state = if no_body {
             State::Body { remaining: 0 }
         } else if chunked {
@@ -439,6 +449,24 @@ mod tests {
             result = p.feed(part).unwrap();
         }
         (result, p)
+    }
+
+    #[test]
+    fn the_answer_to_a_head_ends_with_its_head_whatever_its_length_says() {
+        let answer = b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n";
+        let mut p = ResponseParser::default();
+        p.expect_bodiless(true);
+        assert_eq!(p.feed(answer).unwrap(), Some(answer.len()));
+        assert_eq!(p.skippable(), 0);
+        // Chunked or delimited by the close, it still has no body.
+        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+        assert_eq!(p.feed(chunked).unwrap(), Some(chunked.len()));
+        let until_close = b"HTTP/1.1 200 OK\r\n\r\n";
+        assert_eq!(p.feed(until_close).unwrap(), Some(until_close.len()));
+        // The same head after a GET announces ten body bytes.
+        p.expect_bodiless(false);
+        assert_eq!(p.feed(answer).unwrap(), None);
+        assert_eq!(p.skippable(), 10);
     }
 
     #[test]

@@ -38,7 +38,8 @@ impl ErrorCounts {
         self.without_response() + self.status_4xx + self.status_5xx
     }
 
-    fn add(&mut self, o: &ErrorCounts) {
+    /// Adds another count to this one, kind by kind.
+    pub fn add(&mut self, o: &ErrorCounts) {
         self.refused += o.refused;
         self.reset += o.reset;
         self.timeout += o.timeout;

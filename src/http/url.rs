@@ -9,6 +9,8 @@ use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
 use thiserror::Error;
 
+use super::request::RequestSpec;
+
 /// A URL the generator cannot use.
 #[derive(Debug, Error, PartialEq)]
 pub enum UrlError {
@@ -33,10 +35,13 @@ pub struct Target {
     pub url: String,
     /// Where to connect.
     pub addr: SocketAddr,
-    /// `GET` request for a connection that stays open.
+    /// The request for a connection that stays open.
     pub request_keep_alive: Box<[u8]>,
-    /// `GET` request that asks the server to close afterwards.
+    /// The request that asks the server to close afterwards.
     pub request_close: Box<[u8]>,
+    /// The responses carry no body whatever their head says (the request
+    /// is a `HEAD`).
+    pub bodiless_responses: bool,
 }
 
 impl Target {
@@ -62,14 +67,19 @@ pub fn reaches_itself(ip: IpAddr) -> bool {
 }
 
 /// Parses and resolves `urls`, which must share one host and port (the
-/// connections are spread over the paths, not over hosts).
+/// connections are spread over the paths, not over hosts), for `GET`s.
 pub fn parse_targets(urls: &[String]) -> Result<Vec<Target>, UrlError> {
+    parse_targets_for(urls, &RequestSpec::default())
+}
+
+/// [`parse_targets`] for the requests `request` describes.
+pub fn parse_targets_for(urls: &[String], request: &RequestSpec) -> Result<Vec<Target>, UrlError> {
     if urls.is_empty() {
         return Err(UrlError::Empty);
     }
     let targets = urls
         .iter()
-        .map(|u| parse_target(u))
+        .map(|u| parse_target_for(u, request))
         .collect::<Result<Vec<_>, _>>()?;
     if let Some(other) = targets.iter().find(|t| t.addr != targets[0].addr) {
         return Err(UrlError::MixedHosts(other.url.clone()));
@@ -77,9 +87,15 @@ pub fn parse_targets(urls: &[String]) -> Result<Vec<Target>, UrlError> {
     Ok(targets)
 }
 
-/// Parses one `http://host[:port][/path]` URL and resolves its host.
+/// Parses one `http://host[:port][/path]` URL and resolves its host, for
+/// `GET`s.
 pub fn parse_target(url: &str) -> Result<Target, UrlError> {
-    parse_target_with(url, |host, port| {
+    parse_target_for(url, &RequestSpec::default())
+}
+
+/// [`parse_target`] for the requests `request` describes.
+pub fn parse_target_for(url: &str, request: &RequestSpec) -> Result<Target, UrlError> {
+    parse_target_requesting(url, request, |host, port| {
         (host, port)
             .to_socket_addrs()
             .ok()
@@ -92,6 +108,14 @@ pub fn parse_target(url: &str) -> Result<Target, UrlError> {
 #[doc(hidden)]
 pub fn parse_target_with(
     url: &str,
+    resolve: impl FnOnce(&str, u16) -> Option<SocketAddr>,
+) -> Result<Target, UrlError> {
+    parse_target_requesting(url, &RequestSpec::default(), resolve)
+}
+
+fn parse_target_requesting(
+    url: &str,
+    request: &RequestSpec,
     resolve: impl FnOnce(&str, u16) -> Option<SocketAddr>,
 ) -> Result<Target, UrlError> {
     let malformed = || UrlError::Malformed(url.to_string());
@@ -125,18 +149,12 @@ pub fn parse_target_with(
         url: url.to_string(),
         host: host.to_string(),
     })?;
-    let format = |connection: &str| {
-        format!(
-            "GET {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: sledge\r\n{connection}\r\n"
-        )
-        .into_bytes()
-        .into_boxed_slice()
-    };
     Ok(Target {
         url: url.to_string(),
         addr,
-        request_keep_alive: format(""),
-        request_close: format("Connection: close\r\n"),
+        request_keep_alive: request.format(&path, authority, false),
+        request_close: request.format(&path, authority, true),
+        bodiless_responses: request.bodiless_responses(),
     })
 }
 

@@ -218,11 +218,16 @@ pub(crate) fn run_worker(plan: &WorkerPlan<'_>) -> io::Result<(Tally, Instant)> 
         // timer that fires on time, not after the default 50 µs of slack.
         crate::sys::timer_slack::set_timer_slack_ns(1);
     }
+    // Every target of a load answers alike (`LoadConfig::validate`), so
+    // each connection's parser is told once, not at every request.
+    let bodiless = plan.targets.first().is_some_and(|t| t.bodiless_responses);
     for _ in 0..plan.connections {
+        let mut parser = ResponseParser::default();
+        parser.expect_bodiless(bodiless);
         w.conns.push(Conn {
             stream: None,
             phase: Phase::Waiting,
-            parser: ResponseParser::default(),
+            parser,
             written: 0,
             target: 0,
             connect_started: plan.start,

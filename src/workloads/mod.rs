@@ -40,6 +40,7 @@ fn measuring() -> Vec<&'static dyn Workload> {
         &crypto::speed::CryptoSpeed,
         &http::static_page::StaticPage,
         &http::dynamic_page::DynamicPage,
+        &http::url_page::UrlPage,
         &storage::fileio::FileIo,
         &storage::disk::Disk,
         &storage::fileserver::FileServer,
@@ -62,6 +63,11 @@ fn measuring() -> Vec<&'static dyn Workload> {
     ]
 }
 
+/// The workloads that measure what the user points them at (a URL), and
+/// so run only when named: a family's selection (`sledge run http`)
+/// cannot give them their target.
+const NAMED_ONLY: &[&str] = &["http.url"];
+
 /// The workload with this id.
 pub fn find(id: &str) -> Option<&'static dyn Workload> {
     all().into_iter().find(|w| w.id() == id)
@@ -75,11 +81,15 @@ pub fn later_params_of(id: &str) -> &'static [crate::engine::LaterParam] {
 }
 
 /// The workloads whose id is `prefix` or starts with `prefix.` (so `cpu`
-/// selects the whole family).
+/// selects the whole family), less those that run only when named
+/// ([`NAMED_ONLY`]) unless `prefix` names one.
 pub fn family(prefix: &str) -> Vec<&'static dyn Workload> {
     all()
         .into_iter()
-        .filter(|w| w.id() == prefix || w.id().starts_with(&format!("{prefix}.")))
+        .filter(|w| {
+            w.id() == prefix
+                || (w.id().starts_with(&format!("{prefix}.")) && !NAMED_ONLY.contains(&w.id()))
+        })
         .collect()
 }
 
@@ -144,5 +154,13 @@ mod tests {
         assert_eq!(family("cpu").len(), 3);
         assert!(family("cp").is_empty());
         assert_eq!(family("cpu.primes").len(), 1);
+    }
+
+    #[test]
+    fn a_workload_that_needs_its_target_runs_only_when_named() {
+        let ids = |prefix| family(prefix).iter().map(|w| w.id()).collect::<Vec<_>>();
+        assert_eq!(ids("http"), ["http.static", "http.dynamic"]);
+        assert_eq!(ids("http.url"), ["http.url"]);
+        assert!(find("http.url").is_some());
     }
 }

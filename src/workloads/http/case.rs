@@ -5,47 +5,23 @@
 //! CPUs and the generator the rest, so the generator does not steal the
 //! server's cores (and the numbers describe the server, not the fight).
 
-use std::time::Duration;
-
 use anyhow::Context;
 
 use crate::engine::{
     Case, CaseEnv, Metric, ParamKind, ParamSpec, Params, TrialContext, TrialOutput,
 };
 use crate::http::server::{DEFAULT_MAX_THREADS, DbSource, Limits};
-use crate::http::{self, LoadConfig, Model, Rate, Server, ServerConfig};
+use crate::http::{self, LoadConfig, Model, Server, ServerConfig};
 use crate::workloads::common::params;
 
 use super::clients_from::{self, Clients};
 use super::cpu_share;
+use super::load_metrics::load_metrics;
+use super::load_params::{self, LoadSettings};
 
 /// Descriptors kept free beyond two per connection (both ends live in
 /// this process).
 const SPARE_FDS: u64 = 128;
-const MIB: f64 = 1024.0 * 1024.0;
-
-/// `concurrency`: connections (clients), swept as 1,10,100,200,500.
-pub fn concurrency() -> ParamSpec {
-    ParamSpec {
-        name: "concurrency",
-        help: "concurrent connections (ab's -c, wrk's -c)",
-        kind: ParamKind::Int {
-            min: 1,
-            max: 10_000,
-        },
-        default: "10",
-    }
-}
-
-/// `keepalive`: reuse connections or open one per request (ab without -k).
-pub fn keepalive() -> ParamSpec {
-    ParamSpec {
-        name: "keepalive",
-        help: "keep connections open between requests (false: one connection per request, as ab without -k)",
-        kind: ParamKind::Bool,
-        default: "true",
-    }
-}
 
 crate::param_choice! {
     /// `model`'s choices: the built-in server's models.
@@ -74,50 +50,16 @@ pub fn model() -> ParamSpec {
     }
 }
 
-/// `requests`: the request count of a trial (ab's -n).
-pub fn requests() -> ParamSpec {
-    ParamSpec {
-        name: "requests",
-        help: "requests per trial (ab's -n); the trial also stops at `time`; 0 = only the time limit",
-        kind: ParamKind::Int {
-            min: 0,
-            max: u64::MAX / 2,
-        },
-        default: "100000",
-    }
-}
-
 crate::workload_params! {
     /// The parameters both HTTP workloads share, after each one's own.
     pub struct HttpLoadParams {
-        concurrency: u64 = concurrency(),
-        keepalive: bool = keepalive(),
+        concurrency: u64 = load_params::concurrency(),
+        keepalive: bool = load_params::keepalive(),
         model: ServerModel = model(),
-        requests: u64 = requests(),
-        think: f64 = ParamSpec {
-            name: "think",
-            help: "closed loop: think time between a client's requests, uniformly random up to this (siege's realistic mode); 0 = benchmark mode",
-            kind: ParamKind::Seconds {
-                min: 0.0,
-                max: 3600.0,
-            },
-            default: "0",
-        },
-        rate_per_client: f64 = ParamSpec {
-            name: "rate_per_client",
-            help: "open loop: requests per second per client (httperf's --rate per client machine), at least 1/3600 (one request per hour); 0 = closed loop",
-            kind: ParamKind::Float { min: 0.0, max: 1e7 },
-            default: "0",
-        },
-        timeout: f64 = ParamSpec {
-            name: "timeout",
-            help: "a request without a complete response by then is an error (httperf's --timeout); 0 = none",
-            kind: ParamKind::Seconds {
-                min: 0.0,
-                max: 3600.0,
-            },
-            default: "0",
-        },
+        requests: u64 = load_params::requests(),
+        think: f64 = load_params::think(),
+        rate_per_client: f64 = load_params::rate_per_client(),
+        timeout: f64 = load_params::timeout("0"),
         time: f64 = params::time("10"),
         clients_from: String = clients_from::param(),
     }
@@ -170,29 +112,17 @@ impl HttpCase {
                     .to_string(),
             );
         }
-        let requests = p.requests;
-        let rate = p.rate_per_client;
-        let think = p.think;
-        if rate > 0.0 && think > 0.0 {
-            anyhow::bail!(
-                "think applies to the closed loop and rate_per_client to the open loop; set one of them"
-            );
-        }
-        let timeout = p.timeout;
-        let load = LoadConfig {
-            think: Duration::from_secs_f64(think),
-            rate: (rate > 0.0).then_some(Rate::PerConnection(rate)),
-            timeout: (timeout > 0.0).then(|| Duration::from_secs_f64(timeout)),
-            threads: client_cpus.as_ref().map_or(1, Vec::len).min(connections),
-            keep_alive: p.keepalive,
-            requests: (requests > 0).then_some(requests),
-            duration: Some(params::trial_time(p.time)),
-            cpus: client_cpus,
-            ..LoadConfig::closed(Vec::new(), connections)
+        let settings = LoadSettings {
+            concurrency: p.concurrency,
+            keepalive: p.keepalive,
+            requests: p.requests,
+            think: p.think,
+            rate: load_params::open_loop_rate(p.rate_per_client, 0.0)?,
+            timeout: p.timeout,
+            time: p.time,
         };
-        // A rate too small or too large for the open loop's schedule fails
-        // the case here, with the allowed range.
-        load.validate_settings()?;
+        let threads = client_cpus.as_ref().map_or(1, Vec::len).min(connections);
+        let load = settings.config(threads, client_cpus)?;
         if remote {
             clients_from::check_split(&load, client_hosts.len())?;
         }
@@ -282,35 +212,7 @@ impl Case for HttpCase {
         if let Some(failure) = self.server.as_ref().and_then(Server::failure) {
             anyhow::bail!("the HTTP server failed: {failure}");
         }
-        let l = &report.latency;
-        let mut metrics = vec![
-            Metric::higher("requests_per_sec", "req/s", report.requests_per_sec),
-            Metric::higher("transfer", "MiB/s", report.bytes_per_sec / MIB),
-            Metric::lower("latency_mean", "ms", l.mean_ms),
-            Metric::lower("latency_p50", "ms", l.p50_ms),
-            Metric::lower("latency_p90", "ms", l.p90_ms),
-            Metric::lower("latency_p99", "ms", l.p99_ms),
-            Metric::lower("latency_p99_9", "ms", l.p99_9_ms),
-            Metric::lower("latency_max", "ms", l.max_ms),
-            Metric::lower("errors", "requests", report.errors.total() as f64),
-        ];
-        if let Some(requested) = report.requested_rate {
-            metrics.push(Metric::higher("requested_rate", "req/s", requested));
-            metrics.push(Metric::higher(
-                "achieved_rate",
-                "req/s",
-                report.achieved_rate,
-            ));
-            if let Some(sent) = &report.latency_from_send {
-                metrics.push(Metric::lower("latency_from_send_mean", "ms", sent.mean_ms));
-                metrics.push(Metric::lower("latency_from_send_p99", "ms", sent.p99_ms));
-            }
-            metrics.push(Metric::lower("late", "requests", report.late as f64));
-            metrics.push(Metric::lower("dropped", "requests", report.dropped as f64));
-            // httperf's test duration: the schedule's length plus the
-            // last response.
-            metrics.push(Metric::lower("duration", "s", report.seconds));
-        }
+        let mut metrics = load_metrics(&report);
         // With a timeout set, its count is a figure of the test even when
         // it is 0 (httperf's table has it).
         if report.errors.timeout > 0 || self.load.timeout.is_some() {
@@ -367,7 +269,7 @@ impl Case for HttpCase {
                 self.generator_bound,
                 self.trials,
                 100.0 * cpu_share::SATURATED,
-                100.0 * cpu_share::SERVER_HAD_ROOM
+                100.0 * cpu_share::HAD_ROOM
             ));
         }
         warnings

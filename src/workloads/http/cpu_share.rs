@@ -13,8 +13,24 @@ use crate::monitor::procfs::{ProcStat, read_stat};
 
 /// A share above which a side counts as saturated.
 pub const SATURATED: f64 = 0.90;
-/// A share below which the server clearly had room to spare.
-pub const SERVER_HAD_ROOM: f64 = 0.85;
+/// A share below which a side clearly had room to spare.
+pub const HAD_ROOM: f64 = 0.85;
+
+/// Which side's CPU set a trial's rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// The generator was saturated and the server had room: the rate is
+    /// the generator's, not the server's.
+    Generator,
+    /// The server was saturated and the generator had room: the rate is
+    /// the server's, which is what a benchmark of it wants.
+    Server,
+    /// Both were near saturation: the rate describes both.
+    Both,
+    /// Neither was saturated: something else set the rate (the server's
+    /// latency times the connections, a requested rate, the network).
+    Neither,
+}
 
 /// Per-CPU times now, or `None` without a readable `/proc/stat`.
 pub fn snapshot() -> Option<ProcStat> {
@@ -35,9 +51,23 @@ pub fn busy_share(before: &ProcStat, after: &ProcStat, cpus: &[usize]) -> Option
     (available > 0).then(|| busy as f64 / available as f64)
 }
 
+/// Which side limited a trial whose server and generator were busy these
+/// shares (0..=1) of their CPUs.
+pub fn limiting_side(server: f64, generator: f64) -> Limit {
+    if generator >= SATURATED && server < HAD_ROOM {
+        Limit::Generator
+    } else if server >= SATURATED && generator < HAD_ROOM {
+        Limit::Server
+    } else if server >= SATURATED || generator >= SATURATED {
+        Limit::Both
+    } else {
+        Limit::Neither
+    }
+}
+
 /// Whether a trial's rate was the generator's limit rather than the server's.
 pub fn generator_bound(server: f64, generator: f64) -> bool {
-    generator >= SATURATED && server < SERVER_HAD_ROOM
+    limiting_side(server, generator) == Limit::Generator
 }
 
 #[cfg(test)]
@@ -74,5 +104,16 @@ mod tests {
             "both full: the server is at its limit too"
         );
         assert!(!generator_bound(0.70, 0.60), "neither full: latency-bound");
+    }
+
+    #[test]
+    fn the_side_that_was_full_while_the_other_had_room_set_the_rate() {
+        assert_eq!(limiting_side(0.70, 0.99), Limit::Generator);
+        assert_eq!(limiting_side(0.95, 0.40), Limit::Server);
+        assert_eq!(limiting_side(0.97, 0.99), Limit::Both);
+        // Full on one side and nearly so on the other is both.
+        assert_eq!(limiting_side(0.95, 0.87), Limit::Both);
+        assert_eq!(limiting_side(0.87, 0.95), Limit::Both);
+        assert_eq!(limiting_side(0.89, 0.89), Limit::Neither);
     }
 }

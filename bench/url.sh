@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# `sledge run http.url` beside wrk against the same nginx, on loopback:
+# the stored workload's generator must reach wrk's rate at the same
+# connections, and `server=` must say which side set the rate.
+#
+# nginx runs one worker on CPU 0 serving 1 B; wrk -t1 and sledge (whose
+# default `threads` is then the one CPU nginx may not use) run on CPU 1.
+# Each round runs wrk, then one trial of http.url, alternated ROUNDS
+# times; each line shows both rates, their ratio, the server's and the
+# generator's busy shares, nginx's CPU per request and what sledge said
+# about which side limited. `server=` is given nginx's master pid rather
+# than `server=nginx`, which would count any other nginx on the host too.
+#
+# Needs: wrk, nginx (nginx-light), taskset, curl, jq, 2 CPUs.
+# Usage: bench/url.sh [SECONDS per run, default 10]
+#   ROUNDS=3, CONNS=50 (connections of both tools), SLEDGE=path.
+set -euo pipefail
+
+DUR=${1:-${DUR:-10}}
+ROUNDS=${ROUNDS:-3}
+CONNS=${CONNS:-50}
+PORT=${PORT:-18090}
+SERVER_CPU=0
+CLIENT_CPU=1
+cd "$(dirname "$0")/.."
+SLEDGE=${SLEDGE:-target/release/sledge}
+[ -x "$SLEDGE" ] || cargo build --release --locked --quiet
+for tool in wrk nginx taskset curl jq; do
+    command -v "$tool" >/dev/null || { echo "missing: $tool (apt-get install wrk nginx-light util-linux curl jq)" >&2; exit 1; }
+done
+if [ "$(nproc)" -lt 2 ]; then echo "needs at least 2 CPUs" >&2; exit 1; fi
+
+WORK=$(mktemp -d)
+chmod 755 "$WORK"  # nginx's worker runs as an unprivileged user
+NGINX_PID=""
+cleanup() {
+    local rc=$?
+    if [ -n "$NGINX_PID" ]; then kill "$NGINX_PID" 2>/dev/null || true; wait "$NGINX_PID" 2>/dev/null || true; fi
+    rm -rf "$WORK"
+    exit "$rc"
+}
+trap cleanup EXIT
+
+mkdir -p "$WORK/www" "$WORK/tmp"
+printf 'a' > "$WORK/www/1b"
+cat > "$WORK/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+pid $WORK/nginx.pid;
+error_log $WORK/error.log;
+events { worker_connections 20000; }
+worker_rlimit_nofile 30000;
+http {
+    access_log off;
+    tcp_nodelay on;
+    keepalive_requests 10000000;
+    client_body_temp_path $WORK/tmp;
+    default_type application/octet-stream;
+    server {
+        listen 127.0.0.1:$PORT;
+        root $WORK/www;
+    }
+}
+CONF
+taskset -c $SERVER_CPU nginx -p "$WORK" -c "$WORK/nginx.conf" -e "$WORK/error.log" &
+NGINX_PID=$!
+URL=http://127.0.0.1:$PORT/1b
+for _ in $(seq 50); do
+    curl -sf -o /dev/null "$URL" && break
+    sleep 0.1
+done
+code=$(curl -s -o /dev/null -w '%{http_code}' "$URL" || true)
+[ "$code" = 200 ] || { echo "$URL answered $code, not 200" >&2; exit 1; }
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0) ? a / b : 0 }'; }
+
+# wrk's requests/s on the client CPU.
+run_wrk() {
+    taskset -c $CLIENT_CPU wrk -t1 -c"$CONNS" -d"${DUR}s" "$URL" | awk '/^Requests\/sec/ { print $2 }'
+}
+
+# One stored trial of http.url on the client CPU; its run as JSON.
+run_url() {
+    taskset -c $CLIENT_CPU "$SLEDGE" run http.url --store "$WORK/url.db" --json --no-idle-check \
+        --rounds 1 --warmup 0 --min-trials 1 --max-trials 1 \
+        -p "url=$URL" -p "concurrency=$CONNS" -p "server=$NGINX_PID" \
+        -p requests=0 -p "time=$DUR" 2>"$WORK/url.err" \
+        || { cat "$WORK/url.err" >&2; exit 1; }
+}
+
+# The mean of metric $1 of the run's one case.
+mean_of() { jq -r --arg m "$1" '.cases[0].metrics[] | select(.name == $m) | .summary.mean' <<<"$json"; }
+
+echo "== wrk -t1 -c$CONNS vs sledge run http.url concurrency=$CONNS (CPU $CLIENT_CPU) against nginx, 1 worker on CPU $SERVER_CPU, 1 B, ${DUR} s x $ROUNDS"
+: > "$WORK/ratios"
+for round in $(seq "$ROUNDS"); do
+    wrps=$(run_wrk)
+    json=$(run_url)
+    srps=$(mean_of requests_per_sec)
+    said=$(jq -r '.cases[0].warnings[] | select(test("the rate|neither"))' <<<"$json" | sed 's/^in [0-9]* of [0-9]* trials (warm-up included) //' | head -1)
+    printf '  round %d: wrk %8.0f req/s | http.url %8.0f req/s | ratio %s | nginx busy %5.1f%%, its busiest thread %5.1f%%, %.2f µs CPU/request; generator busy %5.1f%%\n' \
+        "$round" "$wrps" "$srps" "$(ratio "$srps" "$wrps")" "$(mean_of server_cpu_busy)" \
+        "$(mean_of server_busiest_thread_busy)" "$(awk -v s="$(mean_of server_cpu_seconds_per_request)" 'BEGIN { print s * 1e6 }')" \
+        "$(mean_of generator_cpu_busy)"
+    echo "           which side: ${said:-(nothing said)}"
+    echo "$(ratio "$srps" "$wrps")" >> "$WORK/ratios"
+done
+echo "  RATIO requests/s http.url/wrk = $(median < "$WORK/ratios") (median of the rounds' ratios; target >= 0.98)"
