@@ -21,7 +21,12 @@
 //!   spaces around `=`, quoted values (`password = 'a b\'c'`), escaped ones
 //!   (`password=a\ b`), and an unquoted value with spaces in it up to the
 //!   next `keyword=`;
-//! - an option: `--password=PASSWORD`.
+//! - an option: `--password=PASSWORD`;
+//! - an HTTP header that carries a credential (`Authorization:`,
+//!   `Proxy-Authorization:`, `Cookie:`, `X-Api-Key:`, any header whose
+//!   name holds `auth`, `cookie`, `token`, `secret` or `key`), as
+//!   `http.url`'s `header=` and `sledge http -H` take them: the value up
+//!   to the next lone `|` (the separator of `header=`) or the end.
 //!
 //! A URL runs to the end of the text, or to the next URL that starts after
 //! a separator (whitespace, `,`, `;`, `=`, a quote or a bracket: a sweep's
@@ -41,7 +46,72 @@ pub const MASK: &str = "***";
 
 /// `text` with every password in it replaced by [`MASK`].
 pub fn redact(text: &str) -> String {
-    redact_keys(&redact_user_parts(text))
+    redact_headers(&redact_keys(&redact_user_parts(text)))
+}
+
+/// Whether an HTTP header's name says its value is a credential.
+fn is_secret_header(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    ["auth", "cookie", "token", "secret", "key"]
+        .iter()
+        .any(|word| name.contains(word))
+}
+
+/// Masks the value of every credential header (see the module docs):
+/// `NAME: VALUE` where NAME is a header's name (letters, digits, `-`,
+/// `_`) right after the start, a space, a quote or a `|`.
+fn redact_headers(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    let mut search = 0;
+    while let Some(found) = text[search..].find(':') {
+        let colon = search + found;
+        search = colon + 1;
+        let name_start = text[..colon]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+            .map_or(0, |i| i + 1);
+        let name = &text[name_start..colon];
+        let starts_field = name_start == 0
+            || text[..name_start]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_whitespace() || matches!(c, '|' | '"' | '\'' | '=' | ','));
+        // `://` is a URL's, not a header's.
+        if name.is_empty()
+            || !starts_field
+            || text[colon..].starts_with("://")
+            || !is_secret_header(name)
+            || colon < copied
+        {
+            continue;
+        }
+        // The value runs to the next lone `|` (`||` is a literal one).
+        let value_start = colon + 1;
+        let mut end = text.len();
+        let bytes = text.as_bytes();
+        let mut i = value_start;
+        while i < bytes.len() {
+            if bytes[i] == b'|' {
+                if bytes.get(i + 1) == Some(&b'|') {
+                    i += 2;
+                    continue;
+                }
+                end = i;
+                break;
+            }
+            i += 1;
+        }
+        if text[value_start..end].trim().is_empty() || text[value_start..end].trim() == MASK {
+            continue;
+        }
+        out.push_str(&text[copied..value_start]);
+        out.push(' ');
+        out.push_str(MASK);
+        copied = end;
+        search = end;
+    }
+    out.push_str(&text[copied..]);
+    out
 }
 
 /// Each argument of a command line redacted, then joined with spaces.
@@ -495,5 +565,35 @@ mod tests {
             redact_args(&args),
             "sledge run http.dynamic -p db=host=h user=u password=*** dbname=x -p db=postgres://a:***@h/d"
         );
+    }
+
+    #[test]
+    fn credential_headers_are_masked_up_to_the_next_header() {
+        assert_eq!(
+            redact("header=Accept: */*|Authorization: Bearer abc.def|X-A: b"),
+            "header=Accept: */*|Authorization: ***|X-A: b"
+        );
+        assert_eq!(redact("-H"), "-H");
+        assert_eq!(redact("Cookie: a=b; c=d"), "Cookie: ***");
+        assert_eq!(
+            redact("X-Api-Key:k1||k2|Accept: x"),
+            "X-Api-Key: ***|Accept: x"
+        );
+        assert_eq!(
+            redact("cmd=curl -H 'X-Auth-Token: t0k3n' http://h/"),
+            "cmd=curl -H 'X-Auth-Token: ***"
+        );
+        // Nothing that is not a credential header changes.
+        for plain in [
+            "Accept: text/html",
+            "http://h:80/x",
+            "time: 3s",
+            "url=http://a/b",
+        ] {
+            assert_eq!(redact(plain), plain);
+        }
+        // Masking twice changes nothing more.
+        let once = redact("Authorization: Basic Zm9v");
+        assert_eq!(redact(&once), once);
     }
 }

@@ -60,7 +60,7 @@ crate::workload_params! {
         },
         header: String = ParamSpec {
             name: "header",
-            help: "headers to add, `Name: value` separated by `|` (`||` is a `|` in a value): 'header=Accept: */*|X-Id: 7'; Host, Connection and Content-Length are sledge's, Transfer-Encoding is refused; a User-Agent replaces sledge's; stored with the run like every parameter, so leave credentials out",
+            help: "headers to add, `Name: value` separated by `|` (`||` is a `|` in a value): 'header=Accept: */*|X-Id: 7'; Host, Connection and Content-Length are sledge's, Transfer-Encoding is refused; a User-Agent replaces sledge's; stored with the run like every parameter, a credential header's value (Authorization, Cookie, ...) masked",
             kind: ParamKind::Text,
             default: "",
         },
