@@ -822,3 +822,80 @@ fn a_host_under_a_cpu_quota_is_named_an_outlier_and_without_it_none_is() {
         [(labels[1].to_string(), "slower".to_string())]
     );
 }
+
+#[test]
+fn a_battery_of_commands_runs_on_every_host_and_a_missing_program_is_named() {
+    let Some(set) = NetnsHosts::up(2, "a_battery_of_commands_runs_on_every_host") else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    let remote_dir = sandbox.path().join("remote");
+    seed_binary(&remote_dir);
+    let battery = sandbox.path().join("tier.toml");
+    std::fs::write(
+        &battery,
+        "[[case]]\ncommand = \"printf 'n 7'\"\nmetric = \"n:items:higher:regex:n ([0-9]+)\"\n",
+    )
+    .unwrap();
+    let fast = [
+        "--rounds",
+        "1",
+        "--warmup",
+        "0",
+        "--min-trials",
+        "1",
+        "--max-trials",
+        "1",
+        "--no-idle-check",
+    ];
+    let mut run = vec![battery.display().to_string()];
+    run.extend(fast.map(str::to_string));
+    fleet_sledge(&sandbox)
+        .args(fleet_words(&set, &set.list(), &remote_dir, &run))
+        .assert()
+        .success();
+    // Each host ran the file's very text: its name and hash in every run.
+    let runs = stored_runs(&sandbox);
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    for id in ["1", "2"] {
+        let out = sandbox
+            .sledge()
+            .args(["show", id, "--json"])
+            .output()
+            .unwrap();
+        let shown: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(shown["profile"], "tier", "{shown}");
+        assert!(
+            shown["notes"].to_string().contains("battery=tier sha256:"),
+            "{shown}"
+        );
+        assert_eq!(shown["cases"][0]["metrics"][0]["summary"]["mean"], 7.0);
+    }
+    // A program no host has: every host's run is refused before it
+    // measures anything, naming the program.
+    std::fs::write(
+        &battery,
+        "[[case]]\ncommand = \"sledge-no-such-program --x\"\n",
+    )
+    .unwrap();
+    let assert = fleet_sledge(&sandbox)
+        .args(fleet_words(&set, &set.list(), &remote_dir, &run))
+        .assert()
+        .code(1);
+    let output = assert.get_output();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for host in &set.hosts {
+        let label = host.trim_start_matches("root@");
+        assert!(
+            said.lines().any(|l| l.contains(label)
+                && l.contains("`sledge-no-such-program` is not a program on this host's PATH")),
+            "{said}"
+        );
+    }
+    assert_eq!(stored_runs(&sandbox).len(), 2);
+    assert_eq!(entries(&remote_dir.join("runs")), Vec::<PathBuf>::new());
+}

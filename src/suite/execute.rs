@@ -222,7 +222,10 @@ pub fn cases_this_host_runs(
     plan: &Plan,
     env: &CaseEnv,
 ) -> Result<(Vec<PlannedCase>, Vec<String>), super::CaseCannotRun> {
-    let from_profile = plan.profile != CUSTOM_PROFILE;
+    // A built-in profile is a menu for any host: what this host lacks is
+    // left out. A battery file is the user's own list: all of it runs, or
+    // the run is refused naming what is missing.
+    let from_profile = plan.profile != CUSTOM_PROFILE && plan.batteries.is_empty();
     let skipped = super::preflight::check_cases_skipping(&plan.cases, env, from_profile)?;
     let warnings = skipped
         .iter()
