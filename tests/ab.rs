@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::common::{Sandbox, wait_bounded};
+use crate::common::{Sandbox, gone_within_seconds, processes_running, wait_bounded};
 use serde_json::Value;
 
 /// `sledge` for an A/B test: test workloads on, a quiet host (verdicts
@@ -422,33 +422,6 @@ fn each_sides_cpus_and_wrapper_apply_to_its_rounds_only() {
     let a: Value = serde_json::from_slice(&a.stdout).unwrap();
     assert_eq!(a["cpus"], serde_json::json!([0]), "{a}");
     assert!(a["notes"].to_string().contains("wrap nice -n 1"), "{a}");
-}
-
-/// The processes whose command line is exactly `words`.
-fn processes_running(words: &[&str]) -> Vec<u32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|line| {
-                let args: Vec<&[u8]> = line.split(|b| *b == 0).filter(|a| !a.is_empty()).collect();
-                args == words.iter().map(|w| w.as_bytes()).collect::<Vec<_>>()
-            })
-        })
-        .collect()
-}
-
-/// Waits up to 5 s for no process to run `words`; the ones left.
-fn gone_within_seconds(words: &[&str]) -> Vec<u32> {
-    let until = Instant::now() + Duration::from_secs(5);
-    loop {
-        let left = processes_running(words);
-        if left.is_empty() || Instant::now() > until {
-            return left;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 #[test]

@@ -199,18 +199,9 @@ fn metrics_that_cannot_be_read_are_clear_errors() {
     assert!(err.contains("no such parser"), "{err}");
 }
 
-/// The processes whose command line is exactly `words`.
+/// How many processes run exactly `words`.
 fn running(words: &[&str]) -> usize {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter(|e| {
-            std::fs::read(e.path().join("cmdline")).is_ok_and(|line| {
-                let args: Vec<&[u8]> = line.split(|b| *b == 0).filter(|a| !a.is_empty()).collect();
-                args == words.iter().map(|w| w.as_bytes()).collect::<Vec<_>>()
-            })
-        })
-        .count()
+    crate::common::processes_running(words).len()
 }
 
 #[test]

@@ -464,3 +464,47 @@ fn skip_line(test: &str, why: &str, variable: &str) {
     let line = format!("SKIPPED {test}: {why} ({variable}=require makes this a failure)\n");
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
+
+/// The pids of the processes whose command line is exactly `words`.
+#[allow(dead_code)]
+pub fn processes_running(words: &[&str]) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|line| {
+                let args: Vec<&[u8]> = line.split(|b| *b == 0).filter(|a| !a.is_empty()).collect();
+                args == words.iter().map(|w| w.as_bytes()).collect::<Vec<_>>()
+            })
+        })
+        .collect()
+}
+
+/// Waits up to 5 s for no process to run `words`; the pids left.
+#[allow(dead_code)]
+pub fn gone_within_seconds(words: &[&str]) -> Vec<u32> {
+    let until = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left = processes_running(words);
+        if left.is_empty() || Instant::now() > until {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// One round of one trial without a warm-up: a case run once (or twice,
+/// when its first trial ran beside other load).
+#[allow(dead_code)]
+pub const ONE_TRIAL: &[&str] = &[
+    "--rounds",
+    "1",
+    "--warmup",
+    "0",
+    "--min-trials",
+    "1",
+    "--max-trials",
+    "1",
+    "--no-idle-check",
+];

@@ -25,21 +25,7 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 use serde_json::Value;
 
-use crate::common::{HostNeeds, Program, Sandbox, TOOLS, metric, required, skip};
-
-/// One round of one trial, no warm-up: each test runs its tool once (or
-/// twice, when the first trial was disturbed).
-const ONE_TRIAL: &[&str] = &[
-    "--rounds",
-    "1",
-    "--warmup",
-    "0",
-    "--min-trials",
-    "1",
-    "--max-trials",
-    "1",
-    "--no-idle-check",
-];
+use crate::common::{HostNeeds, ONE_TRIAL, Program, Sandbox, TOOLS, metric, required, skip};
 
 /// A tool that hangs fails its test in this time rather than the
 /// command workload's default hour.

@@ -38,6 +38,21 @@ impl ErrorCounts {
         self.without_response() + self.status_4xx + self.status_5xx
     }
 
+    /// Each kind's count in words, as every text that shows them says it:
+    /// `refused 1, reset 0, timeout 2, protocol 0, other 0, 4xx 3, 5xx 0`.
+    pub fn by_kind(&self) -> String {
+        format!(
+            "refused {}, reset {}, timeout {}, protocol {}, other {}, 4xx {}, 5xx {}",
+            self.refused,
+            self.reset,
+            self.timeout,
+            self.protocol,
+            self.other,
+            self.status_4xx,
+            self.status_5xx
+        )
+    }
+
     /// Adds another count to this one, kind by kind.
     pub fn add(&mut self, o: &ErrorCounts) {
         self.refused += o.refused;

@@ -149,18 +149,7 @@ pub fn format_report(urls: &[String], r: &LoadReport, peak_rss: Option<u64>) -> 
     }
     row("connect", &r.connect);
     let e = &r.errors;
-    let _ = writeln!(
-        s,
-        "  errors        {:>12} (refused {}, reset {}, timeout {}, protocol {}, other {}, 4xx {}, 5xx {})",
-        e.total(),
-        e.refused,
-        e.reset,
-        e.timeout,
-        e.protocol,
-        e.other,
-        e.status_4xx,
-        e.status_5xx
-    );
+    let _ = writeln!(s, "  errors        {:>12} ({})", e.total(), e.by_kind());
     if let Some(busy) = r.generator_busy {
         let _ = writeln!(
             s,

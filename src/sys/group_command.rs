@@ -230,23 +230,7 @@ fn poll_readable(fd: libc::c_int, slice: Duration) -> io::Result<bool> {
 
 /// Whether `pid` has ended, leaving it to be reaped.
 fn has_ended(pid: libc::pid_t) -> io::Result<bool> {
-    // SAFETY: waitid fills the zeroed siginfo it is given; WNOWAIT leaves
-    // the child to be reaped by `reap`.
-    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    let r = unsafe {
-        libc::waitid(
-            libc::P_PID,
-            pid as libc::id_t,
-            &mut info,
-            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-        )
-    };
-    if r != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: si_pid is set by waitid when a child changed state, and
-    // left at the zero it was given otherwise.
-    Ok(unsafe { info.si_pid() } != 0)
+    super::process::ended_unreaped(pid).map(|ended| ended.is_some())
 }
 
 /// SIGTERM to the group, then SIGKILL after [`GRACE`] if any of it is

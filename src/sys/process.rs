@@ -87,6 +87,40 @@ pub fn parent_pid() -> libc::pid_t {
     unsafe { libc::getppid() }
 }
 
+/// How the child `pid` ended, without reaping it (`waitid` with
+/// `WNOWAIT`); `None` while it runs. Leaving it unreaped keeps its process
+/// id (and so its process group's id) from being reused before the group
+/// is killed.
+pub fn ended_unreaped(pid: libc::pid_t) -> io::Result<Option<std::process::ExitStatus>> {
+    use std::os::unix::process::ExitStatusExt as _;
+    // SAFETY: siginfo_t is plain old data; all-zero is a valid value.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `info` is valid and writable; P_PID with a pid is valid.
+    let r = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: after a successful waitid the pid and status fields are set
+    // (si_pid stays 0 when the child has not ended).
+    let (ended_pid, status) = unsafe { (info.si_pid(), info.si_status()) };
+    if ended_pid == 0 {
+        return Ok(None);
+    }
+    // The raw wait status: an exit code in the second byte, a signal in
+    // the first.
+    Ok(Some(match info.si_code {
+        libc::CLD_EXITED => std::process::ExitStatus::from_raw((status & 0xff) << 8),
+        _ => std::process::ExitStatus::from_raw(status & 0x7f),
+    }))
+}
+
 /// Whether any process of the group `pgid` is left (signal 0 only checks;
 /// a member that has exited but is not reaped yet still counts).
 pub fn group_exists(pgid: libc::pid_t) -> bool {
@@ -132,5 +166,28 @@ mod tests {
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(status.signal(), Some(libc::SIGKILL));
         assert!(!group_exists(pgid));
+    }
+
+    #[test]
+    fn how_a_child_ended_is_read_without_reaping_it() {
+        use std::os::unix::process::ExitStatusExt as _;
+        let wait_ended = |pid: libc::pid_t| loop {
+            if let Some(status) = ended_unreaped(pid).unwrap() {
+                return status;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        let mut exits = Command::new("sh").args(["-c", "exit 3"]).spawn().unwrap();
+        let status = wait_ended(exits.id() as libc::pid_t);
+        assert_eq!(status.code(), Some(3));
+        // Still there to be reaped, with the same status.
+        assert_eq!(exits.wait().unwrap().code(), Some(3));
+
+        let mut sleeps = Command::new("sleep").arg("30").spawn().unwrap();
+        let pid = sleeps.id() as libc::pid_t;
+        assert_eq!(ended_unreaped(pid).unwrap(), None);
+        sleeps.kill().unwrap();
+        assert_eq!(wait_ended(pid).signal(), Some(libc::SIGKILL));
+        sleeps.wait().unwrap();
     }
 }

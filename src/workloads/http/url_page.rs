@@ -403,16 +403,10 @@ impl Case for UrlCase {
         if t.with_errors > 0 {
             let e = &t.errors;
             warnings.push(format!(
-                "{} requests failed ({} in all: refused {}, reset {}, timeout {}, protocol {}, other {}, 4xx {}, 5xx {}); requests_per_sec counts every complete response, error statuses included (see the errors_* metrics)",
+                "{} requests failed ({} in all: {}); requests_per_sec counts every complete response, error statuses included (see the errors_* metrics)",
                 of(t.with_errors),
                 e.total(),
-                e.refused,
-                e.reset,
-                e.timeout,
-                e.protocol,
-                e.other,
-                e.status_4xx,
-                e.status_5xx
+                e.by_kind()
             ));
         }
         warnings

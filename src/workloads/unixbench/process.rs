@@ -58,31 +58,15 @@ pub fn wait_for(pid: libc::pid_t) -> io::Result<i32> {
     }
 }
 
-/// How a child that has ended ended, without reaping it (`waitid` with
-/// `WNOWAIT`): `Some("exit code 1")`, or `None` while it runs. Leaving it
-/// unreaped keeps its process id (and so its process group's id) from
-/// being reused before the group is killed.
+/// How a child that has ended ended, without reaping it
+/// ([`crate::sys::process::ended_unreaped`]): `Some("exit code 1")`, or
+/// `None` while it runs.
 pub fn peek_exit(pid: libc::pid_t) -> Option<String> {
-    // SAFETY: siginfo_t is plain old data; all-zero is a valid value.
-    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `info` is valid and writable; P_PID with a pid is valid.
-    let r = unsafe {
-        libc::waitid(
-            libc::P_PID,
-            pid as libc::id_t,
-            &mut info,
-            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-        )
-    };
-    // SAFETY: after a successful waitid the pid and status fields are set
-    // (si_pid stays 0 when the child has not ended).
-    let (ended_pid, status) = unsafe { (info.si_pid(), info.si_status()) };
-    if r != 0 || ended_pid == 0 {
-        return None;
-    }
-    Some(match info.si_code {
-        libc::CLD_EXITED => format!("exit code {status}"),
-        _ => format!("killed by signal {status}"),
+    use std::os::unix::process::ExitStatusExt as _;
+    let status = crate::sys::process::ended_unreaped(pid).ok()??;
+    Some(match status.code() {
+        Some(code) => format!("exit code {code}"),
+        None => format!("killed by signal {}", status.signal().unwrap_or(0)),
     })
 }
 
