@@ -138,16 +138,21 @@ EOF
     else
       expected=1
     fi
-    "$SLEDGE" --store "$store" ab "${args[@]}" 2>/dev/null | python3 -c '
+    "$SLEDGE" --store "$store" ab "${args[@]}" 2>/dev/null > "$work/ab.json"
+    # KEEP_JSON=FILE keeps what ab printed, to read it again.
+    [ -n "${KEEP_JSON:-}" ] && cp "$work/ab.json" "$KEEP_JSON"
+    python3 - "$expected" "$work/ab.json" <<'PY'
 import json, sys
 expected = float(sys.argv[1])
-c = json.load(sys.stdin)["candidates"][0]
+c = json.load(open(sys.argv[2]))["candidates"][0]
 for case in c["cases"]:
-    m = case["metrics"][0]
+    m = next(m for m in case["metrics"] if m["name"] == "wall")
     cmp = m["comparison"]
     lo, hi = cmp["ratio_ci_low"], cmp["ratio_ci_high"]
-    print(f"{case[\"params\"][:60]:60} {m[\"name\"]}: B/A {cmp[\"ratio\"]:.4f} [{lo:.4f}, {hi:.4f}] {cmp[\"verdict\"]}, covers {expected:.4f}: {lo <= expected <= hi}")
-' "$expected"
+    params = case["params"][:60]
+    print(f"{params:60} wall: B/A {cmp['ratio']:.4f} [{lo:.4f}, {hi:.4f}] "
+          f"{cmp['verdict']}, covers {expected:.4f}: {lo <= expected <= hi}")
+PY
     ;;
   *)
     echo "usage: bench/command.sh hyperfine [PAIRS] | quota [QUOTA] | aa" >&2

@@ -75,9 +75,21 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "$URL" || true)
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0) ? a / b : 0 }'; }
 
-# wrk's requests/s on the client CPU.
+# The busy and total ticks of CPU $1 so far (/proc/stat).
+cpu_ticks() { awk -v cpu="cpu$1" '$1 == cpu { print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 }' /proc/stat; }
+# The busy share (%) of CPU $1 between two cpu_ticks readings $2 and $3.
+busy_between() { awk -v a="$2" -v b="$3" 'BEGIN { split(a, x, " "); split(b, y, " "); printf "%.1f", 100 * (y[1] - x[1]) / (y[2] - x[2]) }'; }
+
+# wrk's requests/s on the client CPU; the server's and the client's CPU
+# busy shares over its run in $WRK_SERVER_BUSY and $WRK_CLIENT_BUSY (wrk
+# has the client CPU to itself, nginx the server's).
 run_wrk() {
-    taskset -c $CLIENT_CPU wrk -t1 -c"$CONNS" -d"${DUR}s" "$URL" | awk '/^Requests\/sec/ { print $2 }'
+    local s0 c0 s1 c1
+    s0=$(cpu_ticks "$SERVER_CPU"); c0=$(cpu_ticks "$CLIENT_CPU")
+    taskset -c $CLIENT_CPU wrk -t1 -c"$CONNS" -d"${DUR}s" "$URL" | awk '/^Requests\/sec/ { print $2 }' > "$WORK/wrk.rps"
+    s1=$(cpu_ticks "$SERVER_CPU"); c1=$(cpu_ticks "$CLIENT_CPU")
+    WRK_SERVER_BUSY=$(busy_between "$SERVER_CPU" "$s0" "$s1")
+    WRK_CLIENT_BUSY=$(busy_between "$CLIENT_CPU" "$c0" "$c1")
 }
 
 # One stored trial of http.url on the client CPU; its run as JSON.
@@ -95,7 +107,8 @@ mean_of() { jq -r --arg m "$1" '.cases[0].metrics[] | select(.name == $m) | .sum
 echo "== wrk -t1 -c$CONNS vs sledge run http.url concurrency=$CONNS (CPU $CLIENT_CPU) against nginx, 1 worker on CPU $SERVER_CPU, 1 B, ${DUR} s x $ROUNDS"
 : > "$WORK/ratios"
 for round in $(seq "$ROUNDS"); do
-    wrps=$(run_wrk)
+    run_wrk
+    wrps=$(cat "$WORK/wrk.rps")
     json=$(run_url)
     srps=$(mean_of requests_per_sec)
     said=$(jq -r '.cases[0].warnings[] | select(test("the rate|neither"))' <<<"$json" | sed 's/^in [0-9]* of [0-9]* trials (warm-up included) //' | head -1)
@@ -103,6 +116,7 @@ for round in $(seq "$ROUNDS"); do
         "$round" "$wrps" "$srps" "$(ratio "$srps" "$wrps")" "$(mean_of server_cpu_busy)" \
         "$(mean_of server_busiest_thread_busy)" "$(awk -v s="$(mean_of server_cpu_seconds_per_request)" 'BEGIN { print s * 1e6 }')" \
         "$(mean_of generator_cpu_busy)"
+    echo "           during wrk: CPU $SERVER_CPU (nginx) busy $WRK_SERVER_BUSY%, CPU $CLIENT_CPU (wrk) busy $WRK_CLIENT_BUSY%"
     echo "           which side: ${said:-(nothing said)}"
     echo "$(ratio "$srps" "$wrps")" >> "$WORK/ratios"
 done
