@@ -185,3 +185,14 @@ pub fn join<T>(handle: std::thread::JoinHandle<anyhow::Result<T>>) -> anyhow::Re
         .join()
         .map_err(|_| anyhow!("a client thread panicked"))?
 }
+
+/// Sleeps until `deadline` or a cancellation, whichever comes first.
+pub fn wait_until(deadline: std::time::Instant, cancel: &crate::engine::CancelToken) {
+    while !cancel.is_cancelled() {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        std::thread::sleep(left.min(std::time::Duration::from_millis(20)));
+    }
+}

@@ -23,6 +23,9 @@ pub const READY: u8 = 0x52;
 /// The byte the client writes when its trial is over.
 pub const STOP: u8 = 0x53;
 
+/// Bytes of a datagram's sequence number and send time, at its start.
+pub const DATAGRAM_HEADER: usize = 16;
+
 /// What a connection is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {

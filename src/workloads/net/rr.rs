@@ -10,10 +10,9 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail};
 use hdrhistogram::Histogram;
 
-use super::client::{Peer, Target, TestConn, gone, join};
+use super::client::{Peer, Target, TestConn, gone, join, wait_until};
 use super::proto::{Hello, Mode};
 use super::sock::SockOpts;
-use super::stream::wait_until;
 use crate::engine::{
     CancelToken, Case, CaseEnv, Metric, ParamSet, ParamSpec, Params, TrialContext, TrialOutput,
     Workload,

@@ -517,7 +517,7 @@ fn receive_datagrams(socket: &UdpSocket, stop: &AtomicBool, drop_every: u32) -> 
         if drop_every > 0 && seen.is_multiple_of(u64::from(drop_every)) {
             continue;
         }
-        if n < super::udp::DATAGRAM_HEADER {
+        if n < super::proto::DATAGRAM_HEADER {
             continue;
         }
         let mut seq = [0u8; 8];

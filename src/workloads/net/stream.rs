@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail};
 
-use super::client::{Peer, Target, TestConn, gone, join};
+use super::client::{Peer, Target, TestConn, gone, join, wait_until};
 use super::proto::{Hello, Mode};
 use super::sock::{SockOpts, allowed_congestion, thread_cpu_ns, total_retrans};
 use crate::engine::{
@@ -401,16 +401,5 @@ fn receive(
         None => Err(anyhow!(
             "the peer {addr} ended its stream before the trial's end (was it stopped or killed?)"
         )),
-    }
-}
-
-/// Sleeps until `deadline` or a cancellation, whichever comes first.
-pub fn wait_until(deadline: Instant, cancel: &CancelToken) {
-    while !cancel.is_cancelled() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            break;
-        }
-        std::thread::sleep(left.min(Duration::from_millis(20)));
     }
 }

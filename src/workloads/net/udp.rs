@@ -9,9 +9,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail};
 
-use super::client::{Peer, Target, TestConn, join};
-use super::proto::{Hello, Mode};
-use super::stream::wait_until;
+use super::client::{Peer, Target, TestConn, join, wait_until};
+use super::proto::{DATAGRAM_HEADER, Hello, Mode};
 use crate::engine::{
     CancelToken, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext,
     TrialOutput, Workload,
@@ -19,8 +18,6 @@ use crate::engine::{
 use crate::workloads::common::params;
 
 const ID: &str = "net.udp";
-/// Bytes of a datagram's sequence number and send time.
-pub const DATAGRAM_HEADER: usize = 16;
 /// The largest UDP payload over IPv4.
 const MAX_DATAGRAM: u64 = 65_507;
 
