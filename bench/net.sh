@@ -19,17 +19,24 @@
 #                                            # between the namespaces, B with
 #                                            # `tc netem delay 1ms` on the
 #                                            # client's veth: B/A of
-#                                            # transactions/s and of p50, and
-#                                            # the p50 difference (should be
-#                                            # about +1000 µs)
+#                                            # transactions/s and of p50 (the
+#                                            # p50 should grow by about
+#                                            # 1000 µs: B/A near
+#                                            # (p50 + 1000 µs) / p50)
+#   bench/net.sh tbf [ROUNDS]                # (root) `sledge ab net.stream`,
+#                                            # B with `tc tbf rate 2gbit`
+#                                            # (TBF_RATE=...) on the client's
+#                                            # veth: B/A of Gbit/s (should
+#                                            # put B near the rate)
 #
 # Targets (issue 41): net.stream within ±5% of iperf3's Gbit/s at 1 and 4
 # streams; net.rr within ±10% of sockperf's round trips per second and
-# latency; the netem delay found with the right magnitude. Run it alone:
+# latency; the netem delay found with the right magnitude, the tbf rate in
+# net.stream. Run it alone:
 # a build beside it moves every figure. net.crr has no comparison here.
 #
 # Needs iperf3 and sockperf (Debian's), python3; netns and netem need
-# root and iproute2 (ip, tc) with the sch_netem module.
+# root and iproute2 (ip, tc) with the sch_netem module (tbf: sch_tbf).
 set -euo pipefail
 
 mode=${1:-loopback}
@@ -142,25 +149,43 @@ case $mode in
     make_namespaces
     compare "${2:-3}" "${3:-5}"
     ;;
-  netem)
+  netem|tbf)
     make_namespaces
     start "${server[@]}" "$SLEDGE" __net-serve --listen "$addr:5202"
     qdisc="ip netns exec $ns_a tc qdisc"
-    "$SLEDGE" --store "$store" ab net.rr -p "peer=$addr:5202" -p time=3 \
+    if [ "$mode" = netem ]; then
+      workload=net.rr
+      b_qdisc="netem delay 1ms"
+      metrics="transactions_per_sec latency_p50"
+    else
+      workload=net.stream
+      b_qdisc="tbf rate ${TBF_RATE:-2gbit} burst 512kb latency 50ms"
+      metrics="gbit_per_sec"
+    fi
+    "$SLEDGE" --store "$store" ab "$workload" -p "peer=$addr:5202" -p time=3 \
       --rounds "${2:-6}" --no-idle-check --json \
       --a-wrap "ip netns exec $ns_a" --b-wrap "ip netns exec $ns_a" \
       --a-setup "$qdisc del dev veth-sa root 2>/dev/null || true" \
-      --b-setup "$qdisc replace dev veth-sa root netem delay 1ms" \
+      --b-setup "$qdisc replace dev veth-sa root $b_qdisc" \
       --restore "$qdisc del dev veth-sa root 2>/dev/null || true" \
       >"$work/ab.json" 2>"$work/ab.err" || { cat "$work/ab.err" >&2; exit 1; }
-    python3 - "$work/ab.json" <<'PY'
+    echo "B: $b_qdisc on the client's veth"
+    python3 - "$work/ab.json" $metrics <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
-print(json.dumps(doc.get("candidates", doc), indent=1)[:4000])
+c = doc["candidates"][0]
+for case in c["cases"]:
+    for m in case["metrics"]:
+        if m["name"] not in sys.argv[2:]:
+            continue
+        cmp = m["comparison"]
+        line = (f"{m['name']}: B/A {cmp['ratio']:.4f} "
+                f"[{cmp['ratio_ci_low']:.4f}, {cmp['ratio_ci_high']:.4f}] {cmp['verdict']}")
+        print(line)
 PY
     ;;
   *)
-    echo "usage: bench/net.sh loopback|netns|netem [PAIRS|ROUNDS] [SECONDS]" >&2
+    echo "usage: bench/net.sh loopback|netns|netem|tbf [PAIRS|ROUNDS] [SECONDS]" >&2
     exit 2
     ;;
 esac
