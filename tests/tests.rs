@@ -24,6 +24,7 @@ mod http_url;
 mod install;
 mod layers;
 mod module_cycles;
+mod net;
 mod netns_hosts;
 mod notes;
 mod output_rules;

@@ -18,6 +18,7 @@ mod import;
 mod list;
 mod man;
 mod man_dir;
+mod net_serve;
 mod output;
 mod output_file;
 mod plan;
@@ -122,6 +123,10 @@ pub enum Command {
     /// coordinator's messages on stdin, answers on stdout).
     #[command(name = "__http-agent", hide = true)]
     HttpAgent,
+    /// Internal: the server side of the `net.*` workloads on a peer
+    /// (`peer=HOST:PORT`); serves until SIGINT or SIGTERM.
+    #[command(name = "__net-serve", hide = true)]
+    NetServe(net_serve::NetServeArgs),
     /// Write stored runs as one portable JSON document, to carry them to
     /// another machine's store (`sledge import`).
     Export(export::ExportArgs),
@@ -186,6 +191,7 @@ pub fn execute(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::Http(args) => http::execute(args),
         Command::Round => round::execute(),
         Command::HttpAgent => http_agent::execute(),
+        Command::NetServe(args) => net_serve::execute(args),
         Command::Export(args) => export::execute(args, store()?),
         Command::Import(args) => import::execute(args, store()?),
         Command::Fleet(args) => fleet::execute(args, store()?),

@@ -9,6 +9,7 @@ pub mod crypto;
 pub mod http;
 pub mod latency;
 pub mod memory;
+pub mod net;
 pub mod sched;
 pub mod scripted;
 pub mod storage;
@@ -45,6 +46,10 @@ fn measuring() -> Vec<&'static dyn Workload> {
         &storage::disk::Disk,
         &storage::fileserver::FileServer,
         &storage::fileserver_net::FileServerNet,
+        &net::stream::NetStream,
+        &net::rr::NetRr,
+        &net::crr::NetCrr,
+        &net::udp::NetUdp,
         &sched::hackbench::Hackbench,
         &latency::wakeup::Wakeup,
         &latency::interactive::Interactive,

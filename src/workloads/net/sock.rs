@@ -1,0 +1,112 @@
+//! Socket options and per-thread CPU time for the `net.*` workloads.
+
+use std::net::{SocketAddr, TcpStream};
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+
+use anyhow::Context;
+use socket2::{Domain, Protocol, Socket, Type};
+
+/// The options both ends set on their TCP sockets.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SockOpts {
+    /// SO_SNDBUF and SO_RCVBUF; 0 leaves them to autotuning.
+    pub sock_buf: u32,
+    /// TCP_CONGESTION; empty: the system's default.
+    pub congestion: String,
+}
+
+impl SockOpts {
+    /// Applies the options to a socket.
+    pub fn apply(&self, socket: &Socket) -> std::io::Result<()> {
+        if self.sock_buf > 0 {
+            socket.set_send_buffer_size(self.sock_buf as usize)?;
+            socket.set_recv_buffer_size(self.sock_buf as usize)?;
+        }
+        if !self.congestion.is_empty() {
+            socket.set_tcp_congestion(self.congestion.as_bytes())?;
+        }
+        socket.set_tcp_nodelay(true)?;
+        Ok(())
+    }
+
+    /// Applies the options to an accepted stream.
+    pub fn apply_stream(&self, stream: &TcpStream) -> std::io::Result<()> {
+        let socket = socket2::SockRef::from(stream);
+        if self.sock_buf > 0 {
+            socket.set_send_buffer_size(self.sock_buf as usize)?;
+            socket.set_recv_buffer_size(self.sock_buf as usize)?;
+        }
+        if !self.congestion.is_empty() {
+            socket.set_tcp_congestion(self.congestion.as_bytes())?;
+        }
+        stream.set_nodelay(true)
+    }
+}
+
+/// How long a connection attempt may take before the peer counts as
+/// unreachable.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long a read or write may block before the peer counts as gone:
+/// what bounds every wait on the other end.
+pub const IO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Connects to `addr` with the options set before the handshake (so
+/// that the window scale follows the buffer size), and the I/O timeouts.
+pub fn connect(addr: SocketAddr, opts: &SockOpts) -> anyhow::Result<TcpStream> {
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
+        .context("creating a TCP socket")?;
+    opts.apply(&socket)
+        .with_context(|| format!("setting the socket options {opts:?}"))?;
+    socket
+        .connect_timeout(&addr.into(), CONNECT_TIMEOUT)
+        .with_context(|| format!("connecting to the peer {addr}"))?;
+    let stream: TcpStream = socket.into();
+    stream.set_read_timeout(Some(IO_TIMEOUT))?;
+    stream.set_write_timeout(Some(IO_TIMEOUT))?;
+    Ok(stream)
+}
+
+/// The segments a TCP socket retransmitted in its life
+/// (TCP_INFO's `tcpi_total_retrans`); 0 when the kernel will not say.
+pub fn total_retrans(stream: &TcpStream) -> u64 {
+    // SAFETY: tcp_info is plain data; getsockopt writes at most `len`
+    // bytes into it and says how many.
+    unsafe {
+        let mut info: libc::tcp_info = std::mem::zeroed();
+        let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+        let rc = libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut info as *mut libc::tcp_info).cast(),
+            &mut len,
+        );
+        if rc == 0 {
+            u64::from(info.tcpi_total_retrans)
+        } else {
+            0
+        }
+    }
+}
+
+/// CPU time the calling thread used so far, nanoseconds.
+pub fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The congestion-control algorithms an unprivileged socket may choose
+/// on this host, or `None` when the kernel does not list them.
+pub fn allowed_congestion() -> Option<Vec<String>> {
+    let text = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_allowed_congestion_control").ok()?;
+    Some(text.split_whitespace().map(str::to_string).collect())
+}
