@@ -225,3 +225,29 @@ fn an_unreachable_server_fails_the_preparation_naming_it() {
         assert!(!err.contains("secretpw"), "{err}");
     }
 }
+
+#[test]
+fn a_login_without_the_right_to_create_a_schema_fails_naming_it() {
+    let _serial = one_at_a_time();
+    let Some(url) = Kind::Postgres.live_url() else {
+        return;
+    };
+    // A role that may log in but not create schemas in the database.
+    let role = "sledge_test_no_create";
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    admin
+        .batch_execute(&format!(
+            "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{role}') \
+             THEN CREATE ROLE {role} LOGIN; END IF; END $$"
+        ))
+        .unwrap();
+    let (scheme_user, rest) = url.split_once('@').unwrap();
+    let scheme = scheme_user.split("://").next().unwrap();
+    let limited = format!("{scheme}://{role}@{rest}");
+    let mut case = build(&Oltp, &[("db", &limited)]);
+    let err = format!("{:#}", case.prepare(&ctx()).unwrap_err());
+    case.cleanup(&ctx()).unwrap();
+    assert!(err.contains("cannot create schema sledge_oltp_"), "{err}");
+    assert!(err.contains("permission denied"), "{err}");
+    assert!(own_namespaces(Kind::Postgres, &url).is_empty());
+}
