@@ -58,6 +58,9 @@ fn own_namespaces(kind: Kind, url: &str) -> Vec<String> {
     names.into_iter().filter(|n| n.contains(&pid)).collect()
 }
 
+/// A workload, its parameters and its statements per transaction.
+type CaseSpec<'a> = (&'a dyn Workload, Vec<(&'a str, &'a str)>, f64);
+
 fn metric(out: &TrialOutput, name: &str) -> f64 {
     out.metrics
         .iter()
@@ -87,7 +90,7 @@ fn oltp_and_tpcb_run_on_the_servers_and_drop_their_namespace() {
         let Some(url) = kind.live_url() else {
             continue;
         };
-        let cases: [(&dyn Workload, Vec<(&str, &str)>, f64); 4] = [
+        let cases: [CaseSpec; 4] = [
             (
                 &Oltp,
                 vec![

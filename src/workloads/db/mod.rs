@@ -12,6 +12,7 @@
 
 pub mod clients;
 pub mod conn;
+pub mod local_pg;
 pub mod namespace;
 pub mod oltp;
 pub mod tpcb;

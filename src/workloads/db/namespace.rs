@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use anyhow::{anyhow, bail};
 
 use super::conn::{Failure, LOAD_LIMIT, Target};
+use super::local_pg::LocalPostgres;
 use crate::http::server::DbSource;
 use crate::http::server::dynamic::{mysql_login, postgres_login};
 use crate::monitor::maker_mark::{MakerMark, MarkedDir};
@@ -189,6 +190,61 @@ impl Drop for Namespace {
             crate::say!("warning: {e:#}");
         }
     }
+}
+
+/// The checked `db` parameter: a database by URL (or SQLite), or a
+/// throwaway local PostgreSQL server with `pg_conf`'s settings.
+#[derive(Debug, Clone)]
+pub enum DbChoice {
+    /// SQLite, or a server by URL.
+    Source(DbSource),
+    /// `postgres-local`.
+    PostgresLocal {
+        /// Its settings (`pg_conf`).
+        pg_conf: String,
+    },
+}
+
+impl DbChoice {
+    /// Checks `db` and `pg_conf` without connecting or starting anything.
+    pub fn parse(db: &str, pg_conf: &str) -> anyhow::Result<DbChoice> {
+        if db == "postgres-local" {
+            super::local_pg::conf_options(pg_conf)?;
+            return Ok(DbChoice::PostgresLocal {
+                pg_conf: pg_conf.to_string(),
+            });
+        }
+        if !pg_conf.trim().is_empty() {
+            bail!(
+                "pg_conf={pg_conf}: only with db=postgres-local (a server of your own keeps its own settings; change them between the sides of `sledge ab` with --a-setup/--b-setup)"
+            );
+        }
+        DbSource::parse(db).map(DbChoice::Source)
+    }
+
+    /// Starts the local server when there is one (kept in `local`), and
+    /// returns the database to make the namespace in.
+    pub fn open(&self, local: &mut Option<LocalPostgres>) -> anyhow::Result<DbSource> {
+        match self {
+            DbChoice::Source(source) => Ok(source.clone()),
+            DbChoice::PostgresLocal { pg_conf } => {
+                let server = local.insert(LocalPostgres::start(pg_conf)?);
+                DbSource::parse(&server.url())
+            }
+        }
+    }
+}
+
+/// Drops the namespace, then stops the local server: the first error,
+/// after trying both.
+pub fn close(
+    namespace: &mut Option<Namespace>,
+    local: &mut Option<LocalPostgres>,
+) -> anyhow::Result<()> {
+    let dropped = namespace.as_mut().map_or(Ok(()), Namespace::remove);
+    let stopped = local.as_mut().map_or(Ok(()), LocalPostgres::stop);
+    *local = None;
+    dropped.and(stopped)
 }
 
 #[cfg(test)]

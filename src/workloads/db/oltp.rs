@@ -27,12 +27,12 @@ use anyhow::anyhow;
 
 use super::clients::{self, Client, Script};
 use super::conn::{Arg, Conn, Dialect, Failure, LOAD_LIMIT, Target};
-use super::namespace::Namespace;
+use super::local_pg::LocalPostgres;
+use super::namespace::{self as ns, DbChoice, Namespace};
 use crate::engine::{
     Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext, TrialOutput,
     UntimedWork, Workload,
 };
-use crate::http::server::DbSource;
 use crate::workloads::common::params;
 use crate::workloads::common::rng::Xoroshiro128Plus;
 
@@ -60,9 +60,20 @@ crate::param_choice! {
 pub fn db_param() -> ParamSpec {
     ParamSpec {
         name: "db",
-        help: "the database: sqlite (an embedded file in WAL mode, in a scratch directory), postgres://user@host[:port]/database (or libpq's `host=... user=... dbname=...`) or mysql://user@host[:port]/database (MariaDB or MySQL; no TLS); on a server the tables go in a schema (PostgreSQL) or database (MySQL) named sledge_..., which sledge creates and drops after the case; a password is best left out: PGPASSWORD or ~/.pgpass, ~/.my.cnf or MYSQL_PWD are used; one given anyway is masked as *** wherever the case is shown or stored",
+        help: "the database: sqlite (an embedded file in WAL mode, in a scratch directory), postgres-local (a throwaway PostgreSQL server started from the installed server binaries in a scratch directory on a free port, with pg_conf's settings, removed after the case), postgres://user@host[:port]/database (or libpq's `host=... user=... dbname=...`) or mysql://user@host[:port]/database (MariaDB or MySQL; no TLS); on a server the tables go in a schema (PostgreSQL) or database (MySQL) named sledge_..., which sledge creates and drops after the case; a password is best left out: PGPASSWORD or ~/.pgpass, ~/.my.cnf or MYSQL_PWD are used; one given anyway is masked as *** wherever the case is shown or stored",
         kind: ParamKind::Text,
         default: "sqlite",
+    }
+}
+
+/// `pg_conf`: settings of the `postgres-local` server, shared by the
+/// `db.*` workloads.
+pub fn pg_conf_param() -> ParamSpec {
+    ParamSpec {
+        name: "pg_conf",
+        help: "settings of the db=postgres-local server, `name=value` words separated by spaces (synchronous_commit=off shared_buffers=256MB), passed as its -c options; only with db=postgres-local",
+        kind: ParamKind::Text,
+        default: "",
     }
 }
 
@@ -90,6 +101,7 @@ crate::workload_params! {
         threads: u64 = params::threads("1"),
         time: f64 = params::time("10"),
         db: String = db_param(),
+        pg_conf: String = pg_conf_param(),
     }
 }
 
@@ -111,7 +123,7 @@ impl Workload for Oltp {
     }
     fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
         let p = OltpParams::from_set(p);
-        let source = DbSource::parse(&p.db)?;
+        let db = DbChoice::parse(&p.db, &p.pg_conf)?;
         if p.table_size > i32::MAX as u64 / 2 {
             anyhow::bail!("table_size={}: at most {}", p.table_size, i32::MAX / 2);
         }
@@ -121,7 +133,8 @@ impl Workload for Oltp {
                 tables: p.tables as usize,
                 table_size: p.table_size as i32,
             },
-            source,
+            db,
+            local: None,
             threads: p.threads as usize,
             time: params::trial_time(p.time),
             namespace: None,
@@ -486,7 +499,8 @@ impl Script for OltpScript {
 /// A `db.oltp` case.
 pub struct OltpCase {
     script: OltpScript,
-    source: DbSource,
+    db: DbChoice,
+    local: Option<LocalPostgres>,
     threads: usize,
     time: Duration,
     namespace: Option<Namespace>,
@@ -504,9 +518,8 @@ impl OltpCase {
 impl Case for OltpCase {
     fn prepare(&mut self, ctx: &TrialContext) -> anyhow::Result<()> {
         let started = Instant::now();
-        let namespace = self
-            .namespace
-            .insert(Namespace::create(&self.source, "oltp")?);
+        let source = self.db.open(&mut self.local)?;
+        let namespace = self.namespace.insert(Namespace::create(&source, "oltp")?);
         let target: Target = namespace.target().clone();
         let mut conn = target.connect(LOAD_LIMIT)?;
         self.script
@@ -545,10 +558,7 @@ impl Case for OltpCase {
         // The clients' connections go first: a schema in use cannot be
         // dropped until they close.
         self.clients.clear();
-        match self.namespace.as_mut() {
-            Some(namespace) => namespace.remove(),
-            None => Ok(()),
-        }
+        ns::close(&mut self.namespace, &mut self.local)
     }
 }
 
@@ -762,7 +772,8 @@ mod tests {
                 tables: p.tables as usize,
                 table_size: p.table_size as i32,
             },
-            source: DbSource::parse(&p.db).unwrap(),
+            db: DbChoice::parse(&p.db, &p.pg_conf).unwrap(),
+            local: None,
             threads: p.threads as usize,
             time: params::trial_time(p.time),
             namespace: None,

@@ -22,13 +22,13 @@ use anyhow::anyhow;
 
 use super::clients::{self, Client, Script};
 use super::conn::{Arg, Conn, Dialect, Failure, LOAD_LIMIT, Target};
-use super::namespace::Namespace;
-use super::oltp::{db_param, uniform};
+use super::local_pg::LocalPostgres;
+use super::namespace::{self as ns, DbChoice, Namespace};
+use super::oltp::{db_param, pg_conf_param, uniform};
 use crate::engine::{
     Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext, TrialOutput,
     UntimedWork, Workload,
 };
-use crate::http::server::DbSource;
 use crate::workloads::common::params;
 use crate::workloads::common::rng::Xoroshiro128Plus;
 
@@ -71,6 +71,7 @@ crate::workload_params! {
         },
         time: f64 = params::time("10"),
         db: String = db_param(),
+        pg_conf: String = pg_conf_param(),
     }
 }
 
@@ -92,13 +93,14 @@ impl Workload for Tpcb {
     }
     fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
         let p = TpcbParams::from_set(p);
-        let source = DbSource::parse(&p.db)?;
+        let db = DbChoice::parse(&p.db, &p.pg_conf)?;
         Ok(Box::new(TpcbCase {
             script: TpcbScript {
                 script: p.script,
                 scale: p.scale as i32,
             },
-            source,
+            db,
+            local: None,
             clients_count: p.clients as usize,
             time: params::trial_time(p.time),
             namespace: None,
@@ -267,7 +269,8 @@ impl Script for TpcbScript {
 /// A `db.tpcb` case.
 pub struct TpcbCase {
     script: TpcbScript,
-    source: DbSource,
+    db: DbChoice,
+    local: Option<LocalPostgres>,
     clients_count: usize,
     time: Duration,
     namespace: Option<Namespace>,
@@ -285,9 +288,8 @@ impl TpcbCase {
 impl Case for TpcbCase {
     fn prepare(&mut self, ctx: &TrialContext) -> anyhow::Result<()> {
         let started = Instant::now();
-        let namespace = self
-            .namespace
-            .insert(Namespace::create(&self.source, "tpcb")?);
+        let source = self.db.open(&mut self.local)?;
+        let namespace = self.namespace.insert(Namespace::create(&source, "tpcb")?);
         let target: Target = namespace.target().clone();
         let mut conn = target.connect(LOAD_LIMIT)?;
         self.script
@@ -324,10 +326,7 @@ impl Case for TpcbCase {
 
     fn cleanup(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
         self.clients.clear();
-        match self.namespace.as_mut() {
-            Some(namespace) => namespace.remove(),
-            None => Ok(()),
-        }
+        ns::close(&mut self.namespace, &mut self.local)
     }
 }
 
@@ -335,11 +334,13 @@ impl Case for TpcbCase {
 mod tests {
     use super::*;
     use crate::engine::CancelToken;
+    use crate::http::server::DbSource;
 
     fn case(script: PgbenchScript) -> TpcbCase {
         TpcbCase {
             script: TpcbScript { script, scale: 1 },
-            source: DbSource::Sqlite,
+            db: DbChoice::Source(DbSource::Sqlite),
+            local: None,
             clients_count: 2,
             time: Duration::from_millis(200),
             namespace: None,
