@@ -216,11 +216,21 @@ impl LocalPostgres {
                 &["-D", &data, "-m", "fast", "-w", "-t", "30", "stop"],
             );
             if fast.is_err() {
-                self.run(
+                let immediate = self.run(
                     "pg_ctl",
                     &["-D", &data, "-m", "immediate", "-w", "-t", "30", "stop"],
-                )
-                .context("stopping the local PostgreSQL server")?;
+                );
+                // A server that died by itself has nothing to stop: `pg_ctl
+                // status` fails when none runs.
+                let still_running = self.run("pg_ctl", &["-D", &data, "status"]).is_ok();
+                if let Err(e) = immediate
+                    && still_running
+                {
+                    return Err(e.context(format!(
+                        "stopping the local PostgreSQL server (its files are kept in {})",
+                        self.dir.path().display()
+                    )));
+                }
             }
         }
         self.dir

@@ -241,7 +241,16 @@ pub fn close(
     namespace: &mut Option<Namespace>,
     local: &mut Option<LocalPostgres>,
 ) -> anyhow::Result<()> {
-    let dropped = namespace.as_mut().map_or(Ok(()), Namespace::remove);
+    // A local server goes with everything in it: dropping its schema first
+    // would only fail once the server has died.
+    let dropped = match (namespace.as_mut(), local.is_some()) {
+        (Some(namespace), true) => {
+            namespace.removed = true;
+            Ok(())
+        }
+        (Some(namespace), false) => namespace.remove(),
+        (None, _) => Ok(()),
+    };
     let stopped = local.as_mut().map_or(Ok(()), LocalPostgres::stop);
     *local = None;
     dropped.and(stopped)
