@@ -12,6 +12,12 @@
 #                              # -S) against `db.tpcb script=tpcb-like` and
 #                              # `select-only` on PostgreSQL, the same way
 #   bench/db.sh all [PAIRS]    # both (the default; PAIRS defaults to 3)
+#   bench/db.sh sync [ROUNDS]  # the known difference: `sledge ab` with
+#                              # synchronous_commit on (A) and off (B) set on
+#                              # the PostgreSQL server by --a-setup/--b-setup
+#                              # (ALTER SYSTEM, reset by --restore), modes
+#                              # write_only and point_select: B found faster
+#                              # in write_only, no verdict in point_select
 #
 # Settings (environment): TIME (s per run, default 30), THREADS (default 2),
 # TABLES (default 4), TABLE_SIZE (default 100000), SCALE (default 10),
@@ -169,6 +175,22 @@ run_tpcb() {
     done
   done
 }
+
+run_sync() {
+  local rounds=${1:-6} psql_c
+  psql_c="psql -h $pg_host -p $pg_port -U $pg_user -d postgres -qAt -o /dev/null -c"
+  echo "== sledge ab: synchronous_commit on (A) vs off (B), db.oltp write_only and point_select"
+  "$SLEDGE" --store "$store" ab db.oltp -p "db=$PG_URL/$DB" -p mode=write_only,point_select \
+    -p "threads=$THREADS" -p "time=$TIME" --rounds "$rounds" --no-idle-check \
+    --a-setup "$psql_c 'ALTER SYSTEM SET synchronous_commit = on' && $psql_c 'SELECT pg_reload_conf()'" \
+    --b-setup "$psql_c 'ALTER SYSTEM SET synchronous_commit = off' && $psql_c 'SELECT pg_reload_conf()'" \
+    --restore "$psql_c 'ALTER SYSTEM RESET synchronous_commit' && $psql_c 'SELECT pg_reload_conf()'"
+}
+
+if [ "$mode" = sync ]; then
+  run_sync "$pairs"
+  exit 0
+fi
 
 case $mode in
   oltp) run_oltp ;;
