@@ -29,13 +29,13 @@ use sledge::http::{self, LoadConfig, Model, Server, ServerConfig};
 const REQUESTS: u64 = 200;
 
 #[derive(Clone, Copy, Debug)]
-enum Kind {
+pub(crate) enum Kind {
     Postgres,
     Mysql,
 }
 
 impl Kind {
-    fn url(self) -> String {
+    pub(crate) fn url(self) -> String {
         let (var, default) = match self {
             Kind::Postgres => (
                 "SLEDGE_TEST_POSTGRES",
@@ -49,7 +49,7 @@ impl Kind {
     /// The URL when something listens there. Otherwise the test is
     /// skipped (`None`, with a notice on stderr), or fails when the
     /// databases are required.
-    fn live_url(self) -> Option<String> {
+    pub(crate) fn live_url(self) -> Option<String> {
         let url = self.url();
         reachable_or_skip(self, &url, required(DATABASES))
     }

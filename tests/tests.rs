@@ -12,6 +12,7 @@ mod cli_run;
 mod cli_store;
 mod command;
 mod compute;
+mod db_workloads;
 mod fleet;
 mod hardware;
 mod history;

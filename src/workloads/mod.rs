@@ -6,6 +6,7 @@ pub mod command;
 pub mod common;
 pub mod cpu;
 pub mod crypto;
+pub mod db;
 pub mod http;
 pub mod latency;
 pub mod memory;
@@ -42,6 +43,8 @@ fn measuring() -> Vec<&'static dyn Workload> {
         &http::static_page::StaticPage,
         &http::dynamic_page::DynamicPage,
         &http::url_page::UrlPage,
+        &db::oltp::Oltp,
+        &db::tpcb::Tpcb,
         &storage::fileio::FileIo,
         &storage::disk::Disk,
         &storage::fileserver::FileServer,

@@ -248,6 +248,24 @@ fn add_mysql_password(opts: mysql::Opts, env: db_password::Env<'_>) -> mysql::Op
     }
 }
 
+/// The client settings for a checked PostgreSQL `db` parameter, with the
+/// page's timeouts where it sets none and, without a password in it, the
+/// one libpq would use: what `db.oltp` and `db.tpcb` connect with.
+pub fn postgres_login(url: &str) -> anyhow::Result<tokio_postgres::Config> {
+    let mut config = postgres_config(url)?;
+    add_postgres_password(&mut config, &db_password::process_env);
+    Ok(config)
+}
+
+/// The client settings for a checked MySQL `db` parameter, as
+/// [`postgres_login`] for MariaDB and MySQL.
+pub fn mysql_login(url: &str) -> anyhow::Result<mysql::Opts> {
+    Ok(add_mysql_password(
+        mysql_opts(url)?,
+        &db_password::process_env,
+    ))
+}
+
 /// The database behind the dynamic page, with the row in place.
 pub struct Database {
     backend: Backend,

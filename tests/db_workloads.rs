@@ -1,0 +1,256 @@
+//! `db.oltp` and `db.tpcb` against real database servers: PostgreSQL and
+//! MariaDB on loopback (the URLs of `http_db`: the servers CI starts, or
+//! `SLEDGE_TEST_POSTGRES` / `SLEDGE_TEST_MYSQL`), skipped with a notice
+//! where none is reachable unless `SLEDGE_TEST_DATABASES=require`. The
+//! SQLite side is tested in the library (`workloads::db`).
+//!
+//! Every case is tiny (a few hundred rows, trials of a fraction of a
+//! second); each test checks on the server that the schema or database
+//! the case made is gone afterwards, also after a failure and Ctrl-C.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use mysql::prelude::Queryable;
+
+use crate::http_db::Kind;
+use sledge::engine::params::resolve_cases;
+use sledge::engine::{CancelToken, Case, CaseEnv, TrialContext, TrialOutput, Workload};
+use sledge::workloads::db::oltp::Oltp;
+use sledge::workloads::db::tpcb::Tpcb;
+
+fn build(workload: &dyn Workload, assignments: &[(&str, &str)]) -> Box<dyn Case> {
+    let assignments: BTreeMap<String, Vec<String>> = assignments
+        .iter()
+        .map(|(k, v)| (k.to_string(), vec![v.to_string()]))
+        .collect();
+    let set = resolve_cases(workload.id(), &workload.params(), &assignments, 2)
+        .unwrap()
+        .remove(0);
+    let env = CaseEnv {
+        cpus: vec![0],
+        total_cache_bytes: 0,
+        memory_bytes: 0,
+    };
+    workload.build(&set, &env).unwrap()
+}
+
+/// The namespaces this test process made on the server (schemas or
+/// databases named `sledge_<workload>_<this pid>_...`).
+fn own_namespaces(kind: Kind, url: &str) -> Vec<String> {
+    let query = "SELECT CAST(schema_name AS CHAR(200)) FROM information_schema.schemata \
+                 WHERE schema_name LIKE 'sledge%'";
+    let names: Vec<String> = match kind {
+        Kind::Postgres => {
+            let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+            c.query(&query.replace("CHAR(200)", "VARCHAR(200)"), &[])
+                .unwrap()
+                .iter()
+                .map(|row| row.get(0))
+                .collect()
+        }
+        Kind::Mysql => {
+            let mut c = mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).unwrap();
+            c.query(query).unwrap()
+        }
+    };
+    let pid = format!("_{}_", std::process::id());
+    names.into_iter().filter(|n| n.contains(&pid)).collect()
+}
+
+/// A workload, its parameters and its statements per transaction.
+type CaseSpec<'a> = (&'a dyn Workload, Vec<(&'a str, &'a str)>, f64);
+
+fn metric(out: &TrialOutput, name: &str) -> f64 {
+    out.metrics
+        .iter()
+        .find(|m| m.name == name)
+        .unwrap_or_else(|| panic!("no {name}"))
+        .value
+}
+
+/// The tests share this process's namespaces on the servers: one at a
+/// time, so that each sees only its own.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn ctx() -> TrialContext {
+    TrialContext::new(vec![0], CancelToken::new())
+}
+
+#[test]
+fn oltp_and_tpcb_run_on_the_servers_and_drop_their_namespace() {
+    let _serial = one_at_a_time();
+    for kind in [Kind::Postgres, Kind::Mysql] {
+        let Some(url) = kind.live_url() else {
+            continue;
+        };
+        let cases: [CaseSpec; 4] = [
+            (
+                &Oltp,
+                vec![
+                    ("mode", "read_write"),
+                    ("table_size", "300"),
+                    ("tables", "2"),
+                ],
+                20.0,
+            ),
+            (
+                &Oltp,
+                vec![("mode", "point_select"), ("table_size", "300")],
+                1.0,
+            ),
+            (&Tpcb, vec![("script", "tpcb-like")], 7.0),
+            (&Tpcb, vec![("script", "select-only")], 1.0),
+        ];
+        for (workload, mut assignments, per_transaction) in cases {
+            assignments.extend([("db", url.as_str()), ("time", "0.3")]);
+            let mut case = build(workload, &assignments);
+            let ctx = ctx();
+            case.prepare(&ctx).unwrap();
+            assert_eq!(own_namespaces(kind, &url).len(), 1, "{kind:?}");
+            let out = case.trial(&ctx);
+            case.cleanup(&ctx).unwrap();
+            let out = out.unwrap_or_else(|e| panic!("{kind:?} {}: {e:#}", workload.id()));
+            let transactions = metric(&out, "transactions");
+            assert!(transactions > 0.0, "{kind:?} {}", workload.id());
+            // One client: nothing to retry; every statement counted.
+            assert_eq!(metric(&out, "errors"), 0.0);
+            assert_eq!(metric(&out, "queries"), per_transaction * transactions);
+            assert!(
+                own_namespaces(kind, &url).is_empty(),
+                "{kind:?}: {:?} left behind",
+                own_namespaces(kind, &url)
+            );
+        }
+    }
+}
+
+#[test]
+fn two_clients_on_a_small_table_retry_conflicts_and_drop_their_namespace() {
+    let _serial = one_at_a_time();
+    for kind in [Kind::Postgres, Kind::Mysql] {
+        let Some(url) = kind.live_url() else {
+            continue;
+        };
+        let mut case = build(
+            &Oltp,
+            &[
+                ("mode", "write_only"),
+                ("table_size", "20"),
+                ("threads", "2"),
+                ("time", "0.5"),
+                ("db", &url),
+            ],
+        );
+        let ctx = ctx();
+        case.prepare(&ctx).unwrap();
+        let out = case.trial(&ctx);
+        case.cleanup(&ctx).unwrap();
+        let out = out.unwrap_or_else(|e| panic!("{kind:?}: {e:#}"));
+        assert!(metric(&out, "transactions") > 0.0);
+        assert_eq!(metric(&out, "reconnects"), 0.0);
+        assert!(own_namespaces(kind, &url).is_empty());
+    }
+}
+
+#[test]
+fn ctrl_c_during_the_load_drops_the_namespace() {
+    let _serial = one_at_a_time();
+    for kind in [Kind::Postgres, Kind::Mysql] {
+        let Some(url) = kind.live_url() else {
+            continue;
+        };
+        let mut case = build(&Oltp, &[("table_size", "1000000"), ("db", &url)]);
+        let cancel = CancelToken::new();
+        let ctx = TrialContext::new(vec![0], cancel.clone());
+        let pressed = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(500));
+            cancel.cancel();
+        });
+        let err = case.prepare(&ctx).unwrap_err();
+        pressed.join().unwrap();
+        assert!(format!("{err:#}").contains("cancelled"), "{err:#}");
+        assert_eq!(own_namespaces(kind, &url).len(), 1, "{kind:?}");
+        case.cleanup(&ctx).unwrap();
+        assert!(own_namespaces(kind, &url).is_empty(), "{kind:?}");
+    }
+}
+
+#[test]
+fn a_missing_database_or_a_wrong_password_fails_clearly_and_makes_nothing() {
+    let _serial = one_at_a_time();
+    for kind in [Kind::Postgres, Kind::Mysql] {
+        let Some(url) = kind.live_url() else {
+            continue;
+        };
+        let (base, _) = url.rsplit_once('/').unwrap();
+        let missing = format!("{base}/sledge_no_such_database");
+        let mut case = build(&Oltp, &[("db", &missing)]);
+        let err = format!("{:#}", case.prepare(&ctx()).unwrap_err());
+        case.cleanup(&ctx()).unwrap();
+        assert!(err.contains("sledge_no_such_database"), "{kind:?}: {err}");
+        assert!(own_namespaces(kind, &url).is_empty());
+    }
+    // MariaDB's root in CI has no password: any password is wrong.
+    if let Some(url) = Kind::Mysql.live_url()
+        && let Some(rest) = url.strip_prefix("mysql://root@")
+    {
+        let wrong = format!("mysql://root:wrongpw@{rest}");
+        let mut case = build(&Oltp, &[("db", &wrong)]);
+        let err = format!("{:#}", case.prepare(&ctx()).unwrap_err());
+        case.cleanup(&ctx()).unwrap();
+        assert!(err.contains("Access denied"), "{err}");
+        assert!(!err.contains("wrongpw"), "{err}");
+        assert!(err.contains("root:***@"), "{err}");
+    }
+}
+
+#[test]
+fn an_unreachable_server_fails_the_preparation_naming_it() {
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = free.local_addr().unwrap().port();
+    drop(free);
+    for url in [
+        format!("postgres://u:secretpw@127.0.0.1:{port}/x"),
+        format!("mysql://u:secretpw@127.0.0.1:{port}/x"),
+    ] {
+        let mut case = build(&Tpcb, &[("db", &url)]);
+        let err = format!("{:#}", case.prepare(&ctx()).unwrap_err());
+        case.cleanup(&ctx()).unwrap();
+        assert!(err.contains("cannot connect"), "{err}");
+        assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
+        assert!(!err.contains("secretpw"), "{err}");
+    }
+}
+
+#[test]
+fn a_login_without_the_right_to_create_a_schema_fails_naming_it() {
+    let _serial = one_at_a_time();
+    let Some(url) = Kind::Postgres.live_url() else {
+        return;
+    };
+    // A role that may log in but not create schemas in the database.
+    let role = "sledge_test_no_create";
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    admin
+        .batch_execute(&format!(
+            "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{role}') \
+             THEN CREATE ROLE {role} LOGIN; END IF; END $$"
+        ))
+        .unwrap();
+    let (scheme_user, rest) = url.split_once('@').unwrap();
+    let scheme = scheme_user.split("://").next().unwrap();
+    let limited = format!("{scheme}://{role}@{rest}");
+    let mut case = build(&Oltp, &[("db", &limited)]);
+    let err = format!("{:#}", case.prepare(&ctx()).unwrap_err());
+    case.cleanup(&ctx()).unwrap();
+    assert!(err.contains("cannot create schema sledge_oltp_"), "{err}");
+    assert!(err.contains("permission denied"), "{err}");
+    assert!(own_namespaces(Kind::Postgres, &url).is_empty());
+}
