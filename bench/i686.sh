@@ -13,9 +13,10 @@
 #   bench/i686.sh aa         # the A/A only
 #
 # Run it alone on the machine. Time: the 32-bit release build takes 10-20
-# minutes on 2 CPUs the first time; each `sledge ab` of the battery about
-# twice what `sledge plan bench/i686.toml` estimates for one side (it is
-# printed first), 40-60 minutes on a 2-vCPU guest. STORE=path keeps the
+# minutes on 2 CPUs the first time (16 on a busy 2-vCPU guest); each
+# `sledge ab` of the battery about twice what `sledge plan bench/i686.toml`
+# estimates for one side (it is printed first: 32 minutes on a 2-vCPU
+# guest), so about an hour each, a little over two hours for both. STORE=path keeps the
 # runs (default: a temporary store); OUT=dir keeps the tables and JSON
 # (default: a temporary directory, printed).
 set -euo pipefail
