@@ -54,6 +54,7 @@ expect usr/share/doc/sledge/docs/benchmarks.md
 expect usr/share/doc/sledge/docs/cli.md
 expect usr/share/doc/sledge/docs/history.md
 expect usr/share/doc/sledge/docs/http.md
+expect usr/share/doc/sledge/docs/i686.md
 expect usr/share/doc/sledge/docs/json.md
 expect usr/share/doc/sledge/docs/layout.md
 expect usr/share/doc/sledge/docs/measuring.md

@@ -140,6 +140,14 @@ pub const AB_NOTE: &str = "ab";
 /// vm.swappiness=10`), for people reading the run.
 pub const AB_SETTING_NOTE: &str = "ab_setting";
 
+/// The setting of a `sledge ab` side that `notes` name (the value of
+/// their [`AB_SETTING_NOTE`]), if any.
+pub fn ab_setting(notes: &[String]) -> Option<&str> {
+    notes
+        .iter()
+        .find_map(|note| note.strip_prefix(AB_SETTING_NOTE)?.strip_prefix('='))
+}
+
 /// The `sledge ab` pair and side `notes` name (see [`AB_NOTE`]).
 pub fn ab_side(notes: &[String]) -> Option<(&str, &str)> {
     notes.iter().find_map(|note| {

@@ -95,6 +95,13 @@ fn a_known_slowdown_of_b_is_found_in_the_paired_ratio_and_the_pair_reads_back() 
     let text = String::from_utf8_lossy(&again.stdout);
     assert!(text.contains("paired ×4"), "{text}");
     assert!(text.contains("ratio = B / A"), "{text}");
+    // Each side's setting heads the table, and is in the JSON.
+    assert!(text.contains("\nA: as is\n"), "{text}");
+    assert!(
+        text.contains("\nB: env SLEDGE_SCRIPTED_VALUES=90:91/89:90/90:88/91:90\n"),
+        "{text}"
+    );
+    assert_eq!(run["sides"][0], "as is", "{run}");
 }
 
 #[test]

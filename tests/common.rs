@@ -217,6 +217,11 @@ pub struct HostNeeds {
 #[allow(dead_code)]
 pub const DATABASES: &str = "SLEDGE_TEST_DATABASES";
 
+/// The variable of the tests that run a 32-bit sledge (`pkg/i686.sh`),
+/// named by `SLEDGE_I686_BINARY`; skipped where none is named.
+#[allow(dead_code)]
+pub const I686: &str = "SLEDGE_TEST_I686";
+
 /// `build.kernel` refuses to start without the kernel's lexer and parser
 /// generators and `bc`, even on the tests' fixture tree.
 #[allow(dead_code)]

@@ -469,6 +469,41 @@ fn hosts_that_cannot_run_it_are_refused_by_name_and_nothing_is_stored() {
     // Nothing was copied there.
     assert_eq!(entries(&remote_dir.join("bin")), Vec::<PathBuf>::new());
 
+    // The same host served by a build given for its architecture
+    // (`--binary-for`): a file of that architecture, checked before any
+    // host is touched, then copied there and run.
+    let other_build = sandbox.path().join("sledge-other");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("sledge"), &other_build).unwrap();
+    let mut words = fleet_words(&set, host, &remote_dir, &run);
+    let at = words.iter().position(|w| w == "--remote-dir").unwrap();
+    words.splice(
+        at..at,
+        [
+            "--binary-for".to_string(),
+            format!("{arch}={}", other_build.display()),
+        ],
+    );
+    // (Into a store of its own: this test's store must stay empty.)
+    let served = Sandbox::new();
+    let assert = fleet_sledge(&served)
+        .env("SLEDGE_FLEET_ARCH", "riscv64")
+        .args(&words)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    assert!(stdout.contains("1 run stored"), "{stdout}");
+    assert_eq!(entries(&remote_dir.join("bin")).len(), 1);
+    std::fs::remove_dir_all(&remote_dir).unwrap();
+    // A file that is no build for the architecture named is refused.
+    let at = words.iter().position(|w| w == "--binary-for").unwrap();
+    words[at + 1] = format!("s390x={}", other_build.display());
+    let assert = fleet_sledge(&sandbox).args(&words).assert().code(2);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("--binary-for s390x=") && stderr.contains("not s390x"),
+        "{stderr}"
+    );
+
     // A host that does not let this key in.
     let other_key = sandbox.path().join("other_key");
     let made = StdCommand::new("ssh-keygen")

@@ -570,6 +570,7 @@ fn fake_package(sandbox: &Sandbox, sledge_script: &str) -> Option<std::path::Pat
             "cli",
             "history",
             "http",
+            "i686",
             "json",
             "layout",
             "measuring",

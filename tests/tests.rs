@@ -22,6 +22,7 @@ mod http_db;
 mod http_distributed;
 mod http_server;
 mod http_url;
+mod i686;
 mod install;
 mod layers;
 mod module_cycles;

@@ -94,6 +94,12 @@ struct FleetRunArgs {
     /// directories (a relative path is from the login directory).
     #[arg(long, value_name = "DIR", default_value = crate::remote::DEFAULT_DIR)]
     remote_dir: String,
+    /// A build of this sledge for hosts of another architecture, as
+    /// `uname -m` names them: ARCH=PATH (`i686=./sledge-i686`);
+    /// repeatable. A host runs this sledge when it is of this sledge's
+    /// architecture, else the build given for its own.
+    #[arg(long, value_name = "ARCH=PATH", value_parser = binary_for)]
+    binary_for: Vec<(String, PathBuf)>,
     /// What each host runs, exactly as for `sledge run`: profiles,
     /// workloads, --param, --rounds, ... [default: quick]
     #[arg(
@@ -102,6 +108,22 @@ struct FleetRunArgs {
         allow_hyphen_values = true
     )]
     run: Vec<String>,
+}
+
+/// `--binary-for ARCH=PATH`.
+fn binary_for(text: &str) -> Result<(String, PathBuf), String> {
+    match text.split_once('=') {
+        Some((arch, path))
+            if !arch.is_empty()
+                && arch.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !path.is_empty() =>
+        {
+            Ok((arch.to_string(), PathBuf::from(path)))
+        }
+        _ => Err(format!(
+            "`{text}` is not ARCH=PATH: an architecture as `uname -m` prints it and a sledge built for it (for example i686=./sledge-i686)"
+        )),
+    }
 }
 
 /// Runs `sledge fleet`.
@@ -143,6 +165,7 @@ fn execute_run(
         remote_dir: args.remote_dir,
         run_args: args.run,
         store: store_location,
+        binaries_for: args.binary_for,
     };
     let done = fleet::execute(&request, &mut show_progress).map_err(|err| {
         match err.downcast::<BadRequest>() {

@@ -128,7 +128,8 @@ pub(super) fn run(job: &HostJob) -> HostDone {
     }
 }
 
-/// Makes sure the host has this very sledge ([`ensure_binary`]: checks
+/// Makes sure the host has this very sledge, or the build given for its
+/// architecture ([`ensure_binary`]: checks
 /// Linux, the architecture and free space, copies it when the host has no
 /// copy of the same bytes), removes scratch directories of fleet runs
 /// whose sledge is gone, and makes the scratch directory, marked.
@@ -138,7 +139,7 @@ fn prepare(connection: &Connection, job: &HostJob) -> Result<Remote, String> {
         extra_free_bytes: MIN_FREE_BYTES,
         purpose: "a fleet run",
     };
-    let installed = ensure_binary(connection, &job.settings.binary, place, &mut |text| {
+    let installed = ensure_binary(connection, &job.settings.binaries, place, &mut |text| {
         job.note(text)
     })?;
     let abs_dir = &installed.dir;

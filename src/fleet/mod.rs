@@ -50,8 +50,9 @@ pub struct FleetSettings {
     /// The arguments of `sledge run` on every host (targets, parameters,
     /// options), checked on this side first.
     pub run_args: Vec<String>,
-    /// This binary, which the hosts run.
-    pub binary: ThisBinary,
+    /// This binary, then the builds given for other architectures
+    /// (`--binary-for`): each host runs the first one built for it.
+    pub binaries: Vec<ThisBinary>,
     /// The environment variables sent along (see [`forwarded_env`]).
     pub env: Vec<(String, String)>,
 }

@@ -38,6 +38,9 @@ pub struct FleetRequest {
     pub run_args: Vec<String>,
     /// The store the hosts' runs come into; `None` for the default.
     pub store: Option<StoreLocation>,
+    /// Builds of this sledge for hosts of other architectures
+    /// (`--binary-for ARCH=PATH`), as `uname -m` names the hosts.
+    pub binaries_for: Vec<(String, PathBuf)>,
 }
 
 impl FleetRequest {
@@ -87,7 +90,13 @@ pub fn execute(
         ssh,
         remote_dir,
         run_args: request.run_args.clone(),
-        binary: ThisBinary::current()?,
+        binaries: std::iter::once(ThisBinary::current())
+            .chain(request.binaries_for.iter().map(|(arch, path)| {
+                ThisBinary::other_build(arch, path).map_err(|e| {
+                    BadRequest(format!("--binary-for {arch}={}: {e:#}", path.display())).into()
+                })
+            }))
+            .collect::<anyhow::Result<_>>()?,
         env: super::forwarded_env(),
     };
     let order = if request.serial {

@@ -30,7 +30,16 @@ pub(crate) fn realtime_ns() -> i64 {
     // realtime clock always exists. Read directly, not through
     // `SystemTime`, whose checked conversions cost as much as the read.
     unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+    timespec_ns(&ts)
+}
+
+/// A `timespec` in nanoseconds. Its fields are `i64` on 64-bit targets
+/// and `i32` on i686, where multiplying the seconds first would overflow:
+/// both are widened before.
+// `as i64` is a no-op on 64-bit targets.
+#[allow(clippy::unnecessary_cast)]
+fn timespec_ns(ts: &libc::timespec) -> i64 {
+    ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64
 }
 
 /// A request's send time on both clocks, from one clock read per request.
@@ -147,7 +156,7 @@ pub(crate) fn receive(
             if header.cmsg_level == libc::SOL_SOCKET && header.cmsg_type == libc::SO_TIMESTAMPNS {
                 let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast());
                 if ts.tv_sec != 0 || ts.tv_nsec != 0 {
-                    stamp = Some(ts.tv_sec * 1_000_000_000 + ts.tv_nsec);
+                    stamp = Some(timespec_ns(&ts));
                 }
             }
             cmsg = libc::CMSG_NXTHDR(&msg, cmsg);

@@ -70,7 +70,7 @@ pub(crate) struct ClockDiscovery {
     pub why_not: Vec<String>,
 }
 
-/// The TSC now, on x86-64.
+/// The TSC now, on x86-64 and 32-bit x86 (i686).
 pub(crate) fn tsc_now() -> Option<u64> {
     #[cfg(target_arch = "x86_64")]
     {
@@ -79,7 +79,14 @@ pub(crate) fn tsc_now() -> Option<u64> {
         #[allow(unused_unsafe)]
         Some(unsafe { core::arch::x86_64::_rdtsc() })
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(target_arch = "x86")]
+    {
+        // SAFETY: as above; every CPU the i686 target runs on (Pentium
+        // Pro and later) has rdtsc.
+        #[allow(unused_unsafe)]
+        Some(unsafe { core::arch::x86::_rdtsc() })
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "x86")))]
     {
         None
     }

@@ -155,11 +155,15 @@ pub(crate) fn hypervisor_name(
 
 /// The CPUID hypervisor vendor signature, when the CPU says a hypervisor is
 /// present.
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
 fn cpuid_signature() -> Option<String> {
+    #[cfg(target_arch = "x86")]
+    use std::arch::x86::__cpuid;
+    #[cfg(target_arch = "x86_64")]
     use std::arch::x86_64::__cpuid;
     #[allow(unused_unsafe)] // `__cpuid` is only safe to call on newer toolchains.
-    // SAFETY: CPUID exists on every x86_64 CPU and only reads registers.
+    // SAFETY: CPUID exists on every x86_64 CPU, and on every CPU the i686
+    // target runs on; it only reads registers.
     let (features, leaf) = unsafe { (__cpuid(1), __cpuid(0x4000_0000)) };
     if features.ecx & (1 << 31) == 0 {
         return None;
@@ -171,8 +175,8 @@ fn cpuid_signature() -> Option<String> {
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// No CPUID outside x86_64.
-#[cfg(not(target_arch = "x86_64"))]
+/// No CPUID outside x86.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "x86")))]
 fn cpuid_signature() -> Option<String> {
     None
 }

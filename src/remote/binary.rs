@@ -8,7 +8,7 @@
 //! `--version` with ours is not sent it again.
 
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use sha2::{Digest, Sha256};
@@ -24,12 +24,37 @@ pub struct ThisBinary {
     pub file_name: String,
     /// What `sledge --version` prints: `sledge <version>`.
     pub version_line: String,
+    /// The architecture it runs on, as `uname -m` names hosts
+    /// (`x86_64`, `i686`; see [`crate::sys::build_arch::host_is`]).
+    pub arch: String,
 }
 
 impl ThisBinary {
     /// Reads and hashes the running executable.
     pub fn current() -> anyhow::Result<ThisBinary> {
         let path = std::env::current_exe().context("cannot find this sledge's executable")?;
+        Self::read(path, expected_arch())
+    }
+
+    /// Another build of this sledge, for hosts of another architecture
+    /// (`fleet run --binary-for ARCH=PATH`): it must be an executable
+    /// built for `arch`, as its ELF header says. It is taken to be of
+    /// this sledge's version; a copy that answers `--version` otherwise
+    /// is refused on the host.
+    pub fn other_build(arch: &str, path: &Path) -> anyhow::Result<ThisBinary> {
+        let build = crate::sys::build_arch::of_file(path).with_context(|| {
+            format!(
+                "{}: not a program this machine can read the architecture of (no such file, or no ELF executable)",
+                path.display()
+            )
+        })?;
+        if !crate::sys::build_arch::host_is(arch, &build.arch) {
+            anyhow::bail!("{} is built for {}, not {arch}", path.display(), build);
+        }
+        Self::read(path.to_path_buf(), build.arch)
+    }
+
+    fn read(path: PathBuf, arch: String) -> anyhow::Result<ThisBinary> {
         let mut file = std::fs::File::open(&path)
             .with_context(|| format!("cannot read {}", path.display()))?;
         let mut hasher = Sha256::new();
@@ -53,6 +78,7 @@ impl ThisBinary {
             bytes,
             file_name: format!("sledge-{version}-{hex}"),
             version_line: format!("sledge {version}"),
+            arch,
         })
     }
 }
@@ -65,7 +91,7 @@ pub fn expected_arch() -> String {
     std::env::var("SLEDGE_FLEET_ARCH")
         .ok()
         .filter(|a| !a.is_empty())
-        .unwrap_or_else(|| std::env::consts::ARCH.to_string())
+        .unwrap_or_else(|| crate::sys::build_arch::this_build().arch)
 }
 
 #[cfg(test)]
@@ -87,5 +113,27 @@ mod tests {
         assert!(hash.chars().all(|c| c.is_ascii_hexdigit()));
         assert_eq!(binary.bytes, std::fs::metadata(&binary.path).unwrap().len());
         assert_eq!(binary.version_line, format!("sledge {version}"));
+    }
+
+    #[test]
+    fn another_build_must_be_a_program_for_its_architecture() {
+        let exe = std::env::current_exe().unwrap();
+        let this = crate::sys::build_arch::this_build().arch;
+        let other = ThisBinary::other_build(&this, &exe).unwrap();
+        assert_eq!(other.arch, this);
+        let err = ThisBinary::other_build("s390x", &exe)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("is built for") && err.contains("not s390x"),
+            "{err}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("sledge");
+        std::fs::write(&script, "#!/bin/sh\n").unwrap();
+        let err = ThisBinary::other_build(&this, &script)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("no ELF executable"), "{err}");
     }
 }

@@ -7,7 +7,7 @@
 //! for the next run; a host whose copy answers `--version` as this binary
 //! does is not sent it again.
 
-use super::binary::{ThisBinary, expected_arch};
+use super::binary::ThisBinary;
 use super::{Connection, quote};
 
 /// The directory on a host for sledge's copies (and a fleet's scratch
@@ -52,34 +52,47 @@ pub struct Installed {
     pub copied: bool,
 }
 
-/// Checks the host and copies `binary` into `place.dir/bin` unless the
-/// same bytes are there already. `note` is told when a copy starts (it
+/// Checks the host and copies the build of `binaries` made for its
+/// architecture (this sledge first, then the builds given for other
+/// architectures) into `place.dir/bin` unless the same bytes are there
+/// already. `note` is told when a copy starts (it
 /// takes a while on a slow link). Errors say what the host lacks.
 pub fn ensure_binary(
     connection: &Connection,
-    binary: &ThisBinary,
+    binaries: &[ThisBinary],
     place: Placement,
     note: &mut dyn FnMut(String),
 ) -> Result<Installed, String> {
     let dir = quote(place.dir);
-    let bin = quote(&format!("bin/{}", binary.file_name));
-    let probe = format!(
+    // One round trip: the host, and what each build's copy answers.
+    let mut probe = format!(
         "set -e; uname -s; uname -m; mkdir -p {dir}/bin; cd {dir}; pwd; \
-         df -Pk . | awk 'NR==2 {{print $4}}'; \
-         if [ -x {bin} ] && {bin} --version 2>/dev/null; then :; else echo missing; fi"
+         df -Pk . | awk 'NR==2 {{print $4}}'"
     );
+    for binary in binaries {
+        let bin = quote(&format!("bin/{}", binary.file_name));
+        probe.push_str(&format!(
+            "; if [ -x {bin} ] && {bin} --version 2>/dev/null; then :; else echo missing; fi"
+        ));
+    }
     let said = connection.run(&probe).map_err(|e| e.to_string())?;
-    let [os, arch, abs_dir, free_kib, version] = answer_lines(&said)?;
+    let (os, arch, abs_dir, free_kib, versions) = answer_lines(&said, binaries.len())?;
     if os != "Linux" {
         return Err(format!("the host runs {os}; sledge runs on Linux only"));
     }
-    let expected = expected_arch();
-    if arch != expected {
-        return Err(format!(
-            "the host's architecture is {arch}, this sledge is built for {expected}: \
-             run sledge from a {arch} machine for it"
-        ));
-    }
+    let (binary, version) = binaries
+        .iter()
+        .zip(versions)
+        .find(|(b, _)| crate::sys::build_arch::host_is(arch, &b.arch))
+        .ok_or_else(|| {
+            let built: Vec<&str> = binaries.iter().map(|b| b.arch.as_str()).collect();
+            format!(
+                "the host's architecture is {arch}, this sledge is built for {}: \
+                 run sledge from a {arch} machine for it, or give a build for it with \
+                 --binary-for {arch}=PATH",
+                built.join(" and ")
+            )
+        })?;
     let copy = version != binary.version_line;
     let needed = place.extra_free_bytes + if copy { binary.bytes } else { 0 };
     let free = free_kib.parse::<u64>().map(|k| k * 1024).unwrap_or(0);
@@ -118,15 +131,20 @@ pub fn ensure_binary(
     })
 }
 
-/// The five lines of the host's answer to the checks, each exactly as
-/// printed: the directory from `pwd` is a path, and a path may end in a
-/// space (`--remote-dir '/tmp/x '` is not `/tmp/x`), so nothing is trimmed
-/// but the line ends. (A path holding a newline is refused by
+/// The host's answer to the checks: its OS, architecture, the absolute
+/// directory, the free KiB there, then one `--version` answer (or
+/// `missing`) for each of `builds` builds; each line exactly as printed:
+/// the directory from `pwd` is a path, and a path may end in a space
+/// (`--remote-dir '/tmp/x '` is not `/tmp/x`), so nothing is trimmed but
+/// the line ends. (A path holding a newline is refused by
 /// [`remote_dir`].)
-fn answer_lines(said: &str) -> Result<[&str; 5], String> {
+#[allow(clippy::type_complexity)]
+fn answer_lines(said: &str, builds: usize) -> Result<(&str, &str, &str, &str, Vec<&str>), String> {
     let lines: Vec<&str> = said.lines().collect();
     match lines[..] {
-        [os, arch, abs_dir, free_kib, version, ..] => Ok([os, arch, abs_dir, free_kib, version]),
+        [os, arch, abs_dir, free_kib, ref versions @ ..] if versions.len() >= builds => {
+            Ok((os, arch, abs_dir, free_kib, versions[..builds].to_vec()))
+        }
         _ => Err(format!(
             "did not understand the host's answer to the checks: {said:?}"
         )),
@@ -141,12 +159,16 @@ mod tests {
     fn the_directory_in_the_answer_is_taken_exactly() {
         let said = "Linux\nx86_64\n/tmp/x \n1024\nsledge 0.1.0\n";
         assert_eq!(
-            answer_lines(said).unwrap(),
-            ["Linux", "x86_64", "/tmp/x ", "1024", "sledge 0.1.0"]
+            answer_lines(said, 1).unwrap(),
+            ("Linux", "x86_64", "/tmp/x ", "1024", vec!["sledge 0.1.0"])
         );
-        let said = "Linux\nx86_64\n /srv/a b\t\n1024\nmissing\n";
-        assert_eq!(answer_lines(said).unwrap()[2], " /srv/a b\t");
-        let err = answer_lines("Linux\nx86_64\n").unwrap_err();
+        let said = "Linux\nx86_64\n /srv/a b\t\n1024\nmissing\nsledge 0.1.0\n";
+        let (_, _, dir, _, versions) = answer_lines(said, 2).unwrap();
+        assert_eq!(
+            (dir, versions),
+            (" /srv/a b\t", vec!["missing", "sledge 0.1.0"])
+        );
+        let err = answer_lines("Linux\nx86_64\n", 1).unwrap_err();
         assert!(err.contains("did not understand"), "{err}");
     }
 

@@ -126,6 +126,11 @@ pub struct RunComparison {
     /// the candidate), judged on their per-round paired ratios.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub paired: bool,
+    /// A's setting, then B's, as the pair's runs stored them (the
+    /// `ab_setting` note: a knob's value, another sledge build and its
+    /// architecture); only for a paired comparison.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sides: Option<[String; 2]>,
 }
 
 /// One fact about the hosts that differs.
@@ -330,7 +335,13 @@ impl EscapeText for RunComparison {
             summary: _,
             price,
             paired: _,
+            sides,
         } = self;
+        if let Some(sides) = sides {
+            for side in sides {
+                side.escape_text();
+            }
+        }
         host_differences.escape_text();
         cases.escape_text();
         unmatched.escape_text();
@@ -583,6 +594,13 @@ pub fn compare_runs(
         summary,
         price: None,
         paired,
+        sides: paired
+            .then(|| {
+                let setting =
+                    |r: &RunRecord| crate::results::ab_setting(&r.notes).map(str::to_string);
+                Some([setting(baseline)?, setting(candidate)?])
+            })
+            .flatten(),
     };
     if let Some(prices) = compare_prices(baseline, candidate) {
         apply_prices(&mut comparison, prices);

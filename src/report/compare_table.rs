@@ -78,6 +78,10 @@ pub fn markdown(c: &Escaped<MultiComparison>, metrics: MetricSelection) -> Strin
         } else {
             format!("## Run {} against run {}\n\n", run.candidate, run.baseline)
         });
+        if run.sides.is_some() {
+            out.push_str(&sides_text(run, "- "));
+            out.push('\n');
+        }
         for d in &run.host_differences {
             out.push_str(&format!(
                 "- differs: {}: {} → {}\n",
@@ -153,8 +157,10 @@ struct Row {
 fn header(run: &RunComparison) -> String {
     let mut out = if run.paired {
         format!(
-            "A = baseline: run {} · B = candidate: run {} · ratio = B / A, round by round (`sledge ab`: both sides ran in the same rounds)\n",
-            run.baseline, run.candidate
+            "A = baseline: run {} · B = candidate: run {} · ratio = B / A, round by round (`sledge ab`: both sides ran in the same rounds)\n{}",
+            run.baseline,
+            run.candidate,
+            sides_text(run, "")
         )
     } else {
         format!(
@@ -169,6 +175,15 @@ fn header(run: &RunComparison) -> String {
         ));
     }
     out
+}
+
+/// Each side's setting of a paired comparison, one line each (`A: sledge
+/// ./sledge-i686 (i686, 32-bit)`), each line begun with `bullet`.
+fn sides_text(run: &RunComparison, bullet: &str) -> String {
+    match &run.sides {
+        Some([a, b]) => format!("{bullet}A: {a}\n{bullet}B: {b}\n"),
+        None => String::new(),
+    }
 }
 
 fn rows(run: &RunComparison, metrics: MetricSelection) -> Vec<Row> {
@@ -532,6 +547,7 @@ mod tests {
                 },
                 price: None,
                 paired: false,
+                sides: None,
             }],
         }
     }

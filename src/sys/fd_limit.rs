@@ -6,6 +6,9 @@ use anyhow::bail;
 
 /// Raises the soft `RLIMIT_NOFILE` to at least `needed` (up to the hard
 /// limit), or says which limit is in the way.
+// `rlim_t` is u64 on 64-bit targets (the casts are no-ops there) and u32
+// on i686.
+#[allow(clippy::unnecessary_cast)]
 pub fn ensure_open_files(needed: u64) -> anyhow::Result<()> {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
@@ -15,16 +18,17 @@ pub fn ensure_open_files(needed: u64) -> anyhow::Result<()> {
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
         return Err(std::io::Error::last_os_error().into());
     }
-    if limit.rlim_cur >= needed {
+    if limit.rlim_cur as u64 >= needed {
         return Ok(());
     }
-    if limit.rlim_max < needed {
+    if (limit.rlim_max as u64) < needed {
         bail!(
             "{needed} open files are needed but the hard limit (RLIMIT_NOFILE, `ulimit -Hn`) is {}; raise it (e.g. in /etc/security/limits.conf) or lower the concurrency",
             limit.rlim_max
         );
     }
-    limit.rlim_cur = needed;
+    // At most the hard limit, so it fits in `rlim_t`.
+    limit.rlim_cur = needed as libc::rlim_t;
     // SAFETY: setrlimit reads the struct we pass.
     if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) } != 0 {
         let e = std::io::Error::last_os_error();

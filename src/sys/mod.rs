@@ -2,13 +2,14 @@
 //! threads that know nothing of benchmarks, shared by every layer above
 //! (CPU affinity, the open-file limit, file-system space, anonymous memory
 //! mappings, starting worker threads together, this program's own
-//! executable, its peak resident memory, children that die with it, commands run as process groups of their own
+//! executable and which architecture a build is for, its peak resident memory, children that die with it, commands run as process groups of their own
 //! and ended with nothing left behind, signals
 //! by name, a thread's timer slack, and a kernel tunable's file found so
 //! that writing it can change nothing else).
 
 pub mod affinity;
 pub mod anon_map;
+pub mod build_arch;
 pub mod fd_limit;
 pub mod fs_space;
 pub mod group_command;

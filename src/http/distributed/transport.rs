@@ -104,9 +104,14 @@ impl SshAgents {
             purpose: "an HTTP load agent",
         };
         Self::open(hosts, options, &|host, connection| {
-            ensure_binary(connection, binary, place, &mut |text| note(host, &text))
-                .map(|installed| installed.binary)
-                .map_err(|why| format!("{host}: {why}"))
+            ensure_binary(
+                connection,
+                std::slice::from_ref(binary),
+                place,
+                &mut |text| note(host, &text),
+            )
+            .map(|installed| installed.binary)
+            .map_err(|why| format!("{host}: {why}"))
         })
     }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::duet;
 use super::knob::Knob;
 use super::knob_journal::KnobGuard;
-use super::setting::{SIDES, Setting, SideExecutor, run_setup};
+use super::setting::{SIDES, Setting, SideExecutor, describe_both, run_setup};
 use crate::engine::{self, AbSetup, AbSide, CancelToken, Methodology, Progress, TrialContext};
 use crate::results::{AB_NOTE, AB_SETTING_NOTE, RunRecord, RunStatus};
 use crate::store::Store;
@@ -86,13 +86,11 @@ pub fn execute_ab(
     let pair = uuid::Uuid::new_v4().simple().to_string();
     let mut run_ids = [0i64; 2];
     let mut runs: Vec<RunRecord> = Vec::with_capacity(2);
+    let described = describe_both(&options.settings, &options.knobs);
     for (side, name) in SIDES.iter().enumerate() {
         let mut notes = options.notes.clone();
         notes.push(format!("{AB_NOTE}={pair}/{name}"));
-        notes.push(format!(
-            "{AB_SETTING_NOTE}={}",
-            options.settings[side].describe(&options.knobs, side)
-        ));
+        notes.push(format!("{AB_SETTING_NOTE}={}", described[side]));
         let cpus = options.settings[side]
             .cpus
             .clone()

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use super::execute::AbOptions;
 use super::knob::{Knob, KnobSpec, knob_roots};
 use super::knob_journal::{journal_dir, take_originals_from_journals};
-use super::setting::{SIDES, Setting};
+use super::setting::{SIDES, Setting, describe_both};
 use crate::suite::bad_request::BadRequest;
 use crate::suite::execute::RunOptions;
 use crate::suite::subprocess::Launch;
@@ -156,12 +156,13 @@ impl AbRequest {
         for line in take_originals_from_journals(&mut knobs, &journals) {
             said(line);
         }
-        for (side, (name, setting)) in SIDES.iter().zip(&settings).enumerate() {
-            said(format!("{name}: {}", setting.describe(&knobs, side)));
+        let described = describe_both(&settings, &knobs);
+        for (name, text) in SIDES.iter().zip(&described) {
+            said(format!("{name}: {text}"));
         }
         // The same setting however it is given (both as is, the same
         // cgroup, the same environment): the host alone moves the ratios.
-        if settings[0].describe(&knobs, 0) == settings[1].describe(&knobs, 1) {
+        if described[0] == described[1] {
             said(
                 "note: A and B are the same setting: an A/A comparison, to see what the host alone moves"
                     .to_string(),

@@ -38,7 +38,9 @@ impl Setting {
     /// stored with the side's run and shown before the first round:
     /// `vm.swappiness=10; cpus 0; env MALLOC_ARENA_MAX=2`; `as is` for a
     /// side that changes nothing.
-    pub fn describe(&self, knobs: &[Knob], side: usize) -> String {
+    /// With `name_build`, a side that runs this sledge says so, with its
+    /// architecture (see [`describe_both`]).
+    pub fn describe(&self, knobs: &[Knob], side: usize, name_build: bool) -> String {
         let mut parts: Vec<String> = knobs
             .iter()
             .map(|k| format!("{}={}", k.name, k.values[side]))
@@ -61,8 +63,18 @@ impl Setting {
                 shlex::try_join(self.launch.wrap.iter().map(String::as_str)).unwrap_or_default()
             ));
         }
-        if let Some(program) = &self.launch.program {
-            parts.push(format!("sledge {}", program.display()));
+        match &self.launch.program {
+            // Which build, and for which architecture: two builds may
+            // differ in word size (a 32-bit sledge against a 64-bit one).
+            Some(program) => parts.push(match crate::sys::build_arch::of_file(program) {
+                Some(build) => format!("sledge {} ({build})", program.display()),
+                None => format!("sledge {}", program.display()),
+            }),
+            None if name_build => parts.push(format!(
+                "sledge this build ({})",
+                crate::sys::build_arch::this_build()
+            )),
+            None => {}
         }
         if let Some(setup) = &self.setup {
             parts.push(format!("setup `{setup}`"));
@@ -73,6 +85,15 @@ impl Setting {
             parts.join("; ")
         }
     }
+}
+
+/// Both sides' settings in words, A's then B's ([`Setting::describe`]):
+/// when either side runs another sledge build, each side names its build
+/// and architecture (`sledge ./sledge-i686 (i686, 32-bit)`, `sledge this
+/// build (x86_64, 64-bit)`), so a reader sees which side is which build.
+pub fn describe_both(settings: &[Setting; 2], knobs: &[Knob]) -> [String; 2] {
+    let name_build = settings.iter().any(|s| s.launch.program.is_some());
+    [0, 1].map(|side| settings[side].describe(knobs, side, name_build))
 }
 
 /// Runs a round of one side: its knobs, its setup command, then the round
@@ -190,10 +211,32 @@ mod tests {
             setup: Some("true".to_string()),
         };
         assert_eq!(
-            setting.describe(std::slice::from_ref(&knob), 1),
+            setting.describe(std::slice::from_ref(&knob), 1, false),
             "vm.swappiness=60; cpus 0-1; env MALLOC_ARENA_MAX=2; wrap nice -n 10; setup `true`"
         );
-        assert_eq!(Setting::default().describe(&[], 0), "as is");
+        assert_eq!(Setting::default().describe(&[], 0, false), "as is");
+    }
+
+    #[test]
+    fn two_builds_each_say_their_architecture() {
+        let exe = std::env::current_exe().unwrap();
+        let this = crate::sys::build_arch::this_build().to_string();
+        let other = Setting {
+            launch: Launch {
+                program: Some(exe.clone()),
+                ..Launch::default()
+            },
+            ..Setting::default()
+        };
+        let [a, b] = describe_both(&[other.clone(), Setting::default()], &[]);
+        assert_eq!(a, format!("sledge {} ({this})", exe.display()));
+        assert_eq!(b, format!("sledge this build ({this})"));
+        // The same build on both sides reads the same: an A/A comparison.
+        let [a, b] = describe_both(&[other.clone(), other], &[]);
+        assert_eq!(a, b);
+        // Without another build, nothing about builds is said.
+        let [a, _] = describe_both(&[Setting::default(), Setting::default()], &[]);
+        assert_eq!(a, "as is");
     }
 
     const LIMIT: Duration = Duration::from_secs(60);

@@ -1,5 +1,6 @@
 //! Pieces shared by several workloads.
 
+pub mod address_space;
 pub mod event_loop;
 pub mod params;
 pub mod pthread_mutex;

@@ -65,6 +65,7 @@ impl Workload for MemoryLatency {
                 env.memory_bytes
             );
         }
+        crate::workloads::common::address_space::check("memory.latency", size, "size")?;
         let cpu = env.cpus.first().copied();
         let mut warnings = Vec::new();
         let mut memory_node = None;

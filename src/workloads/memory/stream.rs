@@ -125,6 +125,7 @@ impl Workload for MemoryStream {
                 format_size(env.memory_bytes)
             );
         }
+        crate::workloads::common::address_space::check("memory.stream", bytes, "array_size")?;
         let mut warnings = Vec::new();
         let array_bytes = elements * ELEMENT;
         if env.total_cache_bytes > 0 && array_bytes < CACHE_FACTOR * env.total_cache_bytes {

@@ -11,7 +11,9 @@
 //! loads and stores because the compiler would otherwise turn the loop
 //! into a `memcpy` call, and glibc's `memcpy` switches to non-temporal
 //! stores for large copies, which would make Copy a different
-//! measurement from STREAM's.
+//! measurement from STREAM's. The vector kernels are built for 32-bit x86
+//! (i686) too, so that a 32-bit sledge runs the same kernels as a 64-bit
+//! one, with the 8 vector registers that mode has instead of 16.
 
 /// STREAM's scalar (`scalar = 3.0`).
 pub const SCALAR: f64 = 3.0;
@@ -69,7 +71,10 @@ pub struct Share<'a> {
 pub struct Isa(Level);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_arch = "x86")),
+    allow(dead_code)
+)]
 enum Level {
     /// AVX-512 kernels: built with `avx512f,avx2,fma`.
     Avx512,
@@ -80,7 +85,7 @@ enum Level {
 
 /// The features the AVX-512 kernels are compiled with (`kernels_for!` and
 /// `vector_copy!` below); detection must check every one of them.
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
 fn has_avx512_kernel_features() -> bool {
     std::arch::is_x86_feature_detected!("avx512f")
         && std::arch::is_x86_feature_detected!("avx2")
@@ -88,7 +93,7 @@ fn has_avx512_kernel_features() -> bool {
 }
 
 /// The features the AVX2 kernels are compiled with.
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
 fn has_avx2_kernel_features() -> bool {
     std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
 }
@@ -100,7 +105,7 @@ impl Isa {
     /// The widest the CPU supports, with all the features its kernels
     /// enable.
     pub fn detect() -> Isa {
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
         {
             if has_avx512_kernel_features() {
                 return Isa(Level::Avx512);
@@ -124,9 +129,12 @@ fn copy_loop(c: &mut [f64], a: &[f64]) {
 /// that the compiler cannot turn it into a `memcpy` call.
 macro_rules! vector_copy {
     ($name:ident, $features:literal, $vector:ty, $lanes:literal, $load:ident, $store:ident) => {
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
         #[target_feature(enable = $features)]
         fn $name(c: &mut [f64], a: &[f64]) {
+            #[cfg(target_arch = "x86")]
+            use std::arch::x86::*;
+            #[cfg(target_arch = "x86_64")]
             use std::arch::x86_64::*;
             let n = c.len().min(a.len());
             const STEP: usize = 4 * $lanes;
@@ -196,7 +204,7 @@ fn triad_loop(a: &mut [f64], b: &[f64], c: &[f64]) {
 /// Builds the plain-loop kernels for one instruction set.
 macro_rules! kernels_for {
     ($module:ident, $features:literal) => {
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
         mod $module {
             #[target_feature(enable = $features)]
             pub fn scale(b: &mut [f64], c: &[f64]) {
@@ -227,30 +235,30 @@ pub fn run(kernel: Kernel, share: &mut Share<'_>, isa: Isa) {
     // feature the chosen functions were compiled with.
     match kernel {
         Kernel::Copy => match isa.0 {
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
             Level::Avx512 => unsafe { copy_avx512(share.c, share.a) },
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
             Level::Avx2 => unsafe { copy_avx2(share.c, share.a) },
             _ => copy_loop(share.c, share.a),
         },
         Kernel::Scale => match isa.0 {
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
             Level::Avx512 => unsafe { avx512::scale(share.b, share.c) },
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
             Level::Avx2 => unsafe { avx2::scale(share.b, share.c) },
             _ => scale_loop(share.b, share.c),
         },
         Kernel::Add => match isa.0 {
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
             Level::Avx512 => unsafe { avx512::add(share.c, share.a, share.b) },
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
             Level::Avx2 => unsafe { avx2::add(share.c, share.a, share.b) },
             _ => add_loop(share.c, share.a, share.b),
         },
         Kernel::Triad => match isa.0 {
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
             Level::Avx512 => unsafe { avx512::triad(share.a, share.b, share.c) },
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
             Level::Avx2 => unsafe { avx2::triad(share.a, share.b, share.c) },
             _ => triad_loop(share.a, share.b, share.c),
         },

@@ -226,6 +226,9 @@ impl Drop for ProcessGroup {
 /// `kernel.threads-max` for both, `RLIMIT_NPROC` (`ulimit -u`) for a user
 /// without the capability to exceed it. A pids cgroup limit is not read;
 /// hitting it fails the fork with a clear message and cleans up.
+// `rlim_t` is u64 on 64-bit targets (the cast is a no-op there) and u32
+// on i686.
+#[allow(clippy::unnecessary_cast)]
 pub fn check_task_limit(tasks: usize, processes: bool) -> anyhow::Result<()> {
     let running = std::fs::read_to_string("/proc/loadavg")
         .ok()
@@ -257,7 +260,11 @@ pub fn check_task_limit(tasks: usize, processes: bool) -> anyhow::Result<()> {
                 libc::geteuid() == 0,
             )
         };
-        if got && !root && limit.rlim_cur != libc::RLIM_INFINITY && tasks as u64 >= limit.rlim_cur {
+        if got
+            && !root
+            && limit.rlim_cur != libc::RLIM_INFINITY
+            && tasks as u64 >= limit.rlim_cur as u64
+        {
             anyhow::bail!(
                 "{tasks} processes are needed but this user may have {} (RLIMIT_NPROC, `ulimit -u`); raise it or lower groups or fds",
                 limit.rlim_cur
