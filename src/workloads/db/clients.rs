@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use anyhow::anyhow;
 use hdrhistogram::Histogram;
 
-use super::conn::{Conn, Failure, Target};
+use super::conn::{Conn, Dialect, Failure, Target};
 use crate::engine::{Cancelled, Deadline, Metric, TrialContext};
 use crate::workloads::common::rng::Xoroshiro128Plus;
 
@@ -31,6 +31,9 @@ pub struct Client {
 
 /// What a workload's transaction is.
 pub trait Script: Sync {
+    /// Creates and fills its tables in an empty namespace (untimed).
+    fn load(&self, conn: &mut dyn Conn, dialect: Dialect, ctx: &TrialContext)
+    -> anyhow::Result<()>;
     /// Prepares its statements on a new connection, in the order
     /// [`Script::transaction`] reads them.
     fn prepare(&self, conn: &mut dyn Conn) -> anyhow::Result<Vec<usize>>;

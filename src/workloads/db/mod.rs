@@ -10,6 +10,7 @@
 //! each trial (`clients`) and drops the namespace in `cleanup`, which the
 //! engine runs after the trials, a failure or Ctrl-C.
 
+pub mod case;
 pub mod clients;
 pub mod conn;
 pub mod local_pg;

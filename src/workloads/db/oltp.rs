@@ -21,17 +21,14 @@
 //!   statement, in autocommit; `insert` (oltp_insert): one row with an
 //!   auto-increment id.
 
-use std::time::{Duration, Instant};
-
 use anyhow::anyhow;
 
-use super::clients::{self, Client, Script};
-use super::conn::{Arg, Conn, Dialect, Failure, LOAD_LIMIT, Target};
-use super::local_pg::LocalPostgres;
-use super::namespace::{self as ns, DbChoice, Namespace};
+use super::case::DbCase;
+use super::clients::Script;
+use super::conn::{Arg, Conn, Dialect, Failure};
+use super::namespace::DbChoice;
 use crate::engine::{
-    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext, TrialOutput,
-    UntimedWork, Workload,
+    Case, CaseEnv, ParamKind, ParamSet, ParamSpec, Params, TrialContext, UntimedWork, Workload,
 };
 use crate::workloads::common::params;
 use crate::workloads::common::rng::Xoroshiro128Plus;
@@ -135,11 +132,13 @@ impl Workload for Oltp {
             },
             db,
             local: None,
-            threads: p.threads as usize,
+            clients_count: p.threads as usize,
             time: params::trial_time(p.time),
             namespace: None,
             clients: Vec::new(),
             load_seconds: 0.0,
+            kind: "oltp",
+            seed: 0x0171_7b00,
         }))
     }
     fn untimed_work(&self, p: &ParamSet, _env: &CaseEnv) -> UntimedWork {
@@ -250,7 +249,7 @@ impl OltpScript {
     }
 
     /// Creates and fills the tables, then their secondary indexes.
-    pub fn load(
+    fn load_tables(
         &self,
         conn: &mut dyn Conn,
         dialect: Dialect,
@@ -432,6 +431,15 @@ impl OltpScript {
 }
 
 impl Script for OltpScript {
+    fn load(
+        &self,
+        conn: &mut dyn Conn,
+        dialect: Dialect,
+        ctx: &TrialContext,
+    ) -> anyhow::Result<()> {
+        self.load_tables(conn, dialect, ctx)
+    }
+
     fn prepare(&self, conn: &mut dyn Conn) -> anyhow::Result<Vec<usize>> {
         let mut stmts = Vec::with_capacity(self.tables * STMTS_PER_TABLE);
         for t in 1..=self.tables {
@@ -497,75 +505,14 @@ impl Script for OltpScript {
 }
 
 /// A `db.oltp` case.
-pub struct OltpCase {
-    script: OltpScript,
-    db: DbChoice,
-    local: Option<LocalPostgres>,
-    threads: usize,
-    time: Duration,
-    namespace: Option<Namespace>,
-    clients: Vec<Client>,
-    load_seconds: f64,
-}
-
-impl OltpCase {
-    /// The namespace, once prepared (tests look inside).
-    pub fn namespace(&self) -> Option<&Namespace> {
-        self.namespace.as_ref()
-    }
-}
-
-impl Case for OltpCase {
-    fn prepare(&mut self, ctx: &TrialContext) -> anyhow::Result<()> {
-        let started = Instant::now();
-        let source = self.db.open(&mut self.local)?;
-        let namespace = self.namespace.insert(Namespace::create(&source, "oltp")?);
-        let target: Target = namespace.target().clone();
-        let mut conn = target.connect(LOAD_LIMIT)?;
-        self.script
-            .load(conn.as_mut(), target.dialect(), ctx)
-            .map_err(|e| e.context(format!("db={}", target.shown())))?;
-        drop(conn);
-        self.load_seconds = started.elapsed().as_secs_f64();
-        self.clients = clients::open(&target, &self.script, self.threads)?;
-        Ok(())
-    }
-
-    fn trial(&mut self, ctx: &TrialContext) -> anyhow::Result<TrialOutput> {
-        let target = self
-            .namespace
-            .as_ref()
-            .ok_or_else(|| anyhow!("db.oltp: trial before prepare"))?
-            .target()
-            .clone();
-        let tally = clients::run(
-            &mut self.clients,
-            &target,
-            &self.script,
-            self.time,
-            ctx,
-            0x0171_7b00,
-        )?;
-        let mut metrics = tally.metrics();
-        metrics.push(Metric::lower("load_time", "s", self.load_seconds));
-        Ok(TrialOutput {
-            metrics,
-            latency_ns: Some(tally.latency),
-        })
-    }
-
-    fn cleanup(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
-        // The clients' connections go first: a schema in use cannot be
-        // dropped until they close.
-        self.clients.clear();
-        ns::close(&mut self.namespace, &mut self.local)
-    }
-}
+pub type OltpCase = DbCase<OltpScript>;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::TrialOutput;
     use crate::engine::{CancelToken, params::resolve_cases};
+    use crate::workloads::db::conn::LOAD_LIMIT;
     use std::collections::BTreeMap;
 
     /// A connection that runs nothing and counts what it was asked.
@@ -774,11 +721,13 @@ mod tests {
             },
             db: DbChoice::parse(&p.db, &p.pg_conf).unwrap(),
             local: None,
-            threads: p.threads as usize,
+            clients_count: p.threads as usize,
             time: params::trial_time(p.time),
             namespace: None,
             clients: Vec::new(),
             load_seconds: 0.0,
+            kind: "oltp",
+            seed: 0x0171_7b00,
         }
     }
 

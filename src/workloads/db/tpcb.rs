@@ -16,18 +16,15 @@
 //! it does not serialise on the few branch rows); `select-only` is the
 //! account's read alone, in autocommit.
 
-use std::time::{Duration, Instant};
-
 use anyhow::anyhow;
 
-use super::clients::{self, Client, Script};
-use super::conn::{Arg, Conn, Dialect, Failure, LOAD_LIMIT, Target};
-use super::local_pg::LocalPostgres;
-use super::namespace::{self as ns, DbChoice, Namespace};
+use super::case::DbCase;
+use super::clients::Script;
+use super::conn::{Arg, Conn, Dialect, Failure};
+use super::namespace::DbChoice;
 use super::oltp::{db_param, pg_conf_param, uniform};
 use crate::engine::{
-    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext, TrialOutput,
-    UntimedWork, Workload,
+    Case, CaseEnv, ParamKind, ParamSet, ParamSpec, Params, TrialContext, UntimedWork, Workload,
 };
 use crate::workloads::common::params;
 use crate::workloads::common::rng::Xoroshiro128Plus;
@@ -106,6 +103,8 @@ impl Workload for Tpcb {
             namespace: None,
             clients: Vec::new(),
             load_seconds: 0.0,
+            kind: "tpcb",
+            seed: 0x7bcb_0000,
         }))
     }
     fn untimed_work(&self, p: &ParamSet, _env: &CaseEnv) -> UntimedWork {
@@ -138,7 +137,7 @@ const SQL: [&str; 5] = [
 
 impl TpcbScript {
     /// Creates and fills the tables, then their primary keys.
-    pub fn load(
+    fn load_tables(
         &self,
         conn: &mut dyn Conn,
         dialect: Dialect,
@@ -227,6 +226,15 @@ impl TpcbScript {
 }
 
 impl Script for TpcbScript {
+    fn load(
+        &self,
+        conn: &mut dyn Conn,
+        dialect: Dialect,
+        ctx: &TrialContext,
+    ) -> anyhow::Result<()> {
+        self.load_tables(conn, dialect, ctx)
+    }
+
     fn prepare(&self, conn: &mut dyn Conn) -> anyhow::Result<Vec<usize>> {
         SQL.iter().map(|sql| conn.prepare(sql)).collect()
     }
@@ -267,74 +275,16 @@ impl Script for TpcbScript {
 }
 
 /// A `db.tpcb` case.
-pub struct TpcbCase {
-    script: TpcbScript,
-    db: DbChoice,
-    local: Option<LocalPostgres>,
-    clients_count: usize,
-    time: Duration,
-    namespace: Option<Namespace>,
-    clients: Vec<Client>,
-    load_seconds: f64,
-}
-
-impl TpcbCase {
-    /// The namespace, once prepared (tests look inside).
-    pub fn namespace(&self) -> Option<&Namespace> {
-        self.namespace.as_ref()
-    }
-}
-
-impl Case for TpcbCase {
-    fn prepare(&mut self, ctx: &TrialContext) -> anyhow::Result<()> {
-        let started = Instant::now();
-        let source = self.db.open(&mut self.local)?;
-        let namespace = self.namespace.insert(Namespace::create(&source, "tpcb")?);
-        let target: Target = namespace.target().clone();
-        let mut conn = target.connect(LOAD_LIMIT)?;
-        self.script
-            .load(conn.as_mut(), target.dialect(), ctx)
-            .map_err(|e| e.context(format!("db={}", target.shown())))?;
-        drop(conn);
-        self.load_seconds = started.elapsed().as_secs_f64();
-        self.clients = clients::open(&target, &self.script, self.clients_count)?;
-        Ok(())
-    }
-
-    fn trial(&mut self, ctx: &TrialContext) -> anyhow::Result<TrialOutput> {
-        let target = self
-            .namespace
-            .as_ref()
-            .ok_or_else(|| anyhow!("db.tpcb: trial before prepare"))?
-            .target()
-            .clone();
-        let tally = clients::run(
-            &mut self.clients,
-            &target,
-            &self.script,
-            self.time,
-            ctx,
-            0x7bcb_0000,
-        )?;
-        let mut metrics = tally.metrics();
-        metrics.push(Metric::lower("load_time", "s", self.load_seconds));
-        Ok(TrialOutput {
-            metrics,
-            latency_ns: Some(tally.latency),
-        })
-    }
-
-    fn cleanup(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
-        self.clients.clear();
-        ns::close(&mut self.namespace, &mut self.local)
-    }
-}
+pub type TpcbCase = DbCase<TpcbScript>;
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::engine::CancelToken;
+    use crate::engine::TrialOutput;
     use crate::http::server::DbSource;
+    use crate::workloads::db::conn::LOAD_LIMIT;
+    use std::time::Duration;
 
     fn case(script: PgbenchScript) -> TpcbCase {
         TpcbCase {
@@ -346,6 +296,8 @@ mod tests {
             namespace: None,
             clients: Vec::new(),
             load_seconds: 0.0,
+            kind: "tpcb",
+            seed: 0x7bcb_0000,
         }
     }
 
