@@ -78,27 +78,25 @@ fn bad_net_parameters_are_refused_naming_them() {
     );
 }
 
-/// `sledge __net-serve` inside namespace host 1, killed when dropped.
+/// `sledge __net-serve` inside the first host of a set, killed when
+/// dropped.
 struct NetServe(Child);
 
 impl NetServe {
-    fn start(port: u16) -> NetServe {
+    /// Starts it on `address` (`198.18.K.2:PORT`) in `namespace`.
+    fn start(namespace: &str, address: &str) -> NetServe {
         let child = Command::new("ip")
-            .args(["netns", "exec", "sledge-h1"])
+            .args(["netns", "exec", namespace])
             .arg(assert_cmd::cargo::cargo_bin("sledge"))
-            .args(["__net-serve", "--listen", &format!("198.18.1.2:{port}")])
+            .args(["__net-serve", "--listen", address])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("ip netns exec runs");
         // Until it listens.
         let until = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect_timeout(
-            &std::net::SocketAddr::from(([198, 18, 1, 2], port)),
-            Duration::from_millis(200),
-        )
-        .is_err()
-        {
+        let socket: std::net::SocketAddr = address.parse().expect("an address");
+        while std::net::TcpStream::connect_timeout(&socket, Duration::from_millis(200)).is_err() {
             assert!(Instant::now() < until, "__net-serve did not listen");
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -119,10 +117,12 @@ impl Drop for NetServe {
 
 #[test]
 fn a_peer_in_a_namespace_is_measured_and_its_death_mid_trial_is_a_clear_error() {
-    let Some(_hosts) = NetnsHosts::up(1, "net_peer_in_a_namespace") else {
+    let Some(hosts) = NetnsHosts::up(1, "net_peer_in_a_namespace") else {
         return;
     };
-    let mut server = NetServe::start(5299);
+    let address = format!("{}:5299", hosts.address(0));
+    let peer = format!("peer={address}");
+    let mut server = NetServe::start(&hosts.namespace(0), &address);
     let sandbox = Sandbox::new();
     sandbox
         .sledge()
@@ -131,7 +131,7 @@ fn a_peer_in_a_namespace_is_measured_and_its_death_mid_trial_is_a_clear_error() 
             "net.stream",
             "net.rr",
             "-p",
-            "peer=198.18.1.2:5299",
+            peer.as_str(),
             "-p",
             "time=0.2",
             "--rounds",
@@ -156,7 +156,7 @@ fn a_peer_in_a_namespace_is_measured_and_its_death_mid_trial_is_a_clear_error() 
         "run",
         "net.stream",
         "-p",
-        "peer=198.18.1.2:5299",
+        peer.as_str(),
         "-p",
         "time=8",
         "--rounds",
@@ -174,7 +174,7 @@ fn a_peer_in_a_namespace_is_measured_and_its_death_mid_trial_is_a_clear_error() 
         .expect("sledge ran");
     assert!(!out.status.success(), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("198.18.1.2:5299"), "{stderr}");
+    assert!(stderr.contains(&address), "{stderr}");
     assert!(started.elapsed() < Duration::from_secs(40));
 
     // Nobody there any more: unreachable, named.
@@ -184,7 +184,7 @@ fn a_peer_in_a_namespace_is_measured_and_its_death_mid_trial_is_a_clear_error() 
             "run",
             "net.rr",
             "-p",
-            "peer=198.18.1.2:5299",
+            peer.as_str(),
             "-p",
             "time=0.2",
             "--rounds",
@@ -197,7 +197,7 @@ fn a_peer_in_a_namespace_is_measured_and_its_death_mid_trial_is_a_clear_error() 
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("unreachable") && stderr.contains("198.18.1.2:5299"),
+        stderr.contains("unreachable") && stderr.contains(&address),
         "{stderr}"
     );
 }

@@ -66,6 +66,21 @@ impl NetnsHosts {
         Some(set)
     }
 
+    /// Host `index`'s (0-based) address, `198.18.K.2`: K is whichever
+    /// free host number the set claimed, not the index, since concurrent
+    /// tests hold hosts of their own.
+    pub fn address(&self, index: usize) -> &str {
+        let host = &self.hosts[index];
+        host.split_once('@')
+            .map_or(host.as_str(), |(_, address)| address)
+    }
+
+    /// The network namespace of host `index` (0-based), `sledge-hK`.
+    pub fn namespace(&self, index: usize) -> String {
+        let k = self.address(index).split('.').nth(2).expect("198.18.K.2");
+        format!("sledge-h{k}")
+    }
+
     /// The hosts as a `--hosts` list.
     pub fn list(&self) -> String {
         self.hosts.join(",")

@@ -102,9 +102,12 @@ impl TestConn {
         control
             .read_exact(&mut welcome)
             .map_err(|e| gone(addr, "waiting for the test's start", e))?;
-        let welcome = Welcome::decode(&welcome);
+        let welcome = Welcome::decode(&welcome).map_err(|e| anyhow!("the peer {addr}: {e:#}"))?;
         if !welcome.refusal.is_empty() {
-            bail!("the peer {addr} refused the test: {}", welcome.refusal);
+            bail!(
+                "the peer {addr} refused the test: {}",
+                crate::visible::escape(&welcome.refusal)
+            );
         }
         Ok(TestConn {
             control,

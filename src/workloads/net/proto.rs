@@ -179,25 +179,39 @@ pub struct Welcome {
 
 impl Welcome {
     pub const LEN: usize = 72;
+    /// Where the refusal's text starts (it runs to the end, NUL-padded).
+    const TEXT: usize = 12;
 
     pub fn encode(&self) -> [u8; Self::LEN] {
         let mut b = [0u8; Self::LEN];
-        b[0..4].copy_from_slice(&self.test.to_le_bytes());
-        b[4..6].copy_from_slice(&self.udp_port.to_le_bytes());
+        b[0..4].copy_from_slice(&MAGIC.to_le_bytes());
+        b[4..8].copy_from_slice(&self.test.to_le_bytes());
+        b[8..10].copy_from_slice(&self.udp_port.to_le_bytes());
         let text = self.refusal.as_bytes();
-        let n = text.len().min(Self::LEN - 8);
-        b[8..8 + n].copy_from_slice(&text[..n]);
+        let n = text.len().min(Self::LEN - Self::TEXT);
+        b[Self::TEXT..Self::TEXT + n].copy_from_slice(&text[..n]);
         b
     }
 
-    pub fn decode(b: &[u8; Self::LEN]) -> Self {
-        let text = &b[8..];
-        let end = text.iter().position(|c| *c == 0).unwrap_or(text.len());
-        Welcome {
-            test: u32_at(b, 0),
-            udp_port: u16::from_le_bytes([b[4], b[5]]),
-            refusal: String::from_utf8_lossy(&text[..end]).into_owned(),
+    /// The welcome in `b`, or an error quoting what came instead when the
+    /// answer is not one (the peer is some other server: a web server
+    /// answers `HTTP/1.1 400 ...`).
+    pub fn decode(b: &[u8; Self::LEN]) -> anyhow::Result<Self> {
+        if u32_at(b, 0) != MAGIC {
+            let shown = String::from_utf8_lossy(&b[..b.len().min(24)]);
+            let first_line = shown.lines().next().unwrap_or_default();
+            bail!(
+                "it is not sledge's net server (`sledge __net-serve`): it answered {:?}",
+                first_line
+            );
         }
+        let text = &b[Self::TEXT..];
+        let end = text.iter().position(|c| *c == 0).unwrap_or(text.len());
+        Ok(Welcome {
+            test: u32_at(b, 4),
+            udp_port: u16::from_le_bytes([b[8], b[9]]),
+            refusal: String::from_utf8_lossy(&text[..end]).into_owned(),
+        })
     }
 }
 
@@ -297,7 +311,7 @@ mod tests {
             udp_port: 5201,
             refusal: "no".into(),
         };
-        assert_eq!(Welcome::decode(&welcome.encode()), welcome);
+        assert_eq!(Welcome::decode(&welcome.encode()).ok(), Some(welcome));
         let stats = vec![WorkerStats {
             count: 1,
             cpu_ns: 2,
@@ -308,5 +322,16 @@ mod tests {
         write_stats(&mut bytes, &stats).expect("a Vec takes any write");
         assert_eq!(read_stats(&mut bytes.as_slice()).ok(), Some(stats));
         assert!(Header::decode(&[0u8; 16]).is_err());
+    }
+
+    #[test]
+    fn a_web_servers_answer_is_no_welcome_and_is_quoted_escaped() {
+        let mut answer = [0u8; Welcome::LEN];
+        let http = b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n";
+        answer[..http.len()].copy_from_slice(http);
+        let error = Welcome::decode(&answer).expect_err("not a welcome");
+        let text = error.to_string();
+        assert!(text.contains("\"HTTP/1.1 400 Bad Request\""), "{text}");
+        assert!(!text.contains('\r') && !text.contains('\n'), "{text}");
     }
 }
