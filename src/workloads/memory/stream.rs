@@ -35,6 +35,7 @@ use crate::engine::{
 use crate::sys::affinity::set_affinity;
 use crate::sys::anon_map::{AnonMap, Sharing};
 use crate::sys::workers::try_run_workers;
+use crate::workloads::common::address_space;
 use crate::workloads::common::params::{self, MAX_THREADS};
 
 /// STREAM's default array size (elements), used when the cache is
@@ -125,7 +126,15 @@ impl Workload for MemoryStream {
                 format_size(env.memory_bytes)
             );
         }
-        crate::workloads::common::address_space::check("memory.stream", bytes, "array_size")?;
+        if p.array_size == 0 {
+            auto_fits(
+                elements,
+                copies as u64,
+                env.total_cache_bytes,
+                address_space::LIMIT,
+            )?;
+        }
+        address_space::check("memory.stream", bytes, "array_size")?;
         let mut warnings = Vec::new();
         let array_bytes = elements * ELEMENT;
         if env.total_cache_bytes > 0 && array_bytes < CACHE_FACTOR * env.total_cache_bytes {
@@ -187,6 +196,26 @@ pub fn auto_elements(total_cache_bytes: u64) -> u64 {
         .div_ceil(ROUND)
         .saturating_mul(ROUND)
         .max(STREAM_DEFAULT_ELEMENTS)
+}
+
+/// Refuses the automatic size (`elements`, from `cache` bytes of cache)
+/// when `copies` of its three arrays need more than `limit` bytes, the
+/// most this build may address. The automatic size follows the host's
+/// caches, and a host with a large cache asks for more than a 32-bit build
+/// can address: the error says which size to give instead, and to give
+/// it to both builds of a comparison, so that both run the same case.
+fn auto_fits(elements: u64, copies: u64, cache: u64, limit: u64) -> anyhow::Result<()> {
+    let bytes = elements * ELEMENT * 3 * copies;
+    if bytes > limit {
+        let largest = limit / (ELEMENT * 3 * copies);
+        bail!(
+            "memory.stream: array_size=0 (auto: {elements} elements, {CACHE_FACTOR} × the {cache} B of cache) needs {} for {copies} cop(ies), more than a {}-bit sledge can address (at most {}); give array_size={largest} or less (to both sides of a comparison), or use a 64-bit build",
+            format_size(bytes),
+            usize::BITS,
+            format_size(limit + 1)
+        );
+    }
+    Ok(())
 }
 
 struct StreamCase {
@@ -507,6 +536,37 @@ mod tests {
         // 34 MiB of cache: 4 × that in doubles is 17.8 M, rounded up to 18 M.
         assert_eq!(auto_elements(34 << 20), 18_000_000);
         assert_eq!(auto_elements(0), STREAM_DEFAULT_ELEMENTS);
+    }
+
+    #[test]
+    fn an_automatic_size_past_the_address_space_names_the_largest_to_give() {
+        // A 32-bit build's limit (2 GiB) and a host with 512 MiB of cache:
+        // auto is 269 M elements, 6.0 GiB for the three arrays.
+        let limit = (1u64 << 31) - 1;
+        let elements = auto_elements(512 << 20);
+        let err = auto_fits(elements, 1, 512 << 20, limit)
+            .unwrap_err()
+            .to_string();
+        let largest = limit / (ELEMENT * 3);
+        assert!(
+            err.contains(&format!("give array_size={largest} or less")),
+            "{err}"
+        );
+        assert!(
+            err.contains("array_size=0 (auto: 269000000 elements"),
+            "{err}"
+        );
+        // The largest it names does fit, one more element does not.
+        assert!(auto_fits(largest, 1, 0, limit).is_ok());
+        assert!(auto_fits(largest + 1, 1, 0, limit).is_err());
+        // Two copies halve it.
+        let err = auto_fits(elements, 2, 512 << 20, limit)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(&format!("array_size={} or less", limit / (ELEMENT * 6))),
+            "{err}"
+        );
     }
 
     #[test]
