@@ -26,7 +26,11 @@
 # postgres://postgres@127.0.0.1:5432), MY_URL (default
 # mysql://root@127.0.0.1:3306). Each side loads its tables before its own
 # run, untimed: sysbench `prepare` and `pgbench -i`, sledge's case
-# preparation.
+# preparation. PIN=1 pins the servers (every thread of PostgreSQL's
+# processes and of mariadbd/mysqld) to CPU 0 and the clients (sysbench,
+# pgbench, sledge) to CPU 1, and gives the servers all CPUs back at the
+# end: on a 2-CPU host the client's own CPU then cannot become the
+# server's, and both tools load the same one-CPU server (root, 2 CPUs).
 #
 # Target (issue 40): transactions/s within ±10% of the tool's, median of
 # at least 3 pairs. Run it alone: anything else on the machine moves both.
@@ -50,6 +54,8 @@ PGBENCH_MODE=${PGBENCH_MODE:-prepared}
 PG_URL=${PG_URL:-postgres://postgres@127.0.0.1:5432}
 MY_URL=${MY_URL:-mysql://root@127.0.0.1:3306}
 DB=sledge_bench
+PIN=${PIN:-0}
+CLIENT=()
 
 for tool in sysbench pgbench psql mysql python3; do
   command -v "$tool" >/dev/null || { echo "$tool is missing" >&2; exit 1; }
@@ -69,9 +75,24 @@ pg_user=$(url_part "$PG_URL" user); pg_host=$(url_part "$PG_URL" host); pg_port=
 my_user=$(url_part "$MY_URL" user); my_host=$(url_part "$MY_URL" host); my_port=$(url_part "$MY_URL" port)
 pg_port=${pg_port:-5432}; my_port=${my_port:-3306}
 
+# Every pid of the local database servers.
+server_pids() { pgrep -x 'postgres|mariadbd|mysqld' || true; }
+# Sets the CPUs of every thread of every server process to $1.
+pin_servers() {
+  local pid
+  for pid in $(server_pids); do taskset -a -p -c "$1" "$pid" >/dev/null 2>&1 || true; done
+}
+if [ "$PIN" = 1 ]; then
+  [ "$(nproc)" -ge 2 ] || { echo "PIN=1 needs 2 CPUs" >&2; exit 1; }
+  [ -n "$(server_pids)" ] || { echo "PIN=1 needs the servers on this host" >&2; exit 1; }
+  pin_servers 0
+  CLIENT=(taskset -c 1)
+fi
+
 work=$(mktemp -d)
 store=$work/db.db
 cleanup() {
+  [ "$PIN" = 1 ] && pin_servers "0-$(($(nproc) - 1))"
   psql -h "$pg_host" -p "$pg_port" -U "$pg_user" -d postgres -qc "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1 || true
   mysql -h "$my_host" -P "$my_port" -u "$my_user" -e "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1 || true
   rm -rf "$work"
@@ -116,7 +137,7 @@ print(next(m["summary"]["mean"] for m in case["metrics"] if m["name"] == "transa
 }
 
 sledge_one_trial() { # workload params...
-  "$SLEDGE" --store "$store" run "$@" -p "time=$TIME" --rounds 1 --warmup 0 \
+  "${CLIENT[@]}" "$SLEDGE" --store "$store" run "$@" -p "time=$TIME" --rounds 1 --warmup 0 \
     --min-trials 1 --max-trials 1 --no-idle-check >/dev/null 2>"$work/sledge.err" || {
     cat "$work/sledge.err" >&2
   }
@@ -145,7 +166,7 @@ run_oltp() {
         # shellcheck disable=SC2086
         sysbench $script $opts --tables="$TABLES" --table-size="$TABLE_SIZE" prepare >/dev/null
         # shellcheck disable=SC2086
-        t=$(sysbench $script $opts --tables="$TABLES" --table-size="$TABLE_SIZE" \
+        t=$("${CLIENT[@]}" sysbench $script $opts --tables="$TABLES" --table-size="$TABLE_SIZE" \
           --threads="$THREADS" --time="$TIME" run | sysbench_tps)
         # shellcheck disable=SC2086
         sysbench $script $opts --tables="$TABLES" cleanup >/dev/null
@@ -166,7 +187,7 @@ run_tpcb() {
     for i in $(seq 1 "$pairs"); do
       pgbench -h "$pg_host" -p "$pg_port" -U "$pg_user" -i -q -s "$SCALE" "$DB" >/dev/null 2>&1
       # shellcheck disable=SC2086
-      t=$(pgbench -h "$pg_host" -p "$pg_port" -U "$pg_user" -M "$PGBENCH_MODE" $flag \
+      t=$("${CLIENT[@]}" pgbench -h "$pg_host" -p "$pg_port" -U "$pg_user" -M "$PGBENCH_MODE" $flag \
         -c "$THREADS" -j "$THREADS" -T "$TIME" "$DB" 2>/dev/null | pgbench_tps)
       pgbench -h "$pg_host" -p "$pg_port" -U "$pg_user" -i -I d "$DB" >/dev/null 2>&1 || true
       s=$(sledge_one_trial db.tpcb -p "db=$PG_URL/$DB" -p "script=$script" -p "scale=$SCALE" \
