@@ -159,3 +159,40 @@ fn plan_shows_every_command_and_compare_tells_two_batteries_apart() {
         "{differences}"
     );
 }
+
+#[test]
+fn every_battery_the_project_ships_plans_with_all_its_cases() {
+    // The batteries in bench/ are read by no other test: a workload or a
+    // parameter renamed under them would break them unseen.
+    let bench = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench");
+    let mut files: Vec<_> = std::fs::read_dir(&bench)
+        .expect("bench/ is there")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no battery in {}", bench.display());
+    let sandbox = Sandbox::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("readable");
+        let listed = text.matches("[[case]]").count();
+        let out = sandbox
+            .sledge()
+            .arg("plan")
+            .arg(&file)
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .expect("sledge runs");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{}: {out:?}", file.display());
+        // At least one planned case per [[case]] (a parameter list makes
+        // several).
+        let planned = stdout.lines().next().unwrap_or_default();
+        let cases: usize = planned
+            .strip_prefix("plan: ")
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        assert!(cases >= listed, "{}: {planned}", file.display());
+    }
+}
