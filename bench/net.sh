@@ -122,11 +122,16 @@ compare() { # pairs seconds
   for p in 1 4; do
     for i in $(seq 1 "$pairs"); do
       local ip sl
+      # iperf3's rate, and its own CPU figures (% of one CPU, its
+      # process's user + system time over the test): Debian's iperf3
+      # (3.12) runs every stream of a side in one thread, so a side at
+      # about 100% is iperf3's own limit, not the network's.
       ip=$("${client[@]}" iperf3 -c "$addr" -p 5201 -P "$p" -t "$t" -J |
-        python3 -c 'import json,sys; print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/1e9)')
+        python3 -c 'import json,sys; e=json.load(sys.stdin)["end"]; c=e["cpu_utilization_percent"]; print(e["sum_received"]["bits_per_second"]/1e9, c["host_total"], c["remote_total"])')
       sledge_run net.stream -p "streams=$p" -p "time=$t"
       sl=$(sledge_metric gbit_per_sec)
-      python3 -c 'import sys; i,s=map(float,sys.argv[2:]); print(f"stream P={sys.argv[1]}: iperf3 {i:.2f} Gbit/s, sledge {s:.2f} Gbit/s, sledge/iperf3 {s/i:.3f}")' "$p" "$ip" "$sl"
+      # shellcheck disable=SC2086
+      python3 -c 'import sys; i,hc,rc,s=map(float,sys.argv[2:]); print(f"stream P={sys.argv[1]}: iperf3 {i:.2f} Gbit/s (its sender {hc:.0f}% busy, receiver {rc:.0f}%), sledge {s:.2f} Gbit/s, sledge/iperf3 {s/i:.3f}")' "$p" $ip "$sl"
     done
   done
   for i in $(seq 1 "$pairs"); do
