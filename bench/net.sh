@@ -33,9 +33,11 @@
 # streams; net.rr within ±10% of sockperf's round trips per second and
 # latency; the netem delay found with the right magnitude, the tbf rate in
 # net.stream. Run it alone:
-# a build beside it moves every figure. net.crr has no comparison here.
+# a build beside it moves every figure. net.crr is compared with
+# bench/crr.c, a connect-per-request loop in C (netperf, whose TCP_CRR
+# defines it, is not in Debian's main archive).
 #
-# Needs iperf3 and sockperf (Debian's), python3; netns and netem need
+# Needs iperf3 and sockperf (Debian's), python3, a C compiler; netns and netem need
 # root and iproute2 (ip, tc) with the sch_netem module (tbf: sch_tbf).
 set -euo pipefail
 
@@ -143,6 +145,19 @@ compare() { # pairs seconds
     sr=$(sledge_metric transactions_per_sec)
     sp=$(sledge_metric latency_p50)
     python3 -c 'import sys; a,b,c,d=map(float,sys.argv[1:]); print(f"rr: sockperf {a:.0f}/s p50 {b:.1f} us, sledge {c:.0f}/s p50 {d:.1f} us, sledge/sockperf rate {c/a:.3f} p50 {d/b:.3f}")' "$rate" "$p50" "$sr" "$sp"
+  done
+  # net.crr against bench/crr.c, a plain C connect-per-request loop
+  # moving the same bytes (net.crr's 16-byte connection header and a
+  # 1-byte request, a 1-byte response, the server closing first).
+  cc -O2 -o "$work/crr" "$here/bench/crr.c"
+  start "${server[@]}" "$work/crr" server "$addr" 5204 16 1 1
+  sleep 0.2
+  for i in $(seq 1 "$pairs"); do
+    local cr sc
+    cr=$("${client[@]}" "$work/crr" client "$addr" 5204 16 1 1 "$t" | awk '{ print $2 / $4 }')
+    sledge_run net.crr -p "time=$t"
+    sc=$(sledge_metric transactions_per_sec)
+    python3 -c 'import sys; a,c=map(float,sys.argv[1:]); print(f"crr: crr.c {a:.0f}/s, sledge {c:.0f}/s, sledge/crr.c {c/a:.3f}")' "$cr" "$sc"
   done
 }
 
