@@ -21,7 +21,8 @@ use anyhow::{Context, anyhow};
 
 use super::server::LISTENING;
 use crate::remote::{
-    self, Connection, OutputLine, Placement, RemoteProcess, SshHost, ThisBinary, ensure_binary,
+    self, Connection, OutputLine, Placement, RemoteProcess, SshHost, SshOptions, ThisBinary,
+    ensure_binary,
 };
 
 /// Space the peer must keep free besides the copy of sledge: the server
@@ -43,26 +44,37 @@ pub struct SshServer {
 }
 
 impl SshServer {
-    /// Connects to `host`, copies sledge there if needed and starts the
-    /// server. Every error names the host.
+    /// Connects to `host` with the ssh options and the directory a `run`
+    /// takes from the environment, copies sledge there if needed and
+    /// starts the server. Every error names the host.
     pub fn start(host: &SshHost) -> anyhow::Result<SshServer> {
+        Self::start_with(
+            host,
+            &remote::ssh_options_from_env(),
+            &remote::remote_dir_from_env()?,
+            &[ThisBinary::current()?],
+        )
+    }
+
+    /// As [`Self::start`], with the ssh options, the directory for the
+    /// copy and the builds of sledge given (as `sledge fleet run` has
+    /// them).
+    pub fn start_with(
+        host: &SshHost,
+        options: &SshOptions,
+        dir: &str,
+        binaries: &[ThisBinary],
+    ) -> anyhow::Result<SshServer> {
         let ip = resolve(host)?;
-        let connection = Connection::open(host, &remote::ssh_options_from_env())
-            .map_err(|e| anyhow!("peer={host}: {e}"))?;
-        let dir = remote::remote_dir_from_env()?;
+        let connection =
+            Connection::open(host, options).map_err(|e| anyhow!("peer={host}: {e}"))?;
         let place = Placement {
-            dir: &dir,
+            dir,
             extra_free_bytes: SERVER_FREE_BYTES,
             purpose: "a net server",
         };
-        let binary = ThisBinary::current()?;
-        let installed = ensure_binary(
-            &connection,
-            std::slice::from_ref(&binary),
-            place,
-            &mut |_| {},
-        )
-        .map_err(|why| anyhow!("peer={host}: {why}"))?;
+        let installed = ensure_binary(&connection, binaries, place, &mut |_| {})
+            .map_err(|why| anyhow!("peer={host}: {why}"))?;
         // Every address of the peer's family: the data connections go to
         // the address this host resolves, which need not be the one the
         // peer would name.
