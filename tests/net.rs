@@ -199,6 +199,35 @@ fn a_peer_over_ssh_gets_sledge_is_measured_and_keeps_no_server_running() {
         );
     }
     assert_eq!(servers_left_in(&namespace), Vec::<String>::new());
+
+    // The ssh connection dropped mid-trial (the peer's sshd killed, its
+    // sessions with it): the server there stops, and the trial fails
+    // naming the peer, well before its 30 s.
+    let started = Instant::now();
+    let mut run = sledge();
+    run.args(["run", "net.stream", "-p", peer.as_str(), "-p", "time=30"])
+        .args(["--rounds", "1", "--max-trials", "1", "--no-idle-check"]);
+    let handle = std::thread::spawn(move || run.timeout(Duration::from_secs(90)).output());
+    let until = Instant::now() + Duration::from_secs(30);
+    while servers_in(&namespace).is_empty() {
+        assert!(Instant::now() < until, "no server started on the peer");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    hosts.kill_sshd(0);
+    let out = handle
+        .join()
+        .expect("the run's thread")
+        .expect("sledge ran");
+    assert!(!out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(hosts.address(0)), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(28),
+        "{:?}: {stderr}",
+        started.elapsed()
+    );
+    assert_eq!(servers_left_in(&namespace), Vec::<String>::new());
 }
 
 /// `sledge __net-serve` inside the first host of a set, killed when

@@ -277,10 +277,14 @@ pub fn run_stream(
     // Every thread is joined before an error returns: none is left
     // running behind the trial.
     let sent: Vec<anyhow::Result<Side>> = senders.into_iter().map(join).collect();
-    wait_until(deadline, cancel);
     let server = if sent.iter().all(|s| s.is_ok()) {
+        wait_until(deadline, cancel);
         test.stop()
     } else {
+        // A failed sender (the peer gone) fails the trial now, not at its
+        // deadline; closing the control connection ends the server's
+        // side of the test, so that the receivers end too.
+        drop(test);
         Err(anyhow!("a sender failed"))
     };
     let received: Vec<anyhow::Result<Side>> = receivers.into_iter().map(join).collect();
