@@ -968,22 +968,11 @@ fn pairs_measure_every_host_against_the_reference_and_a_slow_link_is_named() {
     for index in 1..set.hosts.len() {
         set.quota(index, 100);
     }
-    let run: Vec<String> = [
-        "net.stream",
-        "-p",
-        "time=0.5",
-        "--rounds",
-        "1",
-        "--warmup",
-        "0",
-        "--min-trials",
-        "1",
-        "--max-trials",
-        "1",
-        "--no-idle-check",
-    ]
-    .map(str::to_string)
-    .to_vec();
+    let run: Vec<String> = ["net.stream", "-p", "time=0.5"]
+        .iter()
+        .chain(crate::common::ONE_TRIAL)
+        .map(|w| w.to_string())
+        .collect();
     let mut words = fleet_words(&set, &measured, &remote_dir, &run);
     words.insert(2, "--pairs".to_string());
     words.insert(3, reference.clone());
@@ -1017,17 +1006,15 @@ fn pairs_measure_every_host_against_the_reference_and_a_slow_link_is_named() {
         judged_case(&sandbox, &["1", "2", "3", "4"])
     );
     // The reference's server stopped with the fleet run.
-    let out = StdCommand::new("ip")
-        .args(["netns", "pids", &set.namespace(0)])
-        .output()
-        .unwrap();
-    let left: Vec<String> = String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .filter_map(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).ok())
-        .map(|line| String::from_utf8_lossy(&line).replace('\0', " "))
-        .filter(|line| line.contains("__net-serve"))
-        .collect();
-    assert_eq!(left, Vec::<String>::new());
+    let until = Instant::now() + Duration::from_secs(5);
+    while !set.processes_with(0, "__net-serve").is_empty() {
+        assert!(
+            Instant::now() < until,
+            "{:?}",
+            set.processes_with(0, "__net-serve")
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 
     // A reference that is also measured, or a run without net.*
     // workloads, is refused before any host is touched.

@@ -79,27 +79,12 @@ fn bad_net_parameters_are_refused_naming_them() {
     }
 }
 
-/// The command lines of the `sledge __net-serve` processes in
-/// `namespace`.
-fn servers_in(namespace: &str) -> Vec<String> {
-    let out = Command::new("ip")
-        .args(["netns", "pids", namespace])
-        .output()
-        .expect("ip runs");
-    assert!(out.status.success(), "ip netns pids {namespace}: {out:?}");
-    String::from_utf8_lossy(&out.stdout)
-        .split_whitespace()
-        .filter_map(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).ok())
-        .map(|line| String::from_utf8_lossy(&line).replace('\0', " "))
-        .filter(|line| line.contains("__net-serve"))
-        .collect()
-}
-
-/// [`servers_in`] after waiting up to 5 s for them to end.
-fn servers_left_in(namespace: &str) -> Vec<String> {
+/// The `sledge __net-serve` processes in the first host of `hosts`,
+/// after waiting up to 5 s for them to end.
+fn servers_left_in(hosts: &NetnsHosts) -> Vec<String> {
     let until = Instant::now() + Duration::from_secs(5);
     loop {
-        let left = servers_in(namespace);
+        let left = hosts.processes_with(0, "__net-serve");
         if left.is_empty() || Instant::now() > until {
             return left;
         }
@@ -112,7 +97,6 @@ fn a_peer_over_ssh_gets_sledge_is_measured_and_keeps_no_server_running() {
     let Some(hosts) = NetnsHosts::up(1, "net_peer_over_ssh") else {
         return;
     };
-    let namespace = hosts.namespace(0);
     let sandbox = Sandbox::new();
     let remote_dir = sandbox.path().join("remote");
     let sledge = || {
@@ -139,7 +123,7 @@ fn a_peer_over_ssh_gets_sledge_is_measured_and_keeps_no_server_running() {
     // does not.
     let copies = std::fs::read_dir(remote_dir.join("bin")).expect("the copy's directory");
     assert_eq!(copies.count(), 1);
-    assert_eq!(servers_left_in(&namespace), Vec::<String>::new());
+    assert_eq!(servers_left_in(&hosts), Vec::<String>::new());
 
     // Ctrl-C in a long trial: sledge stops, and so does the peer's server.
     let mut run = Command::new(assert_cmd::cargo::cargo_bin("sledge"));
@@ -155,7 +139,7 @@ fn a_peer_over_ssh_gets_sledge_is_measured_and_keeps_no_server_running() {
         .stderr(Stdio::null());
     let mut child = run.spawn().expect("sledge starts");
     let until = Instant::now() + Duration::from_secs(30);
-    while servers_in(&namespace).is_empty() {
+    while hosts.processes_with(0, "__net-serve").is_empty() {
         assert!(Instant::now() < until, "no server started on the peer");
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -164,7 +148,7 @@ fn a_peer_over_ssh_gets_sledge_is_measured_and_keeps_no_server_running() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = crate::common::wait_bounded(&mut child, Duration::from_secs(30));
     assert_eq!(status.code(), Some(130));
-    assert_eq!(servers_left_in(&namespace), Vec::<String>::new());
+    assert_eq!(servers_left_in(&hosts), Vec::<String>::new());
 
     // A peer whose sshd refuses (nothing listens on port 1) and one that
     // lacks this sledge's architecture: clear errors naming the host.
@@ -198,7 +182,7 @@ fn a_peer_over_ssh_gets_sledge_is_measured_and_keeps_no_server_running() {
             "{peer}: {stderr}"
         );
     }
-    assert_eq!(servers_left_in(&namespace), Vec::<String>::new());
+    assert_eq!(servers_left_in(&hosts), Vec::<String>::new());
 
     // The ssh connection dropped mid-trial (the peer's sshd killed, its
     // sessions with it): the server there stops, and the trial fails
@@ -209,7 +193,7 @@ fn a_peer_over_ssh_gets_sledge_is_measured_and_keeps_no_server_running() {
         .args(["--rounds", "1", "--max-trials", "1", "--no-idle-check"]);
     let handle = std::thread::spawn(move || run.timeout(Duration::from_secs(90)).output());
     let until = Instant::now() + Duration::from_secs(30);
-    while servers_in(&namespace).is_empty() {
+    while hosts.processes_with(0, "__net-serve").is_empty() {
         assert!(Instant::now() < until, "no server started on the peer");
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -227,7 +211,7 @@ fn a_peer_over_ssh_gets_sledge_is_measured_and_keeps_no_server_running() {
         "{:?}: {stderr}",
         started.elapsed()
     );
-    assert_eq!(servers_left_in(&namespace), Vec::<String>::new());
+    assert_eq!(servers_left_in(&hosts), Vec::<String>::new());
 }
 
 /// `sledge __net-serve` inside the first host of a set, killed when
