@@ -778,7 +778,10 @@ fn judged_case(sandbox: &Sandbox, runs: &[&str]) -> serde_json::Value {
 fn named_outliers(sandbox: &Sandbox, runs: &[&str]) -> Vec<(String, String)> {
     let view = outliers_view(sandbox, runs);
     assert_eq!(view["populations"].as_array().unwrap().len(), 1, "{view}");
-    assert_eq!(view["populations"][0]["hosts"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        view["populations"][0]["hosts"].as_array().unwrap().len(),
+        runs.len()
+    );
     view["populations"][0]["outliers"]
         .as_array()
         .unwrap()
@@ -933,4 +936,105 @@ fn a_battery_of_commands_runs_on_every_host_and_a_missing_program_is_named() {
     }
     assert_eq!(stored_runs(&sandbox).len(), 2);
     assert_eq!(entries(&remote_dir.join("runs")), Vec::<PathBuf>::new());
+}
+
+#[test]
+fn pairs_measure_every_host_against_the_reference_and_a_slow_link_is_named() {
+    let Some(set) = NetnsHosts::up(5, "pairs_measure_every_host_against_the_reference") else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    let remote_dir = sandbox.path().join("remote");
+    seed_binary(&remote_dir);
+    let reference = set.hosts[0].clone();
+    let measured = set.hosts[1..].join(",");
+    let labels: Vec<&str> = set.hosts[1..]
+        .iter()
+        .map(|h| h.trim_start_matches("root@"))
+        .collect();
+    // The second measured host's link sends at 100 Mbit/s at most (a
+    // token bucket on its veth), the others' as fast as the machine
+    // goes. Four measured hosts: the fleet's spread is judged on the
+    // three others, which agree more closely than two would.
+    let namespace = set.namespace(2);
+    let device = format!("sl{}-h", &namespace["sledge-h".len()..]);
+    let status = StdCommand::new("ip")
+        .args(["netns", "exec", &namespace, "tc", "qdisc", "add", "dev"])
+        .args([device.as_str(), "root", "tbf", "rate", "100mbit"])
+        .args(["burst", "32kbit", "latency", "50ms"])
+        .status()
+        .expect("tc runs");
+    assert!(status.success(), "tc qdisc add in {namespace}");
+    for index in 1..set.hosts.len() {
+        set.quota(index, 100);
+    }
+    let run: Vec<String> = ["net.stream", "-p", "time=0.5"]
+        .iter()
+        .chain(crate::common::ONE_TRIAL)
+        .map(|w| w.to_string())
+        .collect();
+    let mut words = fleet_words(&set, &measured, &remote_dir, &run);
+    words.insert(2, "--pairs".to_string());
+    words.insert(3, reference.clone());
+    let assert = fleet_sledge(&sandbox)
+        .timeout(Duration::from_secs(180))
+        .args(&words)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    // Every host ran against the reference's server, at one address.
+    let peer = format!("{}:", set.address(0));
+    for id in ["1", "2", "3", "4"] {
+        let out = sandbox
+            .sledge()
+            .args(["show", id, "--json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let shown: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let case = &shown["cases"][0];
+        assert!(
+            case["params"]["peer"].as_str().unwrap().starts_with(&peer),
+            "{case}"
+        );
+        assert!(case["error"].is_null(), "{case}");
+    }
+    assert_eq!(
+        named_outliers(&sandbox, &["1", "2", "3", "4"]),
+        [(labels[1].to_string(), "slower".to_string())],
+        "{stdout}\nthe case across the hosts: {}",
+        judged_case(&sandbox, &["1", "2", "3", "4"])
+    );
+    // The reference's server stopped with the fleet run.
+    let until = Instant::now() + Duration::from_secs(5);
+    while !set.processes_with(0, "__net-serve").is_empty() {
+        assert!(
+            Instant::now() < until,
+            "{:?}",
+            set.processes_with(0, "__net-serve")
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // A reference that is also measured, or a run without net.*
+    // workloads, is refused before any host is touched.
+    for (hosts, run, says) in [
+        (set.list(), "net.stream", "also in --hosts"),
+        (
+            measured.clone(),
+            "cpu.primes",
+            "no selected workload has a parameter `peer`",
+        ),
+    ] {
+        let mut words = fleet_words(&set, &hosts, &remote_dir, &[run.to_string()]);
+        words.insert(2, "--pairs".to_string());
+        words.insert(3, reference.clone());
+        let out = fleet_sledge(&sandbox).args(&words).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("--pairs") && stderr.contains(says),
+            "{stderr}"
+        );
+    }
 }

@@ -81,6 +81,24 @@ impl NetnsHosts {
         format!("sledge-h{k}")
     }
 
+    /// The command lines of the processes in host `index`'s namespace
+    /// whose command line holds `word` (a server that should have stopped,
+    /// say).
+    pub fn processes_with(&self, index: usize, word: &str) -> Vec<String> {
+        let namespace = self.namespace(index);
+        let out = Command::new("ip")
+            .args(["netns", "pids", &namespace])
+            .output()
+            .expect("ip runs");
+        assert!(out.status.success(), "ip netns pids {namespace}: {out:?}");
+        String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .filter_map(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).ok())
+            .map(|line| String::from_utf8_lossy(&line).replace('\0', " "))
+            .filter(|line| line.contains(word))
+            .collect()
+    }
+
     /// The hosts as a `--hosts` list.
     pub fn list(&self) -> String {
         self.hosts.join(",")

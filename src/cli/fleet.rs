@@ -9,7 +9,7 @@ use super::format_args::{FormatArgs, FormatFlag, FormatSet};
 use super::output::{ExitStatus, UsageError, open_existing_store, print, resolve_runs};
 use super::run_args::usage;
 use crate::fleet::{self, FleetOutcome, FleetRequest, HostResult, Progress};
-use crate::remote::{OutputLine, parse_host_list};
+use crate::remote::{OutputLine, SshHost, parse_host_list};
 use crate::report::export::Format;
 use crate::report::fleet_outliers::fleet_outliers;
 use crate::store::StoreLocation;
@@ -100,6 +100,13 @@ struct FleetRunArgs {
     /// architecture, else the build given for its own.
     #[arg(long, value_name = "ARCH=PATH", value_parser = binary_for)]
     binary_for: Vec<(String, PathBuf)>,
+    /// Measure each host's network to HOST (`[user@]host[:port]`, not
+    /// among --hosts): sledge starts its net server on HOST over ssh, and
+    /// each host runs the `net.*` workloads given against it, one host
+    /// after another, so that `fleet outliers` finds a host with a slow
+    /// link.
+    #[arg(long, value_name = "HOST", conflicts_with = "parallel")]
+    pairs: Option<String>,
     /// What each host runs, exactly as for `sledge run`: profiles,
     /// workloads, --param, --rounds, ... [default: quick]
     #[arg(
@@ -155,7 +162,13 @@ fn execute_run(
 ) -> anyhow::Result<ExitStatus> {
     // Every mistake is found before any host is touched.
     let hosts = parse_host_list(&args.hosts).map_err(|e| UsageError(format!("--hosts: {e}")))?;
-    check_run_args(&args.run)?;
+    let pairs = match &args.pairs {
+        Some(text) => Some(pairs_host(text, &hosts, &args.run)?),
+        None => {
+            check_run_args(&args.run)?;
+            None
+        }
+    };
     let request = FleetRequest {
         hosts,
         serial: args.serial,
@@ -166,6 +179,7 @@ fn execute_run(
         run_args: args.run,
         store: store_location,
         binaries_for: args.binary_for,
+        pairs,
     };
     let done = fleet::execute(&request, &mut show_progress).map_err(|err| {
         match err.downcast::<BadRequest>() {
@@ -224,6 +238,39 @@ fn show_progress(progress: Progress) {
             }
         },
     }
+}
+
+/// The reference host of `--pairs`, checked: a host apart from the
+/// measured ones, and run arguments that take the peer it gives (`net.*`
+/// workloads, no `peer` of their own).
+fn pairs_host(text: &str, hosts: &[SshHost], run: &[String]) -> anyhow::Result<SshHost> {
+    let host: SshHost = text
+        .parse()
+        .map_err(|e| UsageError(format!("--pairs: {e}")))?;
+    if hosts.contains(&host) {
+        return Err(UsageError(format!(
+            "--pairs {text}: the reference host is also in --hosts; it is measured against, not measured"
+        ))
+        .into());
+    }
+    if run.iter().any(|arg| arg.contains("peer=")) {
+        return Err(UsageError(format!(
+            "--pairs {text}: the run arguments give a peer of their own; --pairs gives each host's"
+        ))
+        .into());
+    }
+    // A stand-in for the address the reference's server will have: the
+    // run arguments must take it (only `net.*` workloads do).
+    let mut with_peer = run.to_vec();
+    with_peer.extend(["-p".to_string(), "peer=192.0.2.1:5201".to_string()]);
+    check_run_args(&with_peer).map_err(|e| match e.downcast::<UsageError>() {
+        Ok(UsageError(why)) => UsageError(format!(
+            "--pairs {text}: {why} (with --pairs the hosts run net.* workloads)"
+        ))
+        .into(),
+        Err(e) => e,
+    })?;
+    Ok(host)
 }
 
 /// Checks the arguments meant for `sledge run` on the hosts as this

@@ -15,6 +15,7 @@ use crate::engine::CancelToken;
 use crate::remote::{SshHost, SshOptions, ThisBinary};
 use crate::store::{Store, StoreLocation};
 use crate::suite::BadRequest;
+use crate::workloads::net::ssh_server::SshServer;
 
 /// The longest connect timeout accepted, in seconds.
 const MAX_CONNECT_TIMEOUT_SECS: u64 = 600;
@@ -41,6 +42,10 @@ pub struct FleetRequest {
     /// Builds of this sledge for hosts of other architectures
     /// (`--binary-for ARCH=PATH`), as `uname -m` names the hosts.
     pub binaries_for: Vec<(String, PathBuf)>,
+    /// `--pairs HOST`: the reference host every host's `net.*` workloads
+    /// run against, its server started here over ssh for the fleet run;
+    /// the hosts then run one after another.
+    pub pairs: Option<SshHost>,
 }
 
 impl FleetRequest {
@@ -86,9 +91,9 @@ pub fn execute(
         None => Store::open_default()?,
     };
     store.check_integrity()?;
-    let settings = FleetSettings {
-        ssh,
-        remote_dir,
+    let mut settings = FleetSettings {
+        ssh: ssh.clone(),
+        remote_dir: remote_dir.clone(),
         run_args: request.run_args.clone(),
         binaries: std::iter::once(ThisBinary::current())
             .chain(request.binaries_for.iter().map(|(arch, path)| {
@@ -99,7 +104,20 @@ pub fn execute(
             .collect::<anyhow::Result<_>>()?,
         env: super::forwarded_env(),
     };
-    let order = if request.serial {
+    // The reference host's server runs until the last host is done; each
+    // host's run is given its address as the peer.
+    let reference = match &request.pairs {
+        Some(host) => {
+            let server = SshServer::start_with(host, &ssh, &remote_dir, &settings.binaries)?;
+            settings
+                .run_args
+                .extend(["-p".to_string(), format!("peer={}", server.addr())]);
+            Some(server)
+        }
+        None => None,
+    };
+    // Pairs share the reference host's link: one at a time.
+    let order = if request.serial || reference.is_some() {
         Order::Serial
     } else {
         Order::Parallel
@@ -116,6 +134,7 @@ pub fn execute(
         &hurry,
         progress,
     );
+    drop(reference);
     Ok(FleetRun {
         reports,
         seconds: started.elapsed().as_secs_f64(),

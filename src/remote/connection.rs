@@ -299,8 +299,21 @@ impl Connection {
 
     /// Starts `remote` with its output streamed line by line.
     pub fn spawn(&self, remote: &str) -> Result<RemoteProcess, RemoteError> {
+        self.spawn_with(remote, Stdio::null())
+    }
+
+    /// As [`Self::spawn`], with the remote command's standard input a pipe
+    /// from here that stays open until [`RemoteProcess::close_input`] (or
+    /// the process's drop): a remote command that stops at the end of its
+    /// input then also stops when this side goes away, however it goes.
+    pub fn spawn_with_input(&self, remote: &str) -> Result<RemoteProcess, RemoteError> {
+        self.spawn_with(remote, Stdio::piped())
+    }
+
+    fn spawn_with(&self, remote: &str, stdin: Stdio) -> Result<RemoteProcess, RemoteError> {
         let mut child = self
             .command(remote)
+            .stdin(stdin)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -311,7 +324,12 @@ impl Connection {
         let out_sender = sender.clone();
         std::thread::spawn(move || forward_lines(stdout, &out_sender, OutputLine::Stdout));
         std::thread::spawn(move || forward_lines(stderr, &sender, OutputLine::Stderr));
-        Ok(RemoteProcess { child, lines })
+        let input = child.stdin.take();
+        Ok(RemoteProcess {
+            child,
+            lines,
+            input,
+        })
     }
 
     /// Copies the local file `local` to `remote_path` on the host, whole
@@ -466,9 +484,17 @@ fn forward_lines(
 pub struct RemoteProcess {
     child: Child,
     lines: mpsc::Receiver<OutputLine>,
+    /// The remote command's standard input, for
+    /// [`Connection::spawn_with_input`].
+    input: Option<std::process::ChildStdin>,
 }
 
 impl RemoteProcess {
+    /// Closes the remote command's standard input (it reads its end).
+    pub fn close_input(&mut self) {
+        self.input = None;
+    }
+
     /// The next line of output, waiting at most `timeout`:
     /// `Err(Timeout)` when none came, `Err(Disconnected)` once both
     /// streams are closed (the process ended or the connection broke).

@@ -29,12 +29,16 @@
 
 mod binary;
 mod connection;
+mod from_env;
 mod host;
 mod install;
 
 pub use binary::{ThisBinary, expected_arch};
 
 pub use connection::{Connection, OutputLine, RemoteError, RemoteProcess, SshOptions};
+pub use from_env::{
+    IDENTITY_ENV, KNOWN_HOSTS_ENV, REMOTE_DIR_ENV, remote_dir_from_env, ssh_options_from_env,
+};
 pub use host::{HostError, SshHost, parse_host_list};
 pub use install::{DEFAULT_DIR, Installed, Placement, ensure_binary, remote_dir};
 

@@ -30,7 +30,8 @@
 # under a lock so that concurrent test runs get distinct hosts) is the
 # namespace sledge-h<K>, reached at 198.18.K.2; the root namespace's end is
 # 198.18.K.1, and every host routes 198.18.0.0/15 through it, so that all
-# hosts reach a server listening on any of the root side's addresses.
+# hosts reach a server listening on any of the root side's addresses, and
+# each other (the root side's ends forward).
 # Each sshd has its own config and host key and accepts only the set's
 # throwaway client key, for root, on the namespace address. `down` kills
 # every process left in the namespaces (sshd and whatever it started) and
@@ -128,6 +129,10 @@ start_host() {
   ip link set "sl$k-h" netns "$ns"
   ip addr add "198.18.$k.1/24" dev "sl$k-r"
   ip link set "sl$k-r" up
+  # Forwarding on for what comes in on this end alone (IPv4 asks the
+  # incoming device; the machine's own setting stays as it is): hosts
+  # reach each other through the root namespace, as a fleet's pairs do.
+  sysctl -qw "net.ipv4.conf.sl$k-r.forwarding=1"
   ip -n "$ns" link set lo up
   ip -n "$ns" addr add "198.18.$k.2/24" dev "sl$k-h"
   ip -n "$ns" link set "sl$k-h" up

@@ -14,14 +14,12 @@
 //! `clients_from=h1,h2` is a sweep of two cases with one client host
 //! each, which is also something one may want.
 
-use std::path::PathBuf;
-
 use anyhow::anyhow;
 
 use crate::engine::{CancelToken, LaterParam, ParamKind, ParamSpec};
 use crate::http::distributed::{self, AgentLoad, SshAgents, share};
 use crate::http::{LoadConfig, LoadReport};
-use crate::remote::{self, SshHost, SshOptions, ThisBinary};
+use crate::remote::{self, SshHost, ThisBinary};
 
 /// The value for this host's own generator.
 pub const LOCAL: &str = "local";
@@ -40,16 +38,6 @@ pub const LATER_PARAMS: &[LaterParam] = &[LaterParam {
     name: NAME,
     default: LOCAL,
 }];
-
-/// A private key for the client hosts (`ssh -i`), where a profile has no
-/// command-line option to give one.
-pub const IDENTITY_ENV: &str = "SLEDGE_SSH_IDENTITY";
-/// A known_hosts file for the client hosts instead of ssh's own.
-pub const KNOWN_HOSTS_ENV: &str = "SLEDGE_SSH_KNOWN_HOSTS";
-/// The directory on the client hosts for the copy of sledge, instead of
-/// [`remote::DEFAULT_DIR`] (the one `sledge fleet run` and
-/// `sledge http --from` use by default).
-pub const REMOTE_DIR_ENV: &str = "SLEDGE_REMOTE_DIR";
 
 /// The parameter's name.
 const NAME: &str = "clients_from";
@@ -85,21 +73,6 @@ pub fn check_split(load: &LoadConfig, hosts: usize) -> anyhow::Result<()> {
         .map_err(|e| anyhow!("clients_from: {e:#}"))
 }
 
-/// The ssh options the environment gives ([`IDENTITY_ENV`],
-/// [`KNOWN_HOSTS_ENV`]), ssh's own configuration otherwise.
-fn ssh_options() -> SshOptions {
-    let path = |name: &str| {
-        std::env::var_os(name)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    SshOptions {
-        identity: path(IDENTITY_ENV),
-        known_hosts: path(KNOWN_HOSTS_ENV),
-        ..SshOptions::default()
-    }
-}
-
 /// The client hosts of a case, connected, each with this sledge.
 pub struct Clients {
     agents: SshAgents,
@@ -108,18 +81,13 @@ pub struct Clients {
 impl Clients {
     /// Connects to every host and makes sure it has this sledge (copied
     /// into the same directory `sledge fleet run` and `sledge http --from`
-    /// use, or [`REMOTE_DIR_ENV`]'s). Any host that cannot be used is an
+    /// use, or [`remote::REMOTE_DIR_ENV`]'s). Any host that cannot be used is an
     /// error naming it.
     pub fn connect(hosts: &[SshHost]) -> anyhow::Result<Clients> {
-        let dir = match std::env::var(REMOTE_DIR_ENV) {
-            Ok(dir) if !dir.is_empty() => {
-                remote::remote_dir(&dir).map_err(|e| anyhow!("{REMOTE_DIR_ENV}={e}"))?
-            }
-            _ => remote::DEFAULT_DIR.to_string(),
-        };
+        let dir = remote::remote_dir_from_env()?;
         let agents = SshAgents::connect_copying(
             hosts,
-            &ssh_options(),
+            &remote::ssh_options_from_env(),
             &ThisBinary::current()?,
             &dir,
             // A case prints nothing of its own; the copy is quiet.

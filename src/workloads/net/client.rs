@@ -1,79 +1,13 @@
-//! The client end of a `net.*` test, and where its peer comes from.
+//! The client end of a `net.*` test: its control connection to the
+//! server, and what every client shares.
 
 use std::io::{ErrorKind, Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpStream};
 
 use anyhow::{anyhow, bail};
 
 use super::proto::{Header, Hello, Kind, READY, STOP, Welcome, WorkerStats, read_stats};
-use super::server::Server;
 use super::sock::{SockOpts, connect};
-
-/// Where a case's server side runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Peer {
-    /// Inside this sledge, on 127.0.0.1 and this port (0: the kernel's
-    /// pick).
-    Local { port: u16 },
-    /// A `sledge __net-serve` already listening there.
-    Serve(SocketAddr),
-}
-
-impl Peer {
-    /// Reads the `peer` parameter.
-    pub fn parse(workload: &str, text: &str, port: u16) -> anyhow::Result<Self> {
-        if text == "local" {
-            return Ok(Peer::Local { port });
-        }
-        if text.contains('@') {
-            bail!(
-                "{workload}: peer={text}: a peer reached over SSH is not supported yet; start `sledge __net-serve --listen ADDR:PORT` on the peer and give peer=ADDR:PORT, or peer=local"
-            );
-        }
-        let addr = text
-            .to_socket_addrs()
-            .map_err(|e| {
-                anyhow!(
-                    "{workload}: peer={text} is not `local` or HOST:PORT of a running `sledge __net-serve` ({e})"
-                )
-            })?
-            .next()
-            .ok_or_else(|| anyhow!("{workload}: peer={text} names no address"))?;
-        Ok(Peer::Serve(addr))
-    }
-}
-
-/// The server side a case talks to: its own, or a peer's.
-pub struct Target {
-    pub addr: SocketAddr,
-    own: Option<Server>,
-}
-
-impl Target {
-    /// Starts the local server, or takes the peer's address.
-    pub fn start(peer: &Peer) -> anyhow::Result<Self> {
-        match peer {
-            Peer::Local { port } => {
-                let server = Server::start(SocketAddr::from(([127, 0, 0, 1], *port)))?;
-                Ok(Target {
-                    addr: server.addr(),
-                    own: Some(server),
-                })
-            }
-            Peer::Serve(addr) => Ok(Target {
-                addr: *addr,
-                own: None,
-            }),
-        }
-    }
-
-    /// Stops its own server, if it has one.
-    pub fn stop(self) {
-        if let Some(server) = self.own {
-            server.stop();
-        }
-    }
-}
 
 /// One test on the server: its control connection.
 pub struct TestConn {

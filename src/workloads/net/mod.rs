@@ -4,17 +4,20 @@
 //! stream, iperf3 `-u`).
 //!
 //! The server side is sledge's own ([`server`]): inside this process on
-//! 127.0.0.1 for `peer=local`, or `sledge __net-serve` started on the peer
-//! for `peer=HOST:PORT`. Client and server speak the small protocol of
+//! 127.0.0.1 for `peer=local`, `sledge __net-serve` that sledge starts on
+//! the peer over ssh for `peer=USER@HOST` ([`ssh_server`]), or one started
+//! by hand for `peer=HOST:PORT` ([`peer`]). Client and server speak the small protocol of
 //! [`proto`]: a control connection per test, which brings the server's
 //! own counts and CPU time back to the client.
 
 pub mod client;
 pub mod crr;
+pub mod peer;
 pub mod proto;
 pub mod rr;
 pub mod server;
 pub mod sock;
+pub mod ssh_server;
 pub mod stream;
 pub mod udp;
 
@@ -24,7 +27,7 @@ use crate::engine::{ParamKind, ParamSpec};
 pub fn peer_param() -> ParamSpec {
     ParamSpec {
         name: "peer",
-        help: "the server side: `local` (inside sledge, over loopback) or HOST:PORT of a running `sledge __net-serve`",
+        help: "the server side: `local` (inside sledge, over loopback), USER@HOST[:SSHPORT] (sledge copied there over ssh and its server started for the case) or HOST:PORT of a running `sledge __net-serve`",
         kind: ParamKind::Text,
         default: "local",
     }

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail};
 use hdrhistogram::Histogram;
 
-use super::client::{Peer, Target, TestConn, gone, join, wait_until};
+use super::client::{TestConn, gone, join, wait_until};
+use super::peer::PeerSide;
 use super::proto::{Hello, Mode};
 use super::sock::SockOpts;
 use crate::engine::{
@@ -19,20 +20,31 @@ use crate::engine::{
 };
 use crate::workloads::common::params;
 
-const ID: &str = "net.rr";
+/// `net.rr` or `net.crr`: one workload but for the id, the summary and
+/// whether each transaction opens its own connection.
+pub struct RrWorkload {
+    pub id: &'static str,
+    pub summary: &'static str,
+    /// A new connection per transaction (`net.crr`).
+    pub connect_each: bool,
+}
 
 /// The `net.rr` workload.
-pub struct NetRr;
+pub const NET_RR: RrWorkload = RrWorkload {
+    id: "net.rr",
+    summary: "request/response on one TCP connection per stream; compatible with netperf TCP_RR (transactions/s, latency)",
+    connect_each: false,
+};
 
-impl Workload for NetRr {
+impl Workload for RrWorkload {
     fn id(&self) -> &'static str {
-        ID
+        self.id
     }
     fn version(&self) -> u32 {
         1
     }
     fn summary(&self) -> &'static str {
-        "request/response on one TCP connection per stream; compatible with netperf TCP_RR (transactions/s, latency)"
+        self.summary
     }
     fn params(&self) -> Vec<ParamSpec> {
         RrParams::specs()
@@ -40,14 +52,12 @@ impl Workload for NetRr {
     fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
         let p = RrParams::from_set(p);
         Ok(Box::new(RrCase {
-            id: ID,
-            peer: Peer::parse(ID, &p.peer, p.port as u16)?,
-            target: None,
+            peer: PeerSide::parse(self.id, &p.peer, p.port)?,
             streams: p.streams as u32,
             req_size: p.req_size as u32,
             resp_size: p.resp_size as u32,
             time: p.time,
-            connect_each: false,
+            connect_each: self.connect_each,
         }))
     }
     fn cpus_used(&self, _params: &ParamSet) -> Option<usize> {
@@ -72,9 +82,7 @@ crate::workload_params! {
 
 /// A case of `net.rr` or `net.crr`.
 pub struct RrCase {
-    pub id: &'static str,
-    pub peer: Peer,
-    pub target: Option<Target>,
+    pub peer: PeerSide,
     pub streams: u32,
     pub req_size: u32,
     pub resp_size: u32,
@@ -85,18 +93,12 @@ pub struct RrCase {
 
 impl Case for RrCase {
     fn prepare(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
-        self.target = Some(Target::start(&self.peer)?);
-        Ok(())
+        self.peer.start()
     }
 
     fn trial(&mut self, ctx: &TrialContext) -> anyhow::Result<TrialOutput> {
-        let addr = self
-            .target
-            .as_ref()
-            .ok_or_else(|| anyhow!("{}: trial before prepare", self.id))?
-            .addr;
         let totals = run_rr(
-            addr,
+            self.peer.addr()?,
             self.streams,
             self.req_size,
             self.resp_size,
@@ -108,9 +110,7 @@ impl Case for RrCase {
     }
 
     fn cleanup(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
-        if let Some(target) = self.target.take() {
-            target.stop();
-        }
+        self.peer.stop();
         Ok(())
     }
 }
@@ -256,23 +256,14 @@ fn transact(
 ) -> anyhow::Result<(u64, Histogram<u64>)> {
     let request = vec![0x71u8; req_size as usize];
     let mut response = vec![0u8; resp_size as usize];
-    let mut latency = histogram()?;
-    let mut count = 0u64;
-    loop {
-        let begun = Instant::now();
-        if begun >= deadline || cancel.is_cancelled() {
-            break;
-        }
+    transactions_until(deadline, cancel, || {
         stream
             .write_all(&request)
             .map_err(|e| gone(addr, "sending a request", e))?;
         stream
             .read_exact(&mut response)
-            .map_err(|e| gone(addr, "waiting for a response", e))?;
-        latency.saturating_record(begun.elapsed().as_nanos() as u64);
-        count += 1;
-    }
-    Ok((count, latency))
+            .map_err(|e| gone(addr, "waiting for a response", e))
+    })
 }
 
 /// Connect, request, response, close, again, until the deadline.
@@ -288,14 +279,8 @@ fn transact_connecting(
     let mut request = header.to_vec();
     request.resize(header.len() + req_size as usize, 0x71);
     let mut response = vec![0u8; resp_size as usize];
-    let mut latency = histogram()?;
-    let mut count = 0u64;
     let opts = SockOpts::default();
-    loop {
-        let begun = Instant::now();
-        if begun >= deadline || cancel.is_cancelled() {
-            break;
-        }
+    transactions_until(deadline, cancel, || {
         let mut stream = super::sock::connect(addr, &opts)?;
         stream
             .write_all(&request)
@@ -307,6 +292,25 @@ fn transact_connecting(
         // among this host's ephemeral ports): wait for its end.
         let mut end = [0u8; 1];
         let _ = stream.read(&mut end);
+        Ok(())
+    })
+}
+
+/// Runs `transaction` again and again until the deadline or a
+/// cancellation: how many ran, and the latency of each.
+fn transactions_until(
+    deadline: Instant,
+    cancel: &CancelToken,
+    mut transaction: impl FnMut() -> anyhow::Result<()>,
+) -> anyhow::Result<(u64, Histogram<u64>)> {
+    let mut latency = histogram()?;
+    let mut count = 0u64;
+    loop {
+        let begun = Instant::now();
+        if begun >= deadline || cancel.is_cancelled() {
+            break;
+        }
+        transaction()?;
         latency.saturating_record(begun.elapsed().as_nanos() as u64);
         count += 1;
     }

@@ -33,6 +33,11 @@ pub const MAX_CONNECTIONS: u32 = 1024;
 /// Largest message, request or response a test may ask for.
 pub const MAX_MESSAGE: u32 = 64 << 20;
 
+/// What `sledge __net-serve`'s line on standard output starts with,
+/// before the address it listens on (how sledge learns the port a server
+/// it started on a peer got).
+pub const LISTENING: &str = "sledge net server listening on ";
+
 /// A running server.
 pub struct Server {
     addr: SocketAddr,

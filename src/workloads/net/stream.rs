@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail};
 
-use super::client::{Peer, Target, TestConn, gone, join, wait_until};
+use super::client::{TestConn, gone, join, wait_until};
+use super::peer::PeerSide;
 use super::proto::{Hello, Mode};
 use super::sock::{SockOpts, allowed_congestion, thread_cpu_ns, total_retrans};
 use crate::engine::{
@@ -56,7 +57,7 @@ impl Workload for NetStream {
     }
     fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
         let p = StreamParams::from_set(p);
-        let peer = Peer::parse(ID, &p.peer, p.port as u16)?;
+        let peer = PeerSide::parse(ID, &p.peer, p.port)?;
         let direction = Direction::from_word(&p.direction).ok_or_else(|| {
             anyhow!(
                 "{ID}: direction={} is not one of {:?}",
@@ -67,7 +68,6 @@ impl Workload for NetStream {
         let congestion = check_congestion(ID, &p.congestion)?;
         Ok(Box::new(StreamCase {
             peer,
-            target: None,
             direction,
             streams: p.streams as u32,
             msg_size: p.msg_size as u32,
@@ -145,8 +145,7 @@ crate::workload_params! {
 }
 
 struct StreamCase {
-    peer: Peer,
-    target: Option<Target>,
+    peer: PeerSide,
     direction: Direction,
     streams: u32,
     msg_size: u32,
@@ -156,16 +155,11 @@ struct StreamCase {
 
 impl Case for StreamCase {
     fn prepare(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
-        self.target = Some(Target::start(&self.peer)?);
-        Ok(())
+        self.peer.start()
     }
 
     fn trial(&mut self, ctx: &TrialContext) -> anyhow::Result<TrialOutput> {
-        let addr = self
-            .target
-            .as_ref()
-            .ok_or_else(|| anyhow!("{ID}: trial before prepare"))?
-            .addr;
+        let addr = self.peer.addr()?;
         let (up, down) = match self.direction {
             Direction::Send => (self.streams, 0),
             Direction::Receive => (0, self.streams),
@@ -190,9 +184,7 @@ impl Case for StreamCase {
     }
 
     fn cleanup(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
-        if let Some(target) = self.target.take() {
-            target.stop();
-        }
+        self.peer.stop();
         Ok(())
     }
 }
@@ -285,10 +277,14 @@ pub fn run_stream(
     // Every thread is joined before an error returns: none is left
     // running behind the trial.
     let sent: Vec<anyhow::Result<Side>> = senders.into_iter().map(join).collect();
-    wait_until(deadline, cancel);
     let server = if sent.iter().all(|s| s.is_ok()) {
+        wait_until(deadline, cancel);
         test.stop()
     } else {
+        // A failed sender (the peer gone) fails the trial now, not at its
+        // deadline; closing the control connection ends the server's
+        // side of the test, so that the receivers end too.
+        drop(test);
         Err(anyhow!("a sender failed"))
     };
     let received: Vec<anyhow::Result<Side>> = receivers.into_iter().map(join).collect();

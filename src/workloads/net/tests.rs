@@ -5,7 +5,7 @@
 use std::net::{SocketAddr, TcpListener};
 use std::time::Duration;
 
-use super::client::{Peer, Target};
+use super::peer::{Peer, PeerSide, Target};
 use super::proto::{Hello, Mode};
 use super::rr::run_rr;
 use super::server::Server;
@@ -95,8 +95,7 @@ fn every_transaction_is_answered_once() {
 
 fn udp_case(drop_every: u32) -> UdpCase {
     UdpCase {
-        peer: Peer::Local { port: 0 },
-        target: None,
+        peer: PeerSide::parse("net.udp", "local", 0).expect("a local peer"),
         rate_bps: 20e6,
         msg_size: 500,
         streams: 1,
@@ -196,7 +195,7 @@ fn a_server_stopped_mid_trial_is_a_clear_error_and_nothing_hangs() {
 }
 
 #[test]
-fn peers_are_local_or_an_address() {
+fn peers_are_local_an_address_or_a_host_over_ssh() {
     assert_eq!(
         Peer::parse("net.rr", "local", 0).ok(),
         Some(Peer::Local { port: 0 })
@@ -205,7 +204,23 @@ fn peers_are_local_or_an_address() {
         Peer::parse("net.rr", "127.0.0.1:5201", 0).ok(),
         Some(Peer::Serve(SocketAddr::from(([127, 0, 0, 1], 5201))))
     );
-    let ssh = Peer::parse("net.rr", "root@db2", 0).expect_err("not yet");
-    assert!(ssh.to_string().contains("net-serve"), "{ssh}");
-    assert!(Peer::parse("net.rr", "no port here", 0).is_err());
+    match Peer::parse("net.rr", "root@db2:2222", 0) {
+        Ok(Peer::Ssh(host)) => {
+            assert_eq!(host.user.as_deref(), Some("root"));
+            assert_eq!((host.host.as_str(), host.port), ("db2", Some(2222)));
+        }
+        other => panic!("not an ssh peer: {other:?}"),
+    }
+    let bad = Peer::parse("net.rr", "root@-oProxyCommand=x", 0).expect_err("an option");
+    let bad = bad.to_string();
+    assert!(
+        bad.starts_with("net.rr: peer=root@-oProxyCommand=x: ") && bad.contains("USER@HOST"),
+        "{bad}"
+    );
+    let err = Peer::parse("net.rr", "no port here", 0).expect_err("no address");
+    assert!(err.to_string().contains("USER@HOST[:SSHPORT]"), "{err}");
+    let err = PeerSide::parse("net.rr", "local", 70_000)
+        .err()
+        .expect("no port");
+    assert!(err.to_string().contains("port=70000"), "{err}");
 }

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail};
 
-use super::client::{Peer, Target, TestConn, join, wait_until};
+use super::client::{TestConn, join, wait_until};
+use super::peer::PeerSide;
 use super::proto::{DATAGRAM_HEADER, Hello, Mode};
 use crate::engine::{
     CancelToken, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext,
@@ -42,8 +43,7 @@ impl Workload for NetUdp {
         let rate = parse_rate(&p.rate)
             .ok_or_else(|| anyhow!("{ID}: rate={} is not a rate in bits per second with an optional K, M or G (decimal, as iperf3's -b), from 1K to 100G", p.rate))?;
         Ok(Box::new(UdpCase {
-            peer: Peer::parse(ID, &p.peer, p.port as u16)?,
-            target: None,
+            peer: PeerSide::parse(ID, &p.peer, p.port)?,
             rate_bps: rate,
             msg_size: p.msg_size as u32,
             streams: p.streams as u32,
@@ -98,8 +98,7 @@ pub fn parse_rate(text: &str) -> Option<f64> {
 
 /// A case of `net.udp`.
 pub struct UdpCase {
-    pub peer: Peer,
-    pub target: Option<Target>,
+    pub peer: PeerSide,
     pub rate_bps: f64,
     pub msg_size: u32,
     pub streams: u32,
@@ -110,24 +109,17 @@ pub struct UdpCase {
 
 impl Case for UdpCase {
     fn prepare(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
-        self.target = Some(Target::start(&self.peer)?);
-        Ok(())
+        self.peer.start()
     }
 
     fn trial(&mut self, ctx: &TrialContext) -> anyhow::Result<TrialOutput> {
-        let addr = self
-            .target
-            .as_ref()
-            .ok_or_else(|| anyhow!("{ID}: trial before prepare"))?
-            .addr;
+        let addr = self.peer.addr()?;
         let totals = run_udp(addr, self, &ctx.cancel)?;
         Ok(totals.output(self.msg_size))
     }
 
     fn cleanup(&mut self, _ctx: &TrialContext) -> anyhow::Result<()> {
-        if let Some(target) = self.target.take() {
-            target.stop();
-        }
+        self.peer.stop();
         Ok(())
     }
 }
