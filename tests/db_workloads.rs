@@ -13,9 +13,12 @@ use std::time::Duration;
 
 use mysql::prelude::Queryable;
 
+use crate::common::{required, skip};
 use crate::http_db::Kind;
 use sledge::engine::params::resolve_cases;
 use sledge::engine::{CancelToken, Case, CaseEnv, TrialContext, TrialOutput, Workload};
+use sledge::monitor::{own_processes, procfs};
+use sledge::workloads::db::local_pg::server_bin;
 use sledge::workloads::db::oltp::Oltp;
 use sledge::workloads::db::tpcb::Tpcb;
 
@@ -121,6 +124,14 @@ fn oltp_and_tpcb_run_on_the_servers_and_drop_their_namespace() {
             assert!(transactions > 0.0, "{kind:?} {}", workload.id());
             // One client: nothing to retry; every statement counted.
             assert_eq!(metric(&out, "errors"), 0.0);
+            // The server is on this host: as root its listening process
+            // is found (another user's /proc/<pid>/fd needs root) and its
+            // CPU counted.
+            // SAFETY: geteuid has no preconditions.
+            if unsafe { libc::geteuid() } == 0 {
+                assert!(metric(&out, "server_cpu_busy") > 0.0, "{kind:?}");
+                assert!(metric(&out, "server_cpu_seconds_per_txn") > 0.0);
+            }
             assert_eq!(metric(&out, "queries"), per_transaction * transactions);
             assert!(
                 own_namespaces(kind, &url).is_empty(),
@@ -253,4 +264,62 @@ fn a_login_without_the_right_to_create_a_schema_fails_naming_it() {
     assert!(err.contains("cannot create schema sledge_oltp_"), "{err}");
     assert!(err.contains("permission denied"), "{err}");
     assert!(own_namespaces(Kind::Postgres, &url).is_empty());
+}
+
+/// The monitor counts a local server's CPU as the workload's own: the
+/// postmaster `pg_ctl` detached (not this process's descendant) is
+/// claimed while the case lives, the monitor's tree ticks grow by the
+/// server's CPU over a trial, and the claim goes with the case.
+#[test]
+fn a_local_servers_cpu_is_the_workloads_own_for_the_monitor() {
+    if server_bin().is_err() {
+        let why = "no PostgreSQL server binaries for db=postgres-local";
+        assert!(!required("SLEDGE_TEST_DATABASES"), "{why}");
+        skip(why, "SLEDGE_TEST_DATABASES");
+        return;
+    }
+    // The other tests here claim the servers they load on this host, and
+    // a claim that ends between this test's two reads takes that server's
+    // ticks (since it started) out of the tree.
+    let _serial = one_at_a_time();
+    let mut case = build(
+        &Oltp,
+        &[
+            ("db", "postgres-local"),
+            ("mode", "point_select"),
+            ("table_size", "300"),
+            ("threads", "2"),
+            ("time", "1"),
+        ],
+    );
+    let ctx = ctx();
+    case.prepare(&ctx).unwrap();
+    let servers: Vec<u32> = own_processes::claimed()
+        .into_iter()
+        .filter(|&pid| procfs::read_pid_stat(pid).is_some_and(|s| s.comm == "postgres"))
+        .collect();
+    assert_eq!(servers.len(), 1, "the postmaster is claimed: {servers:?}");
+    let postmaster = procfs::read_pid_stat(servers[0]).unwrap();
+    assert_ne!(postmaster.ppid, std::process::id(), "not a child of ours");
+    let tree_before = own_processes::read_own_ticks().unwrap();
+    let own_before = procfs::read_self_stat().unwrap().tree_ticks();
+    let out = case.trial(&ctx);
+    let tree_after = own_processes::read_own_ticks().unwrap();
+    let own_after = procfs::read_self_stat().unwrap().tree_ticks();
+    case.cleanup(&ctx).unwrap();
+    let out = out.unwrap();
+    let server_ticks = metric(&out, "server_cpu_seconds_per_txn")
+        * metric(&out, "transactions")
+        * procfs::clock_ticks_per_sec();
+    assert!(metric(&out, "server_cpu_busy") > 0.0);
+    assert!(metric(&out, "client_cpu_busy") > 0.0);
+    // Beyond this process's own ticks, the tree holds the server's (other
+    // tests' children may add more, never less); a tick of rounding at
+    // each of the four reads.
+    let beyond_own = (tree_after - tree_before).saturating_sub(own_after - own_before);
+    assert!(
+        beyond_own as f64 >= server_ticks - 4.0,
+        "the tree grew by {beyond_own} ticks beyond this process's, the server used {server_ticks:.0} ({tree_before} {tree_after} {own_before} {own_after})"
+    );
+    assert!(!own_processes::claimed().contains(&servers[0]));
 }

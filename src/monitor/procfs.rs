@@ -349,14 +349,23 @@ pub fn read_self_stat() -> Option<PidStat> {
 /// Descendants are found through `/proc/[pid]/task/[tid]/children`, so a
 /// process without children costs one small read per thread; kernels
 /// without that file fall back to scanning `/proc`. `None` without `/proc`.
-pub fn read_tree_ticks() -> Option<u64> {
+///
+/// The processes in `also` (what a case claimed in `own_processes`: a
+/// database server it started or loads on this host) are walked the same
+/// way, each process counted once even where the trees overlap.
+pub fn read_tree_ticks(also: &[u32]) -> Option<u64> {
     let own = read_self_stat()?;
     let mut total = own.tree_ticks();
+    let mut seen = std::collections::HashSet::from([own.pid]);
     let mut stack = children_of(own.pid);
+    stack.extend_from_slice(also);
     // A bound on the walk, in case pids are reused into a cycle mid-read.
     let mut budget = 100_000usize;
     while let Some(pid) = stack.pop() {
         budget = budget.checked_sub(1)?;
+        if !seen.insert(pid) {
+            continue;
+        }
         if let Some(stat) = read_pid_stat(pid) {
             total = total.saturating_add(stat.tree_ticks());
             stack.extend(children_of(pid));
@@ -627,7 +636,7 @@ softirq 122937 0 7989 4 9762 60085 0 329 24256 0 20512
         let mut seen = 0;
         while std::time::Instant::now() < deadline {
             let own = read_self_stat().unwrap().tree_ticks();
-            let tree = read_tree_ticks().unwrap();
+            let tree = read_tree_ticks(&[]).unwrap();
             seen = tree.saturating_sub(own);
             if seen >= 5 {
                 break;

@@ -137,6 +137,8 @@ impl Workload for Oltp {
             namespace: None,
             clients: Vec::new(),
             load_seconds: 0.0,
+            server: None,
+            server_note: None,
             kind: "oltp",
             seed: 0x0171_7b00,
         }))
@@ -726,6 +728,8 @@ mod tests {
             namespace: None,
             clients: Vec::new(),
             load_seconds: 0.0,
+            server: None,
+            server_note: None,
             kind: "oltp",
             seed: 0x0171_7b00,
         }

@@ -103,6 +103,8 @@ impl Workload for Tpcb {
             namespace: None,
             clients: Vec::new(),
             load_seconds: 0.0,
+            server: None,
+            server_note: None,
             kind: "tpcb",
             seed: 0x7bcb_0000,
         }))
@@ -296,6 +298,8 @@ mod tests {
             namespace: None,
             clients: Vec::new(),
             load_seconds: 0.0,
+            server: None,
+            server_note: None,
             kind: "tpcb",
             seed: 0x7bcb_0000,
         }
