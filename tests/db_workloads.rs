@@ -323,3 +323,117 @@ fn a_local_servers_cpu_is_the_workloads_own_for_the_monitor() {
     );
     assert!(!own_processes::claimed().contains(&servers[0]));
 }
+
+/// The schemas named `sledge_oltp_...` on the server now.
+fn oltp_schemas(url: &str) -> Vec<String> {
+    let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    c.query(
+        "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'sledge\\_oltp\\_%'",
+        &[],
+    )
+    .unwrap()
+    .iter()
+    .map(|row| row.get(0))
+    .collect()
+}
+
+/// A sledge killed (SIGKILL: no cleanup runs) during a PostgreSQL trial
+/// leaves its schema; the next case on that server drops it, and leaves
+/// alone a user's schema with a sledge-like name but no mark, and one
+/// marked by a sledge that still runs.
+#[test]
+fn a_schema_left_by_a_killed_sledge_is_dropped_by_the_next_case() {
+    let _serial = one_at_a_time();
+    let Some(url) = Kind::Postgres.live_url() else {
+        return;
+    };
+    let before = oltp_schemas(&url);
+    let sandbox = crate::common::Sandbox::new();
+    let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("sledge"));
+    command
+        .current_dir(sandbox.path())
+        .env("SLEDGE_STORE", sandbox.store())
+        .args([
+            "run",
+            "db.oltp",
+            "-p",
+            &format!("db={url}"),
+            "-p",
+            "table_size=200",
+            "-p",
+            "time=30",
+            "--rounds",
+            "1",
+            "--warmup",
+            "0",
+            "--min-trials",
+            "1",
+            "--max-trials",
+            "1",
+            "--no-idle-check",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // A group of its own, killed whole.
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command.spawn().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let made = loop {
+        let new: Vec<String> = oltp_schemas(&url)
+            .into_iter()
+            .filter(|s| !before.contains(s))
+            .collect();
+        if let Some(name) = new.into_iter().next() {
+            break name;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the sledge run made no schema in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    // Into its trial: the table is loaded once the clients run.
+    std::thread::sleep(Duration::from_secs(2));
+    // The round runs in a process of its own (in a group of its own),
+    // whose pid the schema's name holds: killed first, so that it cannot
+    // clean up when its parent dies.
+    let round: i32 = made.split('_').nth(3).unwrap().parse().unwrap();
+    // SAFETY: kill has no memory preconditions; the pids are the run's.
+    unsafe {
+        libc::kill(round, libc::SIGKILL);
+        libc::kill(-(child.id() as i32), libc::SIGKILL);
+    }
+    crate::common::wait_bounded(&mut child, Duration::from_secs(30));
+    assert!(oltp_schemas(&url).contains(&made), "the kill left {made}");
+
+    // A user's schema with a sledge-like name and no mark, and one marked
+    // by this (running) process.
+    let tag = sledge::http::server::dynamic::host_tag();
+    let users = format!("sledge_oltp_{tag}_1_0_00000000");
+    let live = format!("sledge_oltp_{tag}_{}_99_00000000", std::process::id());
+    let live_mark = sledge::monitor::maker_mark::MakerMark::new(&live)
+        .unwrap()
+        .to_line();
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    admin
+        .batch_execute(&format!(
+            "CREATE SCHEMA {users}; CREATE TABLE {users}.keep (id int); \
+             CREATE SCHEMA {live}; COMMENT ON SCHEMA {live} IS '{live_mark}'"
+        ))
+        .unwrap();
+
+    let mut case = build(&Oltp, &[("db", &url), ("table_size", "100")]);
+    let ctx = ctx();
+    let prepared = case.prepare(&ctx);
+    case.cleanup(&ctx).unwrap();
+    prepared.unwrap();
+    let after = oltp_schemas(&url);
+    admin
+        .batch_execute(&format!(
+            "DROP SCHEMA {users} CASCADE; DROP SCHEMA {live} CASCADE"
+        ))
+        .unwrap();
+    assert!(!after.contains(&made), "{made} is still there");
+    assert!(after.contains(&users), "the user's schema was dropped");
+    assert!(after.contains(&live), "a live sledge's schema was dropped");
+}

@@ -444,14 +444,19 @@ impl ProcessIdentity {
     }
 
     /// Whether that very process is still running: same boot, the pid in
-    /// use, by a process started at the same tick. `None` when this host
+    /// use, by a process started at the same tick, and not a zombie (a
+    /// killed process whose parent died too stays one until its new
+    /// parent reaps it, holding nothing any more). `None` when this host
     /// cannot tell (no `/proc`).
     pub fn is_alive(&self) -> Option<bool> {
         let boot = read_boot_id()?;
         if boot != self.boot_id {
             return Some(false);
         }
-        Some(read_pid_stat(self.pid).is_some_and(|s| s.starttime == self.starttime))
+        Some(
+            read_pid_stat(self.pid)
+                .is_some_and(|s| s.starttime == self.starttime && s.state != 'Z'),
+        )
     }
 }
 
@@ -669,8 +674,24 @@ softirq 122937 0 7989 4 9762 60085 0 329 24256 0 20512
         let mut child = std::process::Command::new("true").spawn().unwrap();
         let pid = child.id();
         child.wait().unwrap();
-        let gone = ProcessIdentity { pid, ..me };
+        let gone = ProcessIdentity { pid, ..me.clone() };
         assert_eq!(gone.is_alive(), Some(false));
+        // A child that exited and was not reaped yet: a zombie, gone too.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        let zombie = ProcessIdentity {
+            pid,
+            starttime: read_pid_stat(pid).unwrap().starttime,
+            ..me
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while read_pid_stat(pid).is_some_and(|s| s.state != 'Z')
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(zombie.is_alive(), Some(false));
+        child.wait().unwrap();
         assert_eq!(ProcessIdentity::parse("a:1"), None);
         assert_eq!(ProcessIdentity::parse("a:b:1"), None);
         assert_eq!(ProcessIdentity::parse("a:1:2:3"), None);
