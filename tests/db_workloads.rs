@@ -437,3 +437,215 @@ fn a_schema_left_by_a_killed_sledge_is_dropped_by_the_next_case() {
     assert!(after.contains(&users), "the user's schema was dropped");
     assert!(after.contains(&live), "a live sledge's schema was dropped");
 }
+
+/// Sets every `synchronous_commit` among the databases of the exported
+/// runs' hosts to `value`, and gives each run a new uuid (an import
+/// skips a run it holds already).
+fn with_synchronous_commit(doc: &mut serde_json::Value, value: &str) -> usize {
+    let mut changed = 0;
+    match doc {
+        serde_json::Value::Object(map) => {
+            if let Some(uuid) = map.get_mut("uuid")
+                && uuid.is_string()
+                && map.contains_key("host")
+            {
+                // Another valid UUID: the last hex digit changed.
+                let mut text = uuid_text(map);
+                let last = if text.ends_with('0') { "1" } else { "0" };
+                text.pop();
+                text.push_str(last);
+                map.insert("uuid".to_string(), serde_json::Value::String(text));
+            }
+            if let Some(serde_json::Value::Object(servers)) = map.get_mut("databases") {
+                for settings in servers.values_mut() {
+                    if let Some(setting) = settings.get_mut("synchronous_commit") {
+                        *setting = serde_json::Value::String(value.to_string());
+                        changed += 1;
+                    }
+                }
+            }
+            for child in map.values_mut() {
+                changed += with_synchronous_commit(child, value);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for item in items {
+                changed += with_synchronous_commit(item, value);
+            }
+        }
+        _ => {}
+    }
+    changed
+}
+
+fn uuid_text(map: &serde_json::Map<String, serde_json::Value>) -> String {
+    map["uuid"].as_str().unwrap_or_default().to_string()
+}
+
+/// A run on PostgreSQL stores the server's version and key settings with
+/// its host, export and import keep them, and `compare` names a setting
+/// that differs among the host differences.
+#[test]
+fn the_servers_settings_are_stored_and_compare_names_a_difference() {
+    let _serial = one_at_a_time();
+    let Some(url) = Kind::Postgres.live_url() else {
+        return;
+    };
+    let sandbox = crate::common::Sandbox::new();
+    sandbox
+        .sledge()
+        .args([
+            "run",
+            "db.oltp",
+            "-p",
+            &format!("db={url}"),
+            "-p",
+            "mode=point_select",
+            "-p",
+            "table_size=100",
+            "-p",
+            "time=0.2",
+            "--rounds",
+            "1",
+            "--warmup",
+            "0",
+            "--min-trials",
+            "1",
+            "--max-trials",
+            "1",
+            "--no-idle-check",
+        ])
+        .assert()
+        .success();
+    let shown = sandbox.show_last();
+    let settings = &shown["host"]["databases"][url.as_str()];
+    assert!(
+        settings["server_version"]
+            .as_str()
+            .is_some_and(|v| !v.is_empty()),
+        "{}",
+        shown["host"]
+    );
+    let sync = settings["synchronous_commit"].as_str().unwrap().to_string();
+    let other = if sync == "off" { "on" } else { "off" };
+
+    let export = sandbox.path().join("runs.json");
+    sandbox
+        .sledge()
+        .args(["export", "1", "-o"])
+        .arg(&export)
+        .assert()
+        .success();
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&export).unwrap()).unwrap();
+    assert_eq!(with_synchronous_commit(&mut doc, other), 1, "{doc}");
+    std::fs::write(&export, doc.to_string()).unwrap();
+    sandbox
+        .sledge()
+        .arg("import")
+        .arg(&export)
+        .assert()
+        .success();
+    let out = sandbox
+        .sledge()
+        .args(["compare", "1", "2", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let cmp: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let differences = &cmp["candidates"][0]["host_differences"];
+    let named = differences.as_array().unwrap().iter().any(|d| {
+        d["what"] == "database synchronous_commit"
+            && d["baseline"] == sync.as_str()
+            && d["candidate"] == other
+    });
+    assert!(named, "{differences}");
+}
+
+/// MariaDB's version and key settings are read as PostgreSQL's are.
+#[test]
+fn mariadbs_settings_are_read() {
+    let Some(url) = Kind::Mysql.live_url() else {
+        return;
+    };
+    let (shown, settings) = sledge::workloads::db::server_settings::read(&url, "").unwrap();
+    assert!(shown.starts_with("mysql://"), "{shown}");
+    for name in [
+        "version",
+        "innodb_buffer_pool_size",
+        "innodb_flush_log_at_trx_commit",
+        "sync_binlog",
+    ] {
+        assert!(
+            settings.get(name).is_some_and(|v| !v.is_empty()),
+            "{name}: {settings:?}"
+        );
+    }
+}
+
+/// Two runs on `postgres-local`, one with `synchronous_commit=off`:
+/// each stores its server's settings, and `compare` names the one that
+/// differs.
+#[test]
+fn compare_names_a_local_servers_synchronous_commit() {
+    if server_bin().is_err() {
+        let why = "no PostgreSQL server binaries for db=postgres-local";
+        assert!(!required("SLEDGE_TEST_DATABASES"), "{why}");
+        skip(why, "SLEDGE_TEST_DATABASES");
+        return;
+    }
+    let sandbox = crate::common::Sandbox::new();
+    for pg_conf in ["pg_conf=synchronous_commit=off", "pg_conf=work_mem=8MB"] {
+        sandbox
+            .sledge()
+            .args([
+                "run",
+                "db.oltp",
+                "-p",
+                "db=postgres-local",
+                "-p",
+                pg_conf,
+                "-p",
+                "mode=point_select",
+                "-p",
+                "table_size=100",
+                "-p",
+                "time=0.2",
+                "--rounds",
+                "1",
+                "--warmup",
+                "0",
+                "--min-trials",
+                "1",
+                "--max-trials",
+                "1",
+                "--no-idle-check",
+            ])
+            .assert()
+            .success();
+    }
+    let shown = sandbox.show_last();
+    let settings = &shown["host"]["databases"]["postgres-local pg_conf=work_mem=8MB"];
+    assert_eq!(settings["work_mem"], "8MB", "{}", shown["host"]);
+    assert_eq!(settings["synchronous_commit"], "on");
+    let out = sandbox
+        .sledge()
+        .args(["compare", "1", "2", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let cmp: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let differences = &cmp["candidates"][0]["host_differences"];
+    let named =
+        |what: &str, baseline: &str, candidate: &str| {
+            differences.as_array().unwrap().iter().any(|d| {
+                d["what"] == what && d["baseline"] == baseline && d["candidate"] == candidate
+            })
+        };
+    assert!(
+        named("database synchronous_commit", "off", "on"),
+        "{differences}"
+    );
+    // PostgreSQL's default work_mem is 4MB.
+    assert!(named("database work_mem", "4MB", "8MB"), "{differences}");
+}
