@@ -649,3 +649,55 @@ fn compare_names_a_local_servers_synchronous_commit() {
     // PostgreSQL's default work_mem is 4MB.
     assert!(named("database work_mem", "4MB", "8MB"), "{differences}");
 }
+
+/// On MariaDB, a database left by a sledge of this host that is gone
+/// (its comment a mark naming it) is dropped by the next case there; an
+/// unmarked one with a sledge-like name is left alone, and the case's own
+/// database carries its mark.
+#[test]
+fn a_database_left_by_a_gone_sledge_is_dropped_on_mariadb() {
+    let _serial = one_at_a_time();
+    let Some(url) = Kind::Mysql.live_url() else {
+        return;
+    };
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let gone = child.id();
+    child.wait().unwrap();
+    let tag = sledge::http::server::dynamic::host_tag();
+    let stale = format!("sledge_oltp_{tag}_{gone}_0_00000000");
+    let users = format!("sledge_oltp_{tag}_{gone}_1_00000000");
+    let mut mark = sledge::monitor::maker_mark::MakerMark::new(&stale).unwrap();
+    mark.maker.pid = gone;
+    let mut admin = mysql::Conn::new(mysql::Opts::from_url(&url).unwrap()).unwrap();
+    admin
+        .query_drop(format!(
+            "CREATE DATABASE {stale} COMMENT '{}'",
+            mark.to_line()
+        ))
+        .unwrap();
+    admin
+        .query_drop(format!("CREATE DATABASE {users}"))
+        .unwrap();
+    let mut case = build(&Oltp, &[("db", &url), ("table_size", "100")]);
+    let ctx = ctx();
+    let prepared = case.prepare(&ctx);
+    let own_comment: Option<String> = admin
+        .query_first(format!(
+            "SELECT schema_comment FROM information_schema.schemata WHERE schema_name LIKE 'sledge\\_oltp\\_%\\_{}\\_%'",
+            std::process::id()
+        ))
+        .unwrap();
+    case.cleanup(&ctx).unwrap();
+    prepared.unwrap();
+    let names: Vec<String> = admin
+        .query(
+            "SELECT schema_name FROM information_schema.schemata WHERE schema_name LIKE 'sledge%'",
+        )
+        .unwrap();
+    admin.query_drop(format!("DROP DATABASE {users}")).unwrap();
+    assert!(!names.contains(&stale), "{stale} is still there");
+    assert!(names.contains(&users), "the user's database was dropped");
+    let own = sledge::monitor::maker_mark::MakerMark::parse(&own_comment.unwrap_or_default())
+        .expect("the case's database is marked");
+    assert_eq!(own.maker.pid, std::process::id());
+}

@@ -1,8 +1,8 @@
 //! The place a case's tables live, which sledge makes for the case and
 //! removes after it: a marked scratch directory holding a SQLite file
 //! (WAL), a PostgreSQL schema, or a MariaDB/MySQL database, named
-//! `sledge_<workload>_h<host tag>_<pid>_<n>_<clock>` and, on PostgreSQL, commented
-//! with this process's mark (`monitor::maker_mark`). Removing drops that
+//! `sledge_<workload>_h<host tag>_<pid>_<n>_<clock>` and, on PostgreSQL
+//! and MariaDB, commented with this process's mark (`monitor::maker_mark`). Removing drops that
 //! one name and nothing else: sledge never drops a schema or database it
 //! did not create in this process (a name already taken makes creating
 //! fail, so it is never adopted). Removal runs in the case's cleanup,
@@ -10,8 +10,9 @@
 //! Ctrl-C, and failing that when the namespace is dropped.
 //!
 //! A sledge killed outright runs none of that. So before it creates its
-//! schema, a case on PostgreSQL drops the schemas of this host whose mark
-//! names them and whose maker is gone (`leftover_schemas`), as the run's
+//! schema, a case on PostgreSQL (or its database, on MariaDB, whose
+//! databases keep a comment) drops those of this host whose mark names
+//! them and whose maker is gone (`leftover_schemas`), as the run's
 //! sweep does for marked scratch directories; anything without such a
 //! mark is never touched.
 
@@ -19,7 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{anyhow, bail};
 
-use super::conn::{Failure, LOAD_LIMIT, Target};
+use super::conn::{Dialect, Failure, LOAD_LIMIT, Target};
 use super::local_pg::LocalPostgres;
 use crate::http::server::DbSource;
 use crate::http::server::dynamic::{host_tag, mysql_login, postgres_login};
@@ -77,28 +78,50 @@ const PG_SLEDGE_SCHEMAS: &str = "SELECT coalesce(string_agg(n.nspname::text || '
                                  replace(coalesce(obj_description(n.oid, 'pg_namespace'), ''), E'\\n', ' '), E'\\n'), '') \
                                  FROM pg_namespace n WHERE n.nspname LIKE 'sledge%'";
 
-/// Drops the schemas a killed sledge of this host left on the server
-/// `conn` is connected to, saying which. Not being able to list or drop
-/// them is no reason to fail the case: it is said, and the case goes on.
-fn sweep_leftover_schemas(conn: &mut dyn super::conn::Conn, shown: &str) {
-    let rows = match conn.scalar(PG_SLEDGE_SCHEMAS) {
+/// [`PG_SLEDGE_SCHEMAS`] for MariaDB: its databases, whose comment (10.5
+/// and later) holds the mark. MySQL has no database comments: there the
+/// query fails and nothing is swept.
+const MARIADB_SLEDGE_DATABASES: &str = "SELECT GROUP_CONCAT(CONCAT(schema_name, ' ', \
+                                        REPLACE(schema_comment, '\\n', ' ')) SEPARATOR '\\n') \
+                                        FROM information_schema.schemata WHERE schema_name LIKE 'sledge%'";
+
+/// Drops the schemas (PostgreSQL) or databases (MariaDB) a killed sledge
+/// of this host left on the server `conn` is connected to, saying which.
+/// Not being able to list or drop them is no reason to fail the case: it
+/// is said (on PostgreSQL; a MySQL server cannot hold the mark, so there
+/// is nothing to say), and the case goes on.
+fn sweep_leftover_schemas(conn: &mut dyn super::conn::Conn, shown: &str, dialect: Dialect) {
+    let (list, kind) = match dialect {
+        Dialect::Postgres => (PG_SLEDGE_SCHEMAS, "schema"),
+        Dialect::Mysql => (MARIADB_SLEDGE_DATABASES, "database"),
+        Dialect::Sqlite => return,
+    };
+    let rows = match conn.scalar(list) {
         Ok(text) => text
             .unwrap_or_default()
             .lines()
             .map(str::to_string)
             .collect(),
         Err(e) => {
-            crate::say!("warning: db={shown}: cannot look for schemas a killed sledge left: {e}");
+            if dialect == Dialect::Postgres {
+                crate::say!(
+                    "warning: db={shown}: cannot look for schemas a killed sledge left: {e}"
+                );
+            }
             return;
         }
     };
     for (name, pid) in leftover_schemas(rows) {
-        match conn.simple(&format!("DROP SCHEMA IF EXISTS {name} CASCADE")) {
+        let drop = match dialect {
+            Dialect::Postgres => format!("DROP SCHEMA IF EXISTS {name} CASCADE"),
+            _ => format!("DROP DATABASE IF EXISTS {name}"),
+        };
+        match conn.simple(&drop) {
             Ok(()) => crate::say!(
-                "note: db={shown}: dropped schema {name}, left behind by a sledge that is gone (pid {pid})"
+                "note: db={shown}: dropped {kind} {name}, left behind by a sledge that is gone (pid {pid})"
             ),
             Err(e) => crate::say!(
-                "warning: db={shown}: cannot drop schema {name}, left behind by a sledge that is gone (pid {pid}): {e}"
+                "warning: db={shown}: cannot drop {kind} {name}, left behind by a sledge that is gone (pid {pid}): {e}"
             ),
         }
     }
@@ -145,7 +168,7 @@ impl Namespace {
                     schema: "public".to_string(),
                 };
                 let mut conn = base.connect(LOAD_LIMIT)?;
-                sweep_leftover_schemas(conn.as_mut(), &shown);
+                sweep_leftover_schemas(conn.as_mut(), &shown, Dialect::Postgres);
                 conn.simple(&format!("CREATE SCHEMA {name}"))
                     .map_err(|e| anyhow!("db={shown}: cannot create schema {name}: {e}"))?;
                 let namespace = Namespace {
@@ -179,8 +202,17 @@ impl Namespace {
                     database,
                 };
                 let mut conn = base.connect(LOAD_LIMIT)?;
+                sweep_leftover_schemas(conn.as_mut(), &shown, Dialect::Mysql);
                 conn.simple(&format!("CREATE DATABASE {name}"))
                     .map_err(|e| anyhow!("db={shown}: cannot create database {name}: {e}"))?;
+                if let Some(mark) = MakerMark::new(&name).map(|m| m.to_line())
+                    && !mark.contains(['\'', '\\'])
+                {
+                    // MariaDB 10.5 and later keep a database's comment;
+                    // MySQL refuses one, and its database goes unmarked
+                    // (never swept), which is no reason to fail the case.
+                    let _ = conn.simple(&format!("ALTER DATABASE {name} COMMENT '{mark}'"));
+                }
                 Ok(Namespace {
                     target: Target::Mysql {
                         opts: Box::new(opts),
