@@ -8,6 +8,7 @@
 //! take a second or two) and stopped again. SQLite is part of sledge.
 
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use super::conn::Target;
@@ -50,9 +51,25 @@ const MYSQL_SETTINGS: &[&str] = &[
 /// password, or `postgres-local` with its `pg_conf`), with its settings;
 /// `None` for SQLite or a server that cannot be read now.
 pub fn read(db: &str, pg_conf: &str) -> Option<(String, BTreeMap<String, String>)> {
+    // A sweep's cases share their server: it is read (or started) once.
+    type Read = Option<(String, BTreeMap<String, String>)>;
+    static READ: Mutex<BTreeMap<(String, String), Read>> = Mutex::new(BTreeMap::new());
+    let key = (db.to_string(), pg_conf.to_string());
+    if let Some(known) = READ.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return known.clone();
+    }
+    let settings = read_now(db, pg_conf);
+    READ.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, settings.clone());
+    settings
+}
+
+/// [`read`], without remembering.
+fn read_now(db: &str, pg_conf: &str) -> Option<(String, BTreeMap<String, String>)> {
     if db == "postgres-local" {
         let mut server = LocalPostgres::start(pg_conf).ok()?;
-        let settings = read(&server.url(), "").map(|(_, settings)| settings);
+        let settings = read_now(&server.url(), "").map(|(_, settings)| settings);
         let stopped = server.stop();
         if let Err(e) = stopped {
             crate::say!("warning: {e:#}");
