@@ -457,6 +457,32 @@ mod tests {
     }
 
     #[test]
+    fn the_named_server_is_the_workloads_own_while_the_case_lives() {
+        let mut server = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = server.id();
+        let mut case = build(
+            &[("url", "http://127.0.0.1:9/"), ("server", &pid.to_string())],
+            vec![0],
+        )
+        .unwrap();
+        case.prepare(&TrialContext::new(
+            vec![0],
+            crate::engine::CancelToken::new(),
+        ))
+        .unwrap();
+        let claimed = own_processes::claimed().contains(&pid);
+        drop(case);
+        let released = !own_processes::claimed().contains(&pid);
+        server.kill().unwrap();
+        server.wait().unwrap();
+        assert!(claimed, "server={pid} is not claimed");
+        assert!(released, "server={pid} is still claimed after the case");
+    }
+
+    #[test]
     fn a_missing_or_unusable_url_is_refused_when_the_case_is_built() {
         assert!(error(&[]).contains("needs the URL to load: -p url=http://"));
         let err = error(&[("url", "https://127.0.0.1/")]);
