@@ -13,9 +13,12 @@ use std::time::Duration;
 
 use mysql::prelude::Queryable;
 
+use crate::common::{required, skip};
 use crate::http_db::Kind;
 use sledge::engine::params::resolve_cases;
 use sledge::engine::{CancelToken, Case, CaseEnv, TrialContext, TrialOutput, Workload};
+use sledge::monitor::{own_processes, procfs};
+use sledge::workloads::db::local_pg::server_bin;
 use sledge::workloads::db::oltp::Oltp;
 use sledge::workloads::db::tpcb::Tpcb;
 
@@ -121,6 +124,14 @@ fn oltp_and_tpcb_run_on_the_servers_and_drop_their_namespace() {
             assert!(transactions > 0.0, "{kind:?} {}", workload.id());
             // One client: nothing to retry; every statement counted.
             assert_eq!(metric(&out, "errors"), 0.0);
+            // The server is on this host: as root its listening process
+            // is found (another user's /proc/<pid>/fd needs root) and its
+            // CPU counted.
+            // SAFETY: geteuid has no preconditions.
+            if unsafe { libc::geteuid() } == 0 {
+                assert!(metric(&out, "server_cpu_busy") > 0.0, "{kind:?}");
+                assert!(metric(&out, "server_cpu_seconds_per_txn") > 0.0);
+            }
             assert_eq!(metric(&out, "queries"), per_transaction * transactions);
             assert!(
                 own_namespaces(kind, &url).is_empty(),
@@ -253,4 +264,440 @@ fn a_login_without_the_right_to_create_a_schema_fails_naming_it() {
     assert!(err.contains("cannot create schema sledge_oltp_"), "{err}");
     assert!(err.contains("permission denied"), "{err}");
     assert!(own_namespaces(Kind::Postgres, &url).is_empty());
+}
+
+/// The monitor counts a local server's CPU as the workload's own: the
+/// postmaster `pg_ctl` detached (not this process's descendant) is
+/// claimed while the case lives, the monitor's tree ticks grow by the
+/// server's CPU over a trial, and the claim goes with the case.
+#[test]
+fn a_local_servers_cpu_is_the_workloads_own_for_the_monitor() {
+    if server_bin().is_err() {
+        let why = "no PostgreSQL server binaries for db=postgres-local";
+        assert!(!required("SLEDGE_TEST_DATABASES"), "{why}");
+        skip(why, "SLEDGE_TEST_DATABASES");
+        return;
+    }
+    // The other tests here claim the servers they load on this host, and
+    // a claim that ends between this test's two reads takes that server's
+    // ticks (since it started) out of the tree.
+    let _serial = one_at_a_time();
+    let mut case = build(
+        &Oltp,
+        &[
+            ("db", "postgres-local"),
+            ("mode", "point_select"),
+            ("table_size", "300"),
+            ("threads", "2"),
+            ("time", "1"),
+        ],
+    );
+    let ctx = ctx();
+    case.prepare(&ctx).unwrap();
+    let servers: Vec<u32> = own_processes::claimed()
+        .into_iter()
+        .filter(|&pid| procfs::read_pid_stat(pid).is_some_and(|s| s.comm == "postgres"))
+        .collect();
+    assert_eq!(servers.len(), 1, "the postmaster is claimed: {servers:?}");
+    let postmaster = procfs::read_pid_stat(servers[0]).unwrap();
+    assert_ne!(postmaster.ppid, std::process::id(), "not a child of ours");
+    let tree_before = own_processes::read_own_ticks().unwrap();
+    let own_before = procfs::read_self_stat().unwrap().tree_ticks();
+    let out = case.trial(&ctx);
+    let tree_after = own_processes::read_own_ticks().unwrap();
+    let own_after = procfs::read_self_stat().unwrap().tree_ticks();
+    case.cleanup(&ctx).unwrap();
+    let out = out.unwrap();
+    let server_ticks = metric(&out, "server_cpu_seconds_per_txn")
+        * metric(&out, "transactions")
+        * procfs::clock_ticks_per_sec();
+    assert!(metric(&out, "server_cpu_busy") > 0.0);
+    assert!(metric(&out, "client_cpu_busy") > 0.0);
+    // Beyond this process's own ticks, the tree holds the server's (other
+    // tests' children may add more, never less); a tick of rounding at
+    // each of the four reads.
+    let beyond_own = (tree_after - tree_before).saturating_sub(own_after - own_before);
+    assert!(
+        beyond_own as f64 >= server_ticks - 4.0,
+        "the tree grew by {beyond_own} ticks beyond this process's, the server used {server_ticks:.0} ({tree_before} {tree_after} {own_before} {own_after})"
+    );
+    assert!(!own_processes::claimed().contains(&servers[0]));
+}
+
+/// The schemas named `sledge_oltp_...` on the server now.
+fn oltp_schemas(url: &str) -> Vec<String> {
+    let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    c.query(
+        "SELECT nspname::text FROM pg_namespace WHERE nspname LIKE 'sledge\\_oltp\\_%'",
+        &[],
+    )
+    .unwrap()
+    .iter()
+    .map(|row| row.get(0))
+    .collect()
+}
+
+/// A sledge killed (SIGKILL: no cleanup runs) during a PostgreSQL trial
+/// leaves its schema; the next case on that server drops it, and leaves
+/// alone a user's schema with a sledge-like name but no mark, and one
+/// marked by a sledge that still runs.
+#[test]
+fn a_schema_left_by_a_killed_sledge_is_dropped_by_the_next_case() {
+    let _serial = one_at_a_time();
+    let Some(url) = Kind::Postgres.live_url() else {
+        return;
+    };
+    let before = oltp_schemas(&url);
+    let sandbox = crate::common::Sandbox::new();
+    let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("sledge"));
+    command
+        .current_dir(sandbox.path())
+        .env("SLEDGE_STORE", sandbox.store())
+        .args([
+            "run",
+            "db.oltp",
+            "-p",
+            &format!("db={url}"),
+            "-p",
+            "table_size=200",
+            "-p",
+            "time=30",
+            "--rounds",
+            "1",
+            "--warmup",
+            "0",
+            "--min-trials",
+            "1",
+            "--max-trials",
+            "1",
+            "--no-idle-check",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // A group of its own, killed whole.
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command.spawn().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let made = loop {
+        let new: Vec<String> = oltp_schemas(&url)
+            .into_iter()
+            .filter(|s| !before.contains(s))
+            .collect();
+        if let Some(name) = new.into_iter().next() {
+            break name;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the sledge run made no schema in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    // Into its trial: the table is loaded once the clients run.
+    std::thread::sleep(Duration::from_secs(2));
+    // The round runs in a process of its own (in a group of its own),
+    // whose pid the schema's name holds: killed first, so that it cannot
+    // clean up when its parent dies.
+    let round: i32 = made.split('_').nth(3).unwrap().parse().unwrap();
+    // SAFETY: kill has no memory preconditions; the pids are the run's.
+    unsafe {
+        libc::kill(round, libc::SIGKILL);
+        libc::kill(-(child.id() as i32), libc::SIGKILL);
+    }
+    crate::common::wait_bounded(&mut child, Duration::from_secs(30));
+    assert!(oltp_schemas(&url).contains(&made), "the kill left {made}");
+
+    // A user's schema with a sledge-like name and no mark, and one marked
+    // by this (running) process.
+    let tag = sledge::http::server::dynamic::host_tag();
+    let users = format!("sledge_oltp_{tag}_1_0_00000000");
+    let live = format!("sledge_oltp_{tag}_{}_99_00000000", std::process::id());
+    let live_mark = sledge::monitor::maker_mark::MakerMark::new(&live)
+        .unwrap()
+        .to_line();
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    admin
+        .batch_execute(&format!(
+            "CREATE SCHEMA {users}; CREATE TABLE {users}.keep (id int); \
+             CREATE SCHEMA {live}; COMMENT ON SCHEMA {live} IS '{live_mark}'"
+        ))
+        .unwrap();
+
+    let mut case = build(&Oltp, &[("db", &url), ("table_size", "100")]);
+    let ctx = ctx();
+    let prepared = case.prepare(&ctx);
+    case.cleanup(&ctx).unwrap();
+    prepared.unwrap();
+    let after = oltp_schemas(&url);
+    admin
+        .batch_execute(&format!(
+            "DROP SCHEMA {users} CASCADE; DROP SCHEMA {live} CASCADE"
+        ))
+        .unwrap();
+    assert!(!after.contains(&made), "{made} is still there");
+    assert!(after.contains(&users), "the user's schema was dropped");
+    assert!(after.contains(&live), "a live sledge's schema was dropped");
+}
+
+/// Sets every `synchronous_commit` among the databases of the exported
+/// runs' hosts to `value`, and gives each run a new uuid (an import
+/// skips a run it holds already).
+fn with_synchronous_commit(doc: &mut serde_json::Value, value: &str) -> usize {
+    let mut changed = 0;
+    match doc {
+        serde_json::Value::Object(map) => {
+            if let Some(uuid) = map.get_mut("uuid")
+                && uuid.is_string()
+                && map.contains_key("host")
+            {
+                // Another valid UUID: the last hex digit changed.
+                let mut text = uuid_text(map);
+                let last = if text.ends_with('0') { "1" } else { "0" };
+                text.pop();
+                text.push_str(last);
+                map.insert("uuid".to_string(), serde_json::Value::String(text));
+            }
+            if let Some(serde_json::Value::Object(servers)) = map.get_mut("databases") {
+                for settings in servers.values_mut() {
+                    if let Some(setting) = settings.get_mut("synchronous_commit") {
+                        *setting = serde_json::Value::String(value.to_string());
+                        changed += 1;
+                    }
+                }
+            }
+            for child in map.values_mut() {
+                changed += with_synchronous_commit(child, value);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for item in items {
+                changed += with_synchronous_commit(item, value);
+            }
+        }
+        _ => {}
+    }
+    changed
+}
+
+fn uuid_text(map: &serde_json::Map<String, serde_json::Value>) -> String {
+    map["uuid"].as_str().unwrap_or_default().to_string()
+}
+
+/// A run on PostgreSQL stores the server's version and key settings with
+/// its host, export and import keep them, and `compare` names a setting
+/// that differs among the host differences.
+#[test]
+fn the_servers_settings_are_stored_and_compare_names_a_difference() {
+    let _serial = one_at_a_time();
+    let Some(url) = Kind::Postgres.live_url() else {
+        return;
+    };
+    let sandbox = crate::common::Sandbox::new();
+    sandbox
+        .sledge()
+        .args([
+            "run",
+            "db.oltp",
+            "-p",
+            &format!("db={url}"),
+            "-p",
+            "mode=point_select",
+            "-p",
+            "table_size=100",
+            "-p",
+            "time=0.2",
+            "--rounds",
+            "1",
+            "--warmup",
+            "0",
+            "--min-trials",
+            "1",
+            "--max-trials",
+            "1",
+            "--no-idle-check",
+        ])
+        .assert()
+        .success();
+    let shown = sandbox.show_last();
+    let settings = &shown["host"]["databases"][url.as_str()];
+    assert!(
+        settings["server_version"]
+            .as_str()
+            .is_some_and(|v| !v.is_empty()),
+        "{}",
+        shown["host"]
+    );
+    let sync = settings["synchronous_commit"].as_str().unwrap().to_string();
+    let other = if sync == "off" { "on" } else { "off" };
+
+    let export = sandbox.path().join("runs.json");
+    sandbox
+        .sledge()
+        .args(["export", "1", "-o"])
+        .arg(&export)
+        .assert()
+        .success();
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&export).unwrap()).unwrap();
+    assert_eq!(with_synchronous_commit(&mut doc, other), 1, "{doc}");
+    std::fs::write(&export, doc.to_string()).unwrap();
+    sandbox
+        .sledge()
+        .arg("import")
+        .arg(&export)
+        .assert()
+        .success();
+    let out = sandbox
+        .sledge()
+        .args(["compare", "1", "2", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let cmp: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let differences = &cmp["candidates"][0]["host_differences"];
+    let named = differences.as_array().unwrap().iter().any(|d| {
+        d["what"] == "database synchronous_commit"
+            && d["baseline"] == sync.as_str()
+            && d["candidate"] == other
+    });
+    assert!(named, "{differences}");
+}
+
+/// MariaDB's version and key settings are read as PostgreSQL's are.
+#[test]
+fn mariadbs_settings_are_read() {
+    let Some(url) = Kind::Mysql.live_url() else {
+        return;
+    };
+    let (shown, settings) = sledge::workloads::db::server_settings::read(&url, "").unwrap();
+    assert!(shown.starts_with("mysql://"), "{shown}");
+    for name in [
+        "version",
+        "innodb_buffer_pool_size",
+        "innodb_flush_log_at_trx_commit",
+        "sync_binlog",
+    ] {
+        assert!(
+            settings.get(name).is_some_and(|v| !v.is_empty()),
+            "{name}: {settings:?}"
+        );
+    }
+}
+
+/// Two runs on `postgres-local`, one with `synchronous_commit=off`:
+/// each stores its server's settings, and `compare` names the one that
+/// differs.
+#[test]
+fn compare_names_a_local_servers_synchronous_commit() {
+    if server_bin().is_err() {
+        let why = "no PostgreSQL server binaries for db=postgres-local";
+        assert!(!required("SLEDGE_TEST_DATABASES"), "{why}");
+        skip(why, "SLEDGE_TEST_DATABASES");
+        return;
+    }
+    let sandbox = crate::common::Sandbox::new();
+    for pg_conf in ["pg_conf=synchronous_commit=off", "pg_conf=work_mem=8MB"] {
+        sandbox
+            .sledge()
+            .args([
+                "run",
+                "db.oltp",
+                "-p",
+                "db=postgres-local",
+                "-p",
+                pg_conf,
+                "-p",
+                "mode=point_select",
+                "-p",
+                "table_size=100",
+                "-p",
+                "time=0.2",
+                "--rounds",
+                "1",
+                "--warmup",
+                "0",
+                "--min-trials",
+                "1",
+                "--max-trials",
+                "1",
+                "--no-idle-check",
+            ])
+            .assert()
+            .success();
+    }
+    let shown = sandbox.show_last();
+    let settings = &shown["host"]["databases"]["postgres-local pg_conf=work_mem=8MB"];
+    assert_eq!(settings["work_mem"], "8MB", "{}", shown["host"]);
+    assert_eq!(settings["synchronous_commit"], "on");
+    let out = sandbox
+        .sledge()
+        .args(["compare", "1", "2", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let cmp: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let differences = &cmp["candidates"][0]["host_differences"];
+    let named =
+        |what: &str, baseline: &str, candidate: &str| {
+            differences.as_array().unwrap().iter().any(|d| {
+                d["what"] == what && d["baseline"] == baseline && d["candidate"] == candidate
+            })
+        };
+    assert!(
+        named("database synchronous_commit", "off", "on"),
+        "{differences}"
+    );
+    // PostgreSQL's default work_mem is 4MB.
+    assert!(named("database work_mem", "4MB", "8MB"), "{differences}");
+}
+
+/// On MariaDB, a database left by a sledge of this host that is gone
+/// (its comment a mark naming it) is dropped by the next case there; an
+/// unmarked one with a sledge-like name is left alone, and the case's own
+/// database carries its mark.
+#[test]
+fn a_database_left_by_a_gone_sledge_is_dropped_on_mariadb() {
+    let _serial = one_at_a_time();
+    let Some(url) = Kind::Mysql.live_url() else {
+        return;
+    };
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let gone = child.id();
+    child.wait().unwrap();
+    let tag = sledge::http::server::dynamic::host_tag();
+    let stale = format!("sledge_oltp_{tag}_{gone}_0_00000000");
+    let users = format!("sledge_oltp_{tag}_{gone}_1_00000000");
+    let mut mark = sledge::monitor::maker_mark::MakerMark::new(&stale).unwrap();
+    mark.maker.pid = gone;
+    let mut admin = mysql::Conn::new(mysql::Opts::from_url(&url).unwrap()).unwrap();
+    admin
+        .query_drop(format!(
+            "CREATE DATABASE {stale} COMMENT '{}'",
+            mark.to_line()
+        ))
+        .unwrap();
+    admin
+        .query_drop(format!("CREATE DATABASE {users}"))
+        .unwrap();
+    let mut case = build(&Oltp, &[("db", &url), ("table_size", "100")]);
+    let ctx = ctx();
+    let prepared = case.prepare(&ctx);
+    let own_comment: Option<String> = admin
+        .query_first(format!(
+            "SELECT schema_comment FROM information_schema.schemata WHERE schema_name LIKE 'sledge\\_oltp\\_%\\_{}\\_%'",
+            std::process::id()
+        ))
+        .unwrap();
+    case.cleanup(&ctx).unwrap();
+    prepared.unwrap();
+    let names: Vec<String> = admin
+        .query(
+            "SELECT schema_name FROM information_schema.schemata WHERE schema_name LIKE 'sledge%'",
+        )
+        .unwrap();
+    admin.query_drop(format!("DROP DATABASE {users}")).unwrap();
+    assert!(!names.contains(&stale), "{stale} is still there");
+    assert!(names.contains(&users), "the user's database was dropped");
+    let own = sledge::monitor::maker_mark::MakerMark::parse(&own_comment.unwrap_or_default())
+        .expect("the case's database is marked");
+    assert_eq!(own.maker.pid, std::process::id());
 }

@@ -101,6 +101,13 @@ pub trait Workload: Sync {
     fn later_params(&self) -> &'static [LaterParam] {
         &[]
     }
+    /// A database server a case with these parameters loads, read once
+    /// when the run starts: its name as shown (no password) and its
+    /// version and key settings, stored with the host. `None` for most
+    /// workloads.
+    fn server_settings(&self, _params: &ParamSet) -> Option<(String, BTreeMap<String, String>)> {
+        None
+    }
     /// The directories a case with these parameters makes its scratch
     /// directories in, which the next run sweeps for what a killed sledge
     /// left there. The default reads a `dir` parameter, the directory the

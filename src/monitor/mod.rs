@@ -36,12 +36,16 @@
 //! * [`maker_mark`]: the mark that proves which process made a directory
 //!   or table, so that only what a gone sledge made is ever cleaned up.
 //!
+//! * [`own_processes`]: processes outside sledge's tree that a case claims
+//!   as its workload's (a database server on this host), counted as its
+//!   own.
+//!
 //! Limits worth knowing: "this process" is the benchmark's process with all
-//! its threads, so child processes a workload spawns count as other
-//! processes until they are waited for; and `/proc` in a container usually
+//! its threads and descendants, plus what a case claimed; and `/proc` in a container usually
 //! shows the whole host, which is what the check wants.
 
 pub mod maker_mark;
+pub mod own_processes;
 pub mod procfs;
 
 mod clock;

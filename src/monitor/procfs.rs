@@ -349,14 +349,23 @@ pub fn read_self_stat() -> Option<PidStat> {
 /// Descendants are found through `/proc/[pid]/task/[tid]/children`, so a
 /// process without children costs one small read per thread; kernels
 /// without that file fall back to scanning `/proc`. `None` without `/proc`.
-pub fn read_tree_ticks() -> Option<u64> {
+///
+/// The processes in `also` (what a case claimed in `own_processes`: a
+/// database server it started or loads on this host) are walked the same
+/// way, each process counted once even where the trees overlap.
+pub fn read_tree_ticks(also: &[u32]) -> Option<u64> {
     let own = read_self_stat()?;
     let mut total = own.tree_ticks();
+    let mut seen = std::collections::HashSet::from([own.pid]);
     let mut stack = children_of(own.pid);
+    stack.extend_from_slice(also);
     // A bound on the walk, in case pids are reused into a cycle mid-read.
     let mut budget = 100_000usize;
     while let Some(pid) = stack.pop() {
         budget = budget.checked_sub(1)?;
+        if !seen.insert(pid) {
+            continue;
+        }
         if let Some(stat) = read_pid_stat(pid) {
             total = total.saturating_add(stat.tree_ticks());
             stack.extend(children_of(pid));
@@ -435,14 +444,19 @@ impl ProcessIdentity {
     }
 
     /// Whether that very process is still running: same boot, the pid in
-    /// use, by a process started at the same tick. `None` when this host
+    /// use, by a process started at the same tick, and not a zombie (a
+    /// killed process whose parent died too stays one until its new
+    /// parent reaps it, holding nothing any more). `None` when this host
     /// cannot tell (no `/proc`).
     pub fn is_alive(&self) -> Option<bool> {
         let boot = read_boot_id()?;
         if boot != self.boot_id {
             return Some(false);
         }
-        Some(read_pid_stat(self.pid).is_some_and(|s| s.starttime == self.starttime))
+        Some(
+            read_pid_stat(self.pid)
+                .is_some_and(|s| s.starttime == self.starttime && s.state != 'Z'),
+        )
     }
 }
 
@@ -627,7 +641,7 @@ softirq 122937 0 7989 4 9762 60085 0 329 24256 0 20512
         let mut seen = 0;
         while std::time::Instant::now() < deadline {
             let own = read_self_stat().unwrap().tree_ticks();
-            let tree = read_tree_ticks().unwrap();
+            let tree = read_tree_ticks(&[]).unwrap();
             seen = tree.saturating_sub(own);
             if seen >= 5 {
                 break;
@@ -660,8 +674,24 @@ softirq 122937 0 7989 4 9762 60085 0 329 24256 0 20512
         let mut child = std::process::Command::new("true").spawn().unwrap();
         let pid = child.id();
         child.wait().unwrap();
-        let gone = ProcessIdentity { pid, ..me };
+        let gone = ProcessIdentity { pid, ..me.clone() };
         assert_eq!(gone.is_alive(), Some(false));
+        // A child that exited and was not reaped yet: a zombie, gone too.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        let zombie = ProcessIdentity {
+            pid,
+            starttime: read_pid_stat(pid).unwrap().starttime,
+            ..me
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while read_pid_stat(pid).is_some_and(|s| s.state != 'Z')
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(zombie.is_alive(), Some(false));
+        child.wait().unwrap();
         assert_eq!(ProcessIdentity::parse("a:1"), None);
         assert_eq!(ProcessIdentity::parse("a:b:1"), None);
         assert_eq!(ProcessIdentity::parse("a:1:2:3"), None);

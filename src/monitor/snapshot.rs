@@ -4,6 +4,7 @@
 
 use std::time::Instant;
 
+use super::own_processes;
 use super::procfs::{self, CpuTimes};
 use super::sensors::SensorSample;
 
@@ -26,7 +27,8 @@ pub struct Snapshot {
     /// Pages swapped out since boot; `None` as for `pswpin`.
     pub pswpout: Option<u64>,
     /// CPU time of this whole process (all threads) and its descendants,
-    /// in clock ticks (see [`procfs::read_tree_ticks`]).
+    /// and of the processes a case claimed, in clock ticks (see
+    /// [`own_processes::read_own_ticks`]).
     pub self_jiffies: u64,
     /// The hardware sensors' readings, when the monitor has sensors.
     pub sensors: Option<SensorSample>,
@@ -38,7 +40,7 @@ impl Snapshot {
     pub fn take(origin: Instant) -> Option<Snapshot> {
         let at = origin.elapsed().as_secs_f64();
         let stat = procfs::read_stat()?;
-        let own = procfs::read_tree_ticks()?;
+        let own = own_processes::read_own_ticks()?;
         let swap = procfs::read_vmstat();
         Some(Snapshot {
             at,

@@ -343,6 +343,7 @@ mod tests {
                 free_bytes: (801 << 30) / 10,
             }),
             cgroup: Some(CgroupLimits::default()),
+            databases: std::collections::BTreeMap::new(),
         }
     }
 

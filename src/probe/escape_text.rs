@@ -21,6 +21,7 @@ impl EscapeText for HostInfo {
             numa_nodes: _,
             filesystem,
             cgroup,
+            databases,
         } = self;
         hostname.escape_text();
         cpu.escape_text();
@@ -31,6 +32,7 @@ impl EscapeText for HostInfo {
         transparent_hugepages.escape_text();
         filesystem.escape_text();
         cgroup.escape_text();
+        databases.escape_text();
     }
 }
 

@@ -84,6 +84,12 @@ pub struct HostInfo {
     /// `None` when `/proc/self/cgroup` could not be read, and in runs
     /// stored before sledge recorded them.
     pub cgroup: Option<CgroupLimits>,
+    /// The database servers the run's cases load by URL, as shown (no
+    /// password), each with its version and key settings (PostgreSQL's
+    /// `synchronous_commit`, MariaDB's `innodb_flush_log_at_trx_commit`...),
+    /// read when the run starts. Empty for runs without one.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub databases: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 /// Probes the host. Never fails: whatever cannot be read is left empty.
@@ -104,6 +110,7 @@ pub fn probe(working_dir: &Path) -> HostInfo {
         numa_nodes: memory::numa_nodes(),
         filesystem: filesystem_of(working_dir),
         cgroup: cgroup::probe(Path::new("/")),
+        databases: BTreeMap::new(),
     }
 }
 

@@ -1082,6 +1082,20 @@ pub(crate) fn host_facts(r: &RunRecord) -> Vec<(String, String)> {
     for (name, text) in &h.mitigations {
         facts.push((format!("mitigation {name}"), text.clone()));
     }
+    // A database server's settings are facts of the host it serves from:
+    // named by the setting alone when the run loads one server (the two
+    // runs may reach it by different URLs), else with the server.
+    let one_server = h.databases.len() == 1;
+    for (server, settings) in &h.databases {
+        for (name, value) in settings {
+            let what = if one_server {
+                format!("database {name}")
+            } else {
+                format!("database {server} {name}")
+            };
+            facts.push((what, value.clone()));
+        }
+    }
     facts
 }
 
@@ -1788,6 +1802,39 @@ mod tests {
         let cmp = plain(&a, &b);
         assert!(cmp.price.is_none());
         assert_eq!(cmp.cases[0].metrics[0].ratio_per_price, None);
+    }
+
+    #[test]
+    fn a_database_servers_settings_are_host_differences() {
+        let mut a = run(1, 1, vec![case("1", &[&[100.0], &[101.0], &[99.0]])]);
+        let mut b = a.clone();
+        b.id = 2;
+        let settings = |sync: &str| {
+            BTreeMap::from([
+                ("server_version".to_string(), "15.20".to_string()),
+                ("synchronous_commit".to_string(), sync.to_string()),
+            ])
+        };
+        a.host.databases = BTreeMap::from([("postgres://a/test".into(), settings("on"))]);
+        b.host.databases = BTreeMap::from([("postgres://b/test".into(), settings("off"))]);
+        let differences = plain(&a, &b).host_differences;
+        let sync: Vec<_> = differences
+            .iter()
+            .filter(|d| d.what.starts_with("database "))
+            .map(|d| (d.what.as_str(), d.baseline.as_str(), d.candidate.as_str()))
+            .collect();
+        // One server on each side: the setting alone, whatever the URL.
+        assert_eq!(sync, [("database synchronous_commit", "on", "off")]);
+        // Two servers: each setting names its server.
+        b.host
+            .databases
+            .insert("mysql://c/test".into(), settings("on"));
+        let differences = plain(&a, &b).host_differences;
+        assert!(
+            differences
+                .iter()
+                .any(|d| d.what == "database postgres://b/test synchronous_commit")
+        );
     }
 
     #[test]

@@ -58,8 +58,15 @@ pub fn execute(
     cancel: &CancelToken,
     progress: &dyn Progress,
 ) -> anyhow::Result<RunRecord> {
-    let (host, env) = probe_host(&options.cpus)?;
+    let (mut host, env) = probe_host(&options.cpus)?;
     let (cases, warnings) = runnable_cases(plan, &env, options.idle_check)?;
+    // The database servers the cases load, with their settings, as part
+    // of the host: what `compare` names when they differ.
+    for case in &plan.cases {
+        if let Some((server, settings)) = case.workload.server_settings(&case.params) {
+            host.databases.insert(server, settings);
+        }
+    }
 
     let ctx = TrialContext::new(options.cpus.clone(), cancel.clone());
     let run = new_run(

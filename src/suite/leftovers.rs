@@ -9,7 +9,8 @@
 //! boot, no process with that pid, or one started at another time). A
 //! directory with a sledge-like name but no such mark is the user's and is
 //! never touched, nor is anything that is not a directory. The run says
-//! what it removed. (The page's tables on PostgreSQL or MariaDB carry the
+//! what it removed. A PostgreSQL server that `db=postgres-local` left
+//! running in such a directory is stopped first. (The page's tables on PostgreSQL or MariaDB carry the
 //! same mark and are dropped the same way when the page connects to that
 //! database; runs left `running` are marked by the store.)
 
@@ -83,6 +84,7 @@ fn sweep_dir(dir: &Path) -> Vec<Removed> {
         if !mark.maker_gone() {
             continue;
         }
+        stop_postgres_inside(&path);
         if std::fs::remove_dir_all(&path).is_ok() {
             removed.push(Removed {
                 path,
@@ -91,6 +93,50 @@ fn sweep_dir(dir: &Path) -> Vec<Removed> {
         }
     }
     removed
+}
+
+/// How long a leftover PostgreSQL server gets to stop before its
+/// directory is removed anyway.
+const SERVER_STOP_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Stops the PostgreSQL server that `db=postgres-local` started in the
+/// leftover directory `dir` (`data/postmaster.pid`), if it still runs: a
+/// killed sledge cannot stop it, and its directory going would leave it
+/// running with nothing to stop it by. The pid file alone proves nothing
+/// (the pid may be reused), so only a process whose working directory is
+/// that very data directory (a postmaster's is) is signalled: SIGQUIT,
+/// PostgreSQL's immediate shutdown, then SIGKILL if it is still there
+/// after [`SERVER_STOP_LIMIT`] (its backends exit when they see it gone).
+fn stop_postgres_inside(dir: &Path) {
+    let data = dir.join("data");
+    let Some(pid) = std::fs::read_to_string(data.join("postmaster.pid"))
+        .ok()
+        .and_then(|text| text.lines().next()?.trim().parse::<i32>().ok())
+        .filter(|&pid| pid > 0)
+    else {
+        return;
+    };
+    let Ok(data) = std::fs::canonicalize(&data) else {
+        return;
+    };
+    let runs_there = || {
+        std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd == data)
+            && crate::monitor::procfs::read_pid_stat(pid as u32).is_some_and(|s| s.state != 'Z')
+    };
+    if !runs_there() {
+        return;
+    }
+    // SAFETY: kill has no memory preconditions; the process was checked
+    // to be the server of this directory just above.
+    unsafe { libc::kill(pid, libc::SIGQUIT) };
+    let deadline = std::time::Instant::now() + SERVER_STOP_LIMIT;
+    while runs_there() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    if runs_there() {
+        // SAFETY: as above.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
 }
 
 #[cfg(test)]
@@ -270,5 +316,34 @@ mod tests {
         assert_eq!(removed_under(&removed, dir.path()).len(), 1, "{removed:?}");
         assert!(!reused.exists());
         assert!(kept.exists());
+    }
+
+    #[test]
+    fn a_local_postgres_left_by_a_killed_sledge_is_stopped_and_removed() {
+        use crate::workloads::db::local_pg::{LocalPostgres, server_bin};
+        if server_bin().is_err() {
+            crate::say!("skipped: no PostgreSQL server binaries");
+            return;
+        }
+        let server = LocalPostgres::start("").unwrap();
+        let data = server.data_dir().to_path_buf();
+        let dir = data.parent().unwrap().to_path_buf();
+        let postmaster: u32 = std::fs::read_to_string(data.join("postmaster.pid"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        // As if the sledge that started it had been killed.
+        mark_as_made_by(&dir, dead_pid());
+        let removed = sweep(&[]);
+        assert!(removed.iter().any(|r| r.path == dir), "{removed:?}");
+        assert!(!dir.exists());
+        let stopped =
+            crate::monitor::procfs::read_pid_stat(postmaster).is_none_or(|s| s.state == 'Z');
+        assert!(stopped, "the server {postmaster} still runs");
+        // Nothing is left for it to stop or remove.
+        drop(server);
     }
 }

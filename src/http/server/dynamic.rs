@@ -311,13 +311,21 @@ impl fmt::Debug for Database {
 /// sledge running on another host sharing the database is not its to
 /// judge).
 fn table_prefix() -> String {
+    format!("sledge_http_page_{}", host_tag())
+}
+
+/// `h` and 8 hex digits of this host's name: in the names of what sledge
+/// makes on a shared database server, so that a later sledge judges only
+/// what was made on its own host (a pid, and a boot id, mean nothing on
+/// another one).
+pub fn host_tag() -> String {
     // FNV-1a, 32 bits: stable across versions, unlike std's hasher.
     let tag = crate::probe::hostname()
         .bytes()
         .fold(0x811c_9dc5u32, |h, b| {
             (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
         });
-    format!("sledge_http_page_h{tag:08x}")
+    format!("h{tag:08x}")
 }
 
 /// The page tables of this host whose sledge is gone, with their makers'

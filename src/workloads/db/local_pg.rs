@@ -184,6 +184,11 @@ impl LocalPostgres {
         format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
     }
 
+    /// Its data directory (with `postmaster.pid`).
+    pub fn data_dir(&self) -> &Path {
+        &self.data
+    }
+
     /// Runs one of the server's programs (as the `postgres` user when
     /// root), failing with its output.
     fn run(&self, program: &str, args: &[&str]) -> anyhow::Result<()> {

@@ -16,4 +16,6 @@ pub mod conn;
 pub mod local_pg;
 pub mod namespace;
 pub mod oltp;
+pub mod server_process;
+pub mod server_settings;
 pub mod tpcb;

@@ -118,6 +118,13 @@ impl Workload for Oltp {
     fn params(&self) -> Vec<ParamSpec> {
         OltpParams::specs()
     }
+    fn server_settings(
+        &self,
+        p: &ParamSet,
+    ) -> Option<(String, std::collections::BTreeMap<String, String>)> {
+        let p = OltpParams::from_set(p);
+        super::server_settings::read(&p.db, &p.pg_conf)
+    }
     fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
         let p = OltpParams::from_set(p);
         let db = DbChoice::parse(&p.db, &p.pg_conf)?;
@@ -137,6 +144,8 @@ impl Workload for Oltp {
             namespace: None,
             clients: Vec::new(),
             load_seconds: 0.0,
+            server: None,
+            server_note: None,
             kind: "oltp",
             seed: 0x0171_7b00,
         }))
@@ -726,6 +735,8 @@ mod tests {
             namespace: None,
             clients: Vec::new(),
             load_seconds: 0.0,
+            server: None,
+            server_note: None,
             kind: "oltp",
             seed: 0x0171_7b00,
         }

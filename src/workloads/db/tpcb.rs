@@ -88,6 +88,13 @@ impl Workload for Tpcb {
     fn params(&self) -> Vec<ParamSpec> {
         TpcbParams::specs()
     }
+    fn server_settings(
+        &self,
+        p: &ParamSet,
+    ) -> Option<(String, std::collections::BTreeMap<String, String>)> {
+        let p = TpcbParams::from_set(p);
+        super::server_settings::read(&p.db, &p.pg_conf)
+    }
     fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
         let p = TpcbParams::from_set(p);
         let db = DbChoice::parse(&p.db, &p.pg_conf)?;
@@ -103,6 +110,8 @@ impl Workload for Tpcb {
             namespace: None,
             clients: Vec::new(),
             load_seconds: 0.0,
+            server: None,
+            server_note: None,
             kind: "tpcb",
             seed: 0x7bcb_0000,
         }))
@@ -296,6 +305,8 @@ mod tests {
             namespace: None,
             clients: Vec::new(),
             load_seconds: 0.0,
+            server: None,
+            server_note: None,
             kind: "tpcb",
             seed: 0x7bcb_0000,
         }

@@ -9,6 +9,6 @@ mod cpu_share;
 pub mod dynamic_page;
 mod load_metrics;
 mod load_params;
-mod server_processes;
+pub(crate) mod server_processes;
 pub mod static_page;
 pub mod url_page;

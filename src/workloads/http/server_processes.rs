@@ -209,6 +209,11 @@ impl ServerProcesses {
         )
     }
 
+    /// The pids at the top of its tree, as found.
+    pub fn top_pids(&self) -> Vec<u32> {
+        self.tops.iter().map(|top| top.pid).collect()
+    }
+
     /// The online CPUs the server's processes may run on now.
     pub fn cpus(&self) -> Vec<usize> {
         let table = read_table();

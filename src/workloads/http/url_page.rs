@@ -27,6 +27,7 @@ use crate::engine::{
 use crate::http::request::{check_body, read_body};
 use crate::http::url::reaches_itself;
 use crate::http::{self, Header, LoadConfig, LoadReport, Method, RequestSpec};
+use crate::monitor::own_processes::{self, OwnProcess};
 use crate::workloads::common::params;
 
 use super::cpu_share::{self, Limit};
@@ -145,6 +146,10 @@ struct UrlCase {
     ip: IpAddr,
     server_spec: Option<ServerSpec>,
     server: Option<ServerProcesses>,
+    /// The server's top processes, claimed as the workload's own: it is
+    /// not sledge's descendant, so the monitor would count its CPU as
+    /// other processes' and call every trial busy.
+    server_claims: Vec<OwnProcess>,
     seen: TrialsSeen,
 }
 
@@ -214,6 +219,7 @@ impl UrlCase {
             ip: target.addr.ip(),
             server_spec,
             server: None,
+            server_claims: Vec::new(),
             seen: TrialsSeen::default(),
         })
     }
@@ -304,6 +310,11 @@ impl Case for UrlCase {
             self.load.cpus = cpus;
             self.load.validate_settings()?;
         }
+        self.server_claims = server
+            .iter()
+            .flat_map(ServerProcesses::top_pids)
+            .filter_map(own_processes::claim)
+            .collect();
         self.server = server;
         Ok(())
     }
@@ -443,6 +454,32 @@ mod tests {
             Ok(_) => panic!("{assignments:?} accepted"),
             Err(e) => format!("{e:#}"),
         }
+    }
+
+    #[test]
+    fn the_named_server_is_the_workloads_own_while_the_case_lives() {
+        let mut server = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = server.id();
+        let mut case = build(
+            &[("url", "http://127.0.0.1:9/"), ("server", &pid.to_string())],
+            vec![0],
+        )
+        .unwrap();
+        case.prepare(&TrialContext::new(
+            vec![0],
+            crate::engine::CancelToken::new(),
+        ))
+        .unwrap();
+        let claimed = own_processes::claimed().contains(&pid);
+        drop(case);
+        let released = !own_processes::claimed().contains(&pid);
+        server.kill().unwrap();
+        server.wait().unwrap();
+        assert!(claimed, "server={pid} is not claimed");
+        assert!(released, "server={pid} is still claimed after the case");
     }
 
     #[test]
