@@ -24,7 +24,8 @@
 # PGBENCH_MODE (pgbench -M, default `prepared`: db.tpcb prepares its
 # statements, as sysbench does), PG_URL (default
 # postgres://postgres@127.0.0.1:5432), MY_URL (default
-# mysql://root@127.0.0.1:3306). Each side loads its tables before its own
+# mysql://root@127.0.0.1:3306), KEEP_STORE (a path: the runs' store is
+# copied there at the end, for `sledge show` and `compare`). Each side loads its tables before its own
 # run, untimed: sysbench `prepare` and `pgbench -i`, sledge's case
 # preparation. PIN=1 pins the servers (every thread of PostgreSQL's
 # processes and of mariadbd/mysqld) to CPU 0 and the clients (sysbench,
@@ -92,6 +93,7 @@ fi
 work=$(mktemp -d)
 store=$work/db.db
 cleanup() {
+  if [ -n "${KEEP_STORE:-}" ] && [ -f "$store" ]; then cp "$store" "$KEEP_STORE"; fi
   [ "$PIN" = 1 ] && pin_servers "0-$(($(nproc) - 1))"
   psql -h "$pg_host" -p "$pg_port" -U "$pg_user" -d postgres -qc "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1 || true
   mysql -h "$my_host" -P "$my_port" -u "$my_user" -e "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1 || true
