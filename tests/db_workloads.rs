@@ -301,11 +301,19 @@ fn a_local_servers_cpu_is_the_workloads_own_for_the_monitor() {
     assert_eq!(servers.len(), 1, "the postmaster is claimed: {servers:?}");
     let postmaster = procfs::read_pid_stat(servers[0]).unwrap();
     assert_ne!(postmaster.ppid, std::process::id(), "not a child of ours");
-    let tree_before = own_processes::read_own_ticks().unwrap();
-    let own_before = procfs::read_self_stat().unwrap().tree_ticks();
+    // What the claim adds to the monitor's walk: the walk with the
+    // claimed processes less the walk without them, read back to back.
+    // (Not the walk less this process's own ticks: another test's child
+    // reaped meanwhile moves its ticks from the walk's live descendants
+    // into this process's own, which made that difference short.)
+    let claimed_ticks = || {
+        let with = own_processes::read_own_ticks().unwrap();
+        let without = procfs::read_tree_ticks(&[]).unwrap();
+        with.saturating_sub(without)
+    };
+    let claimed_before = claimed_ticks();
     let out = case.trial(&ctx);
-    let tree_after = own_processes::read_own_ticks().unwrap();
-    let own_after = procfs::read_self_stat().unwrap().tree_ticks();
+    let claimed_after = claimed_ticks();
     case.cleanup(&ctx).unwrap();
     let out = out.unwrap();
     let server_ticks = metric(&out, "server_cpu_seconds_per_txn")
@@ -313,13 +321,13 @@ fn a_local_servers_cpu_is_the_workloads_own_for_the_monitor() {
         * procfs::clock_ticks_per_sec();
     assert!(metric(&out, "server_cpu_busy") > 0.0);
     assert!(metric(&out, "client_cpu_busy") > 0.0);
-    // Beyond this process's own ticks, the tree holds the server's (other
-    // tests' children may add more, never less); a tick of rounding at
-    // each of the four reads.
-    let beyond_own = (tree_after - tree_before).saturating_sub(own_after - own_before);
+    // The claim's share grew by the server's CPU over the trial: a tick
+    // of rounding at each of the four reads (and what other tests burn
+    // between two reads of a pair, well under a tick).
+    let grew = claimed_after.saturating_sub(claimed_before);
     assert!(
-        beyond_own as f64 >= server_ticks - 4.0,
-        "the tree grew by {beyond_own} ticks beyond this process's, the server used {server_ticks:.0} ({tree_before} {tree_after} {own_before} {own_after})"
+        grew as f64 >= server_ticks - 4.0,
+        "the claimed processes' ticks grew by {grew}, the server used {server_ticks:.0} ({claimed_before} -> {claimed_after})"
     );
     assert!(!own_processes::claimed().contains(&servers[0]));
 }
