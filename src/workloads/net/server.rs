@@ -278,6 +278,8 @@ fn serve_test(mut control: TcpStream, shared: &Arc<Shared>) -> anyhow::Result<()
     let opts = SockOpts {
         sock_buf: hello.sock_buf,
         congestion: hello.congestion.clone(),
+        // A bulk stream's sender leaves Nagle on, as iperf3 does.
+        nagle: hello.mode == Mode::Stream,
     };
     let (tx, rx) = channel();
     let crr_done = Arc::new(AtomicU64::new(0));

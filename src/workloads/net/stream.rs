@@ -74,6 +74,7 @@ impl Workload for NetStream {
             opts: SockOpts {
                 sock_buf: p.sock_buf as u32,
                 congestion,
+                nagle: true,
             },
             time: p.time,
         }))

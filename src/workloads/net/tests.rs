@@ -71,6 +71,7 @@ fn a_socket_buffer_and_the_default_congestion_control_apply() {
     let opts = SockOpts {
         sock_buf: 256 * 1024,
         congestion: String::new(),
+        nagle: true,
     };
     let mut hello = stream_hello(1, 0, 128 * 1024);
     hello.sock_buf = opts.sock_buf;
@@ -223,4 +224,21 @@ fn peers_are_local_an_address_or_a_host_over_ssh() {
         .err()
         .expect("no port");
     assert!(err.to_string().contains("port=70000"), "{err}");
+}
+
+#[test]
+fn a_stream_leaves_nagle_on_as_iperf3_does_and_request_response_turns_it_off() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let addr = listener.local_addr().expect("its address");
+    let bulk = SockOpts {
+        nagle: true,
+        ..SockOpts::default()
+    };
+    let stream = super::sock::connect(addr, &bulk).expect("connects");
+    assert!(!stream.nodelay().expect("readable"), "a stream's socket");
+    let (accepted, _) = listener.accept().expect("accepts");
+    bulk.apply_stream(&accepted).expect("applies");
+    assert!(!accepted.nodelay().expect("readable"), "its accepted end");
+    let rr = super::sock::connect(addr, &SockOpts::default()).expect("connects");
+    assert!(rr.nodelay().expect("readable"), "a request/response socket");
 }
