@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use mysql::prelude::Queryable;
 
-use crate::common::{required, skip};
+use crate::common::{ONE_TRIAL, required, skip};
 use crate::http_db::Kind;
 use sledge::engine::params::resolve_cases;
 use sledge::engine::{CancelToken, Case, CaseEnv, TrialContext, TrialOutput, Workload};
@@ -370,16 +370,8 @@ fn a_schema_left_by_a_killed_sledge_is_dropped_by_the_next_case() {
             "table_size=200",
             "-p",
             "time=30",
-            "--rounds",
-            "1",
-            "--warmup",
-            "0",
-            "--min-trials",
-            "1",
-            "--max-trials",
-            "1",
-            "--no-idle-check",
         ])
+        .args(ONE_TRIAL)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     // A group of its own, killed whole.
@@ -513,16 +505,8 @@ fn the_servers_settings_are_stored_and_compare_names_a_difference() {
             "table_size=100",
             "-p",
             "time=0.2",
-            "--rounds",
-            "1",
-            "--warmup",
-            "0",
-            "--min-trials",
-            "1",
-            "--max-trials",
-            "1",
-            "--no-idle-check",
         ])
+        .args(ONE_TRIAL)
         .assert()
         .success();
     let shown = sandbox.show_last();
@@ -619,16 +603,8 @@ fn compare_names_a_local_servers_synchronous_commit() {
                 "table_size=100",
                 "-p",
                 "time=0.2",
-                "--rounds",
-                "1",
-                "--warmup",
-                "0",
-                "--min-trials",
-                "1",
-                "--max-trials",
-                "1",
-                "--no-idle-check",
             ])
+            .args(ONE_TRIAL)
             .assert()
             .success();
     }
