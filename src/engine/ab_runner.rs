@@ -24,11 +24,12 @@
 //! measure the false alarms it gives.
 
 use super::context::TrialContext;
-use super::executor::{RoundExecutor, RoundOutcome};
+use super::executor::{RoundExecutor, RoundOutcome, RoundRequest};
 use super::methodology::Methodology;
 use super::planner::{History, Shuffler};
 use super::progress::{Progress, Silent};
 use super::runner::CaseState;
+use super::shared_pool::SharedPool;
 use super::workload::{CaseEnv, PlannedCase};
 use crate::results::{CaseRecord, RunStatus};
 use crate::stats;
@@ -159,6 +160,10 @@ pub fn run_ab_plan(
         .collect();
     let mut shuffler = Shuffler::new(setup.seed);
     let mut cancelled = false;
+    // Data the rounds share: one copy for both sides, which take turns on
+    // it, but one per side for cases run as a duet, whose sides run at
+    // once and would otherwise write to the same tables.
+    let mut shared = [SharedPool::default(), SharedPool::default()];
 
     'rounds: for round in 0..method.max_rounds {
         let mut active: Vec<usize> = (0..plan.len())
@@ -171,6 +176,9 @@ pub fn run_ab_plan(
         if active.is_empty() {
             break;
         }
+        for pool in &mut shared {
+            pool.keep_only(active.iter().map(|&i| &plan[i]));
+        }
         shuffler.shuffle(&mut active);
         setup.progress.round_started(round, active.len());
         for (order, &i) in active.iter().enumerate() {
@@ -182,9 +190,27 @@ pub fn run_ab_plan(
                 .progress
                 .case_started(order, active.len(), &plan[i].label());
             let duet = setup.duet.as_ref().filter(|_| setup.duet_cases[i]);
-            let outcomes = match duet {
-                Some(sets) => run_duet(&plan[i], &states[i], setup, sets, round, order as u32),
-                None => run_in_turn(&plan[i], &states[i], setup, &mut shuffler, order as u32),
+            let outcomes = match shared_for_sides(&mut shared, &plan[i], setup, duet.is_some()) {
+                Err(failed) => vec![failed],
+                Ok(found) => match duet {
+                    Some(sets) => run_duet(
+                        &plan[i],
+                        &states[i],
+                        setup,
+                        sets,
+                        round,
+                        order as u32,
+                        &found,
+                    ),
+                    None => run_in_turn(
+                        &plan[i],
+                        &states[i],
+                        setup,
+                        &mut shuffler,
+                        order as u32,
+                        &found,
+                    ),
+                },
             };
             for (side, outcome, side_order) in outcomes {
                 if outcome.cancelled {
@@ -205,6 +231,11 @@ pub fn run_ab_plan(
         }
     }
 
+    // What the rounds shared goes now, whatever ended the plan (an error
+    // from `on_case` drops the pools, which removes it too).
+    for pool in &mut shared {
+        pool.release_all();
+    }
     let failed = states.iter().any(PairState::failed);
     let mut records: [Vec<CaseRecord>; 2] = [Vec::new(), Vec::new()];
     for state in states {
@@ -230,6 +261,26 @@ impl AbSetup<'_> {
     }
 }
 
+/// Where each side's round finds the data `planned` shares (see
+/// [`SharedPool`]): from one pool for both sides, or from each side's own
+/// for a duet. `Err` is the side whose preparation failed or was
+/// cancelled, with that outcome, its place in the round 0.
+fn shared_for_sides(
+    pools: &mut [SharedPool; 2],
+    planned: &PlannedCase,
+    setup: &AbSetup,
+    duet: bool,
+) -> Result<[Option<String>; 2], (usize, RoundOutcome, u32)> {
+    let mut found = [None, None];
+    for side in 0..2 {
+        let pool = &mut pools[if duet { side } else { 0 }];
+        found[side] = pool
+            .ensure(planned, setup.env, setup.sides[side].ctx)
+            .map_err(|outcome| (side, outcome, 0))?;
+    }
+    Ok(found)
+}
+
 /// One round of a case, A and B one after the other in a random order;
 /// per side its outcome and its place in the round (`2 · order` for the
 /// side that ran first, one more for the other). The second side does not
@@ -240,13 +291,17 @@ fn run_in_turn(
     setup: &AbSetup,
     shuffler: &mut Shuffler,
     order: u32,
+    shared: &[Option<String>; 2],
 ) -> Vec<(usize, RoundOutcome, u32)> {
     let mut sides = [0usize, 1];
     shuffler.shuffle(&mut sides);
     let mut outcomes = Vec::with_capacity(2);
     for (place, side) in sides.into_iter().enumerate() {
         let this = &setup.sides[side];
-        let request = state.sides[side].request(setup.method);
+        let request = RoundRequest {
+            shared: shared[side].clone(),
+            ..state.sides[side].request(setup.method)
+        };
         let outcome =
             this.executor
                 .run_round(planned, &request, setup.env, this.ctx, setup.progress);
@@ -269,6 +324,7 @@ fn run_duet(
     sets: &[Vec<usize>; 2],
     round: u32,
     order: u32,
+    shared: &[Option<String>; 2],
 ) -> Vec<(usize, RoundOutcome, u32)> {
     let swap = round % 2 == 1;
     let contexts: Vec<TrialContext> = (0..2)
@@ -287,7 +343,10 @@ fn run_duet(
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..2)
             .map(|side| {
-                let request = state.sides[side].request(setup.method);
+                let request = RoundRequest {
+                    shared: shared[side].clone(),
+                    ..state.sides[side].request(setup.method)
+                };
                 let (ctx, env) = (&contexts[side], &env[side]);
                 let executor = setup.sides[side].executor;
                 scope.spawn(move || executor.run_round(planned, &request, env, ctx, &Silent))

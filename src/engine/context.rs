@@ -40,6 +40,9 @@ pub struct TrialContext {
     pub cancel: CancelToken,
     /// Which round of the case this is, from 0 (see the engine's rounds).
     pub round: u32,
+    /// Where to find what the case prepared once for all its rounds
+    /// ([`super::shared_data`]), when it did.
+    pub shared: Option<String>,
 }
 
 impl TrialContext {
@@ -49,6 +52,7 @@ impl TrialContext {
             cpus,
             cancel,
             round: 0,
+            shared: None,
         }
     }
 

@@ -42,6 +42,11 @@ pub struct RoundRequest {
     /// never twice in a row; the flagged trial is kept, marked replaced,
     /// and left out of the statistics.
     pub max_replacements: u32,
+    /// Where to find what the case prepared once for all its rounds
+    /// ([`super::shared_data`]); absent from an older sledge's
+    /// request (a side of `ab` run by another build).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared: Option<String>,
 }
 
 /// One counted trial (or a replaced one) as a round reports it.
@@ -109,6 +114,7 @@ impl RoundExecutor for InProcess<'_> {
         let started = Instant::now();
         let ctx = TrialContext {
             round: request.round,
+            shared: request.shared.clone(),
             ..ctx.clone()
         };
         let mut outcome = RoundOutcome::default();

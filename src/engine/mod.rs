@@ -23,6 +23,10 @@ pub mod run_section;
 pub mod runner;
 #[cfg(test)]
 mod sensor_tests;
+pub mod shared_data;
+mod shared_pool;
+#[cfg(test)]
+mod shared_tests;
 pub mod trial_monitor;
 pub mod typed_params;
 #[cfg(test)]
@@ -39,6 +43,7 @@ pub use planner::{History, NoHistory, VarianceHint};
 pub use progress::{Progress, Silent};
 pub use run_section::RunSection;
 pub use runner::{CaseOutcome, PlanOutcome, RunSetup, run_case, run_plan};
+pub use shared_data::SharedPreparation;
 pub use trial_monitor::{ProcMonitor, ScriptedMonitor, TrialMonitor, host_sensors};
 pub use typed_params::{FromParam, Params};
 pub use workload::{

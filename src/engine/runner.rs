@@ -32,6 +32,7 @@ use super::planner::{History, NoHistory, Shuffler, trials_per_round};
 use super::precision::{percent, rounds_to_reach};
 use super::progress::Progress;
 use super::record;
+use super::shared_pool::SharedPool;
 use super::trial_monitor::ProcMonitor;
 use super::workload::{CaseEnv, PlannedCase};
 use crate::results::{CaseRecord, RoundRecord, RunStatus};
@@ -179,6 +180,7 @@ impl CaseState {
             ci_target: method.ci_target,
             budget: method.case_budget,
             max_replacements: max_trials,
+            shared: None,
         }
     }
 
@@ -225,6 +227,7 @@ pub fn run_plan(
     let mut states: Vec<CaseState> = plan.iter().map(|p| CaseState::new(p, setup)).collect();
     let mut shuffler = Shuffler::new(setup.seed);
     let mut cancelled = false;
+    let mut shared = SharedPool::default();
 
     'rounds: for round in 0..method.max_rounds {
         let mut active: Vec<usize> = (0..plan.len())
@@ -239,6 +242,9 @@ pub fn run_plan(
         if active.is_empty() {
             break;
         }
+        // A case left out of this round has had its last: data that only
+        // such cases shared goes before the round.
+        shared.keep_only(active.iter().map(|&i| &plan[i]));
         shuffler.shuffle(&mut active);
         setup.progress.round_started(round, active.len());
         for (order, &i) in active.iter().enumerate() {
@@ -250,11 +256,19 @@ pub fn run_plan(
             setup
                 .progress
                 .case_started(order, active.len(), &plan[i].label());
-            let request = state.request(method);
-            let outcome =
-                setup
-                    .executor
-                    .run_round(&plan[i], &request, setup.env, setup.ctx, setup.progress);
+            let outcome = match shared.ensure(&plan[i], setup.env, setup.ctx) {
+                Err(failed) => failed,
+                Ok(found) => setup.executor.run_round(
+                    &plan[i],
+                    &RoundRequest {
+                        shared: found,
+                        ..state.request(method)
+                    },
+                    setup.env,
+                    setup.ctx,
+                    setup.progress,
+                ),
+            };
             if outcome.cancelled || setup.ctx.cancel.is_cancelled() {
                 // The round in flight is dropped; finished rounds stay.
                 cancelled = true;
@@ -266,6 +280,9 @@ pub fn run_plan(
         }
     }
 
+    // What the cases' rounds shared goes now, whatever ended the plan
+    // (an error from `on_case` drops the pool, which removes it too).
+    shared.release_all();
     if !cancelled {
         // The warning comes after the case's last round was handed over:
         // hand the case over again so that it is stored with it.

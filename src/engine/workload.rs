@@ -101,6 +101,27 @@ pub trait Workload: Sync {
     fn later_params(&self) -> &'static [LaterParam] {
         &[]
     }
+    /// The data a case with these parameters can share with the other
+    /// rounds and cases of the run naming the same (a database's loaded
+    /// tables, where its transactions keep their shape), as a key; `None`,
+    /// the default, when each round prepares its own. See
+    /// [`super::shared_data`].
+    fn shared_key(&self, _params: &ParamSet) -> Option<String> {
+        None
+    }
+    /// Prepares the data [`Workload::shared_key`] names, in the process
+    /// that runs the plan, before the first round needing it; each round's
+    /// context then says where it is ([`TrialContext::shared`]). Called
+    /// only for a case with a key. A cancellation while preparing returns
+    /// [`super::Cancelled`].
+    fn prepare_shared(
+        &self,
+        _params: &ParamSet,
+        _env: &CaseEnv,
+        _ctx: &TrialContext,
+    ) -> anyhow::Result<Box<dyn super::shared_data::SharedPreparation>> {
+        anyhow::bail!("{}: has no data to share between rounds", self.id())
+    }
     /// A database server a case with these parameters loads, read once
     /// when the run starts: its name as shown (no password) and its
     /// version and key settings, stored with the host. `None` for most

@@ -452,6 +452,7 @@ pub fn serve_round(cancel: &CancelToken) -> anyhow::Result<()> {
         cpus: job.cpus,
         cancel: cancel.clone(),
         round: job.request.round,
+        shared: job.request.shared.clone(),
     };
     // Tests of the whole command line may ask for a host that is always
     // quiet, so that their verdicts do not depend on this machine's load;

@@ -1,7 +1,9 @@
-//! A case of a `db.*` workload, whatever its script: a namespace of
-//! sledge's own made and loaded in `prepare` (untimed, its time a figure
-//! of its own), one connection per client, the script run by every client
-//! for `time` in each trial, and the namespace dropped in `cleanup`.
+//! A case of a `db.*` workload, whatever its script: its tables (loaded
+//! once for all the rounds in the process that runs the plan, or where
+//! the script changes their shape by each round in `prepare`: untimed
+//! either way, the load's time a figure of its own), one connection per
+//! client, the script run by every client for `time` in each trial, and
+//! the round's own tables dropped in `cleanup`.
 //!
 //! A server on this host (`postgres-local`'s, or one a URL names by
 //! `localhost` or a loopback address) is claimed as the workload's own for
@@ -13,38 +15,75 @@ use std::time::{Duration, Instant};
 use anyhow::anyhow;
 
 use super::clients::{self, Client, Script};
-use super::conn::{LOAD_LIMIT, Target};
-use super::local_pg::LocalPostgres;
-use super::namespace::{self as ns, DbChoice, Namespace};
+use super::conn::Target;
+use super::loaded_tables::{Found, LoadedTables};
+use super::namespace::{DbChoice, Namespace};
 use super::server_process::WatchedServer;
 use crate::engine::{Case, Metric, TrialContext, TrialOutput};
 use crate::monitor::procfs;
 
 /// A case running `script` (`db.oltp`'s or `db.tpcb`'s).
 pub struct DbCase<S: Script> {
-    pub(super) script: S,
-    pub(super) db: DbChoice,
-    pub(super) local: Option<LocalPostgres>,
+    script: S,
+    db: DbChoice,
     /// Connections, each with a thread of its own.
-    pub(super) clients_count: usize,
-    pub(super) time: Duration,
-    pub(super) namespace: Option<Namespace>,
-    pub(super) clients: Vec<Client>,
-    pub(super) load_seconds: f64,
-    /// The server, when it runs on this host and was found.
-    pub(super) server: Option<WatchedServer>,
-    /// Why a server on this host was not found (a warning).
-    pub(super) server_note: Option<String>,
+    clients_count: usize,
+    time: Duration,
     /// The workload's name after `db.` (in the namespace's name and errors).
-    pub(super) kind: &'static str,
+    kind: &'static str,
     /// The clients' random streams start from this, the round and their index.
-    pub(super) seed: u64,
+    seed: u64,
+    /// The tables this round loaded for itself, when it was not given
+    /// tables loaded for all the rounds.
+    own_tables: Option<LoadedTables>,
+    /// Where the clients' connections go, once prepared.
+    target: Option<Target>,
+    /// How long loading the tables took, seconds (in whichever process).
+    load_seconds: f64,
+    clients: Vec<Client>,
+    /// The server, when it runs on this host and was found.
+    server: Option<WatchedServer>,
+    /// Why a server on this host was not found (a warning).
+    server_note: Option<String>,
 }
 
 impl<S: Script> DbCase<S> {
-    /// The namespace, once prepared (tests look inside).
+    /// A case of `script` on `db` with `clients` connections for `time`
+    /// per trial; nothing is made before `prepare`.
+    pub fn new(
+        script: S,
+        db: DbChoice,
+        clients: usize,
+        time: Duration,
+        kind: &'static str,
+        seed: u64,
+    ) -> DbCase<S> {
+        DbCase {
+            script,
+            db,
+            clients_count: clients,
+            time,
+            kind,
+            seed,
+            own_tables: None,
+            target: None,
+            load_seconds: 0.0,
+            clients: Vec::new(),
+            server: None,
+            server_note: None,
+        }
+    }
+
+    /// The namespace of the tables it loaded itself, once prepared (tests
+    /// look inside).
     pub fn namespace(&self) -> Option<&Namespace> {
-        self.namespace.as_ref()
+        self.own_tables.as_ref().and_then(LoadedTables::namespace)
+    }
+
+    /// Loads the case's tables once, in the process that runs the plan,
+    /// for every round of the cases naming the same tables.
+    pub fn load_shared(&self, ctx: &TrialContext) -> anyhow::Result<LoadedTables> {
+        LoadedTables::load(&self.script, &self.db, self.kind, ctx)
     }
 }
 
@@ -55,33 +94,41 @@ fn online_cpus() -> usize {
 
 impl<S: Script + Send> Case for DbCase<S> {
     fn prepare(&mut self, ctx: &TrialContext) -> anyhow::Result<()> {
-        let started = Instant::now();
-        let source = self.db.open(&mut self.local)?;
-        match WatchedServer::find(&source, self.local.as_ref()) {
+        let (target, found_server) = match &ctx.shared {
+            Some(text) => {
+                let found = Found::parse(text)?;
+                self.load_seconds = found.load_seconds();
+                // postgres-local's server is then found, like any server
+                // on this host, by the process listening on its port.
+                let server = WatchedServer::find(&found.source()?, None);
+                (found.target()?, server)
+            }
+            None => {
+                let tables = self.own_tables.insert(LoadedTables::load(
+                    &self.script,
+                    &self.db,
+                    self.kind,
+                    ctx,
+                )?);
+                self.load_seconds = tables.load_seconds();
+                let server = WatchedServer::find(tables.source(), tables.local());
+                (tables.target().clone(), server)
+            }
+        };
+        match found_server {
             Ok(server) => self.server = server,
             Err(note) => self.server_note = Some(note),
         }
-        let namespace = self
-            .namespace
-            .insert(Namespace::create(&source, self.kind)?);
-        let target: Target = namespace.target().clone();
-        let mut conn = target.connect(LOAD_LIMIT)?;
-        self.script
-            .load(conn.as_mut(), target.dialect(), ctx)
-            .map_err(|e| e.context(format!("db={}", target.shown())))?;
-        drop(conn);
-        self.load_seconds = started.elapsed().as_secs_f64();
         self.clients = clients::open(&target, &self.script, self.clients_count)?;
+        self.target = Some(target);
         Ok(())
     }
 
     fn trial(&mut self, ctx: &TrialContext) -> anyhow::Result<TrialOutput> {
         let target = self
-            .namespace
-            .as_ref()
-            .ok_or_else(|| anyhow!("db.{}: trial before prepare", self.kind))?
-            .target()
-            .clone();
+            .target
+            .clone()
+            .ok_or_else(|| anyhow!("db.{}: trial before prepare", self.kind))?;
         let server_before = self.server.as_ref().and_then(WatchedServer::sample);
         let clients_before = procfs::read_self_stat();
         let started = Instant::now();
@@ -129,7 +176,8 @@ impl<S: Script + Send> Case for DbCase<S> {
         // dropped until they close.
         self.clients.clear();
         self.server = None;
-        ns::close(&mut self.namespace, &mut self.local)
+        // Tables loaded for all the rounds stay for the next one.
+        self.own_tables.as_mut().map_or(Ok(()), LoadedTables::close)
     }
 
     fn warnings(&self) -> Vec<String> {

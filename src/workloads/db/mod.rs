@@ -13,6 +13,7 @@
 pub mod case;
 pub mod clients;
 pub mod conn;
+pub mod loaded_tables;
 pub mod local_pg;
 pub mod namespace;
 pub mod oltp;

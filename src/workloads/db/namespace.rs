@@ -136,6 +136,27 @@ fn is_sledge_name(name: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
+/// Where the connections to the namespace `name` on the server `source`
+/// go: its schema (PostgreSQL) or database (MariaDB, MySQL).
+pub fn target_in(source: &DbSource, name: &str) -> anyhow::Result<Target> {
+    if !is_sledge_name(name) {
+        bail!("{name}: not a name sledge makes");
+    }
+    match source {
+        DbSource::Postgres(url) => Ok(Target::Postgres {
+            config: Box::new(postgres_login(url)?),
+            shown: source.shown(),
+            schema: name.to_string(),
+        }),
+        DbSource::Mysql(url) => Ok(Target::Mysql {
+            opts: Box::new(mysql_login(url)?),
+            shown: source.shown(),
+            database: name.to_string(),
+        }),
+        DbSource::Sqlite => bail!("sqlite has no namespace named {name}"),
+    }
+}
+
 impl Namespace {
     /// Makes the namespace for a case of `workload` on `source`: connects
     /// (a server that cannot be reached, or a login refused, fails here
@@ -162,6 +183,7 @@ impl Namespace {
                 let config = Box::new(postgres_login(url)?);
                 let shown = source.shown();
                 let name = unique_name(workload);
+                let target = target_in(source, &name)?;
                 let base = Target::Postgres {
                     config: config.clone(),
                     shown: shown.clone(),
@@ -172,11 +194,7 @@ impl Namespace {
                 conn.simple(&format!("CREATE SCHEMA {name}"))
                     .map_err(|e| anyhow!("db={shown}: cannot create schema {name}: {e}"))?;
                 let namespace = Namespace {
-                    target: Target::Postgres {
-                        config,
-                        shown: shown.clone(),
-                        schema: name.clone(),
-                    },
+                    target,
                     dir: None,
                     name: Some(name.clone()),
                     base: Some(base),
@@ -196,6 +214,7 @@ impl Namespace {
                 let shown = source.shown();
                 let database = opts.get_db_name().unwrap_or_default().to_string();
                 let name = unique_name(workload);
+                let target = target_in(source, &name)?;
                 let base = Target::Mysql {
                     opts: Box::new(opts.clone()),
                     shown: shown.clone(),
@@ -214,11 +233,7 @@ impl Namespace {
                     let _ = conn.simple(&format!("ALTER DATABASE {name} COMMENT '{mark}'"));
                 }
                 Ok(Namespace {
-                    target: Target::Mysql {
-                        opts: Box::new(opts),
-                        shown,
-                        database: name.clone(),
-                    },
+                    target,
                     dir: None,
                     name: Some(name),
                     base: Some(base),

@@ -22,9 +22,10 @@ use super::case::DbCase;
 use super::clients::Script;
 use super::conn::{Arg, Conn, Dialect, Failure};
 use super::namespace::DbChoice;
-use super::oltp::{db_param, pg_conf_param, uniform};
+use super::oltp::{db_param, pg_conf_param, shared_db_key, uniform};
 use crate::engine::{
-    Case, CaseEnv, ParamKind, ParamSet, ParamSpec, Params, TrialContext, UntimedWork, Workload,
+    Case, CaseEnv, ParamKind, ParamSet, ParamSpec, Params, SharedPreparation, TrialContext,
+    UntimedWork, Workload,
 };
 use crate::workloads::common::params;
 use crate::workloads::common::rng::Xoroshiro128Plus;
@@ -96,25 +97,28 @@ impl Workload for Tpcb {
         super::server_settings::read(&p.db, &p.pg_conf)
     }
     fn build(&self, p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
+        Ok(Box::new(tpcb_case(&TpcbParams::from_set(p))?))
+    }
+    fn shared_key(&self, p: &ParamSet) -> Option<String> {
+        // Every script keeps the tables' shape: the balances change and
+        // the history grows, as under pgbench, which loads once
+        // (`pgbench -i`) for any number of runs.
         let p = TpcbParams::from_set(p);
-        let db = DbChoice::parse(&p.db, &p.pg_conf)?;
-        Ok(Box::new(TpcbCase {
-            script: TpcbScript {
-                script: p.script,
-                scale: p.scale as i32,
-            },
-            db,
-            local: None,
-            clients_count: p.clients as usize,
-            time: params::trial_time(p.time),
-            namespace: None,
-            clients: Vec::new(),
-            load_seconds: 0.0,
-            server: None,
-            server_note: None,
-            kind: "tpcb",
-            seed: 0x7bcb_0000,
-        }))
+        Some(format!(
+            "scale={} {}",
+            p.scale,
+            shared_db_key(&p.db, &p.pg_conf)
+        ))
+    }
+    fn prepare_shared(
+        &self,
+        p: &ParamSet,
+        _env: &CaseEnv,
+        ctx: &TrialContext,
+    ) -> anyhow::Result<Box<dyn SharedPreparation>> {
+        Ok(Box::new(
+            tpcb_case(&TpcbParams::from_set(p))?.load_shared(ctx)?,
+        ))
     }
     fn untimed_work(&self, p: &ParamSet, _env: &CaseEnv) -> UntimedWork {
         let p = TpcbParams::from_set(p);
@@ -123,6 +127,22 @@ impl Workload for Tpcb {
             per_trial_seconds: 0.0,
         }
     }
+}
+
+/// The case of these parameters, checked; nothing made yet.
+fn tpcb_case(p: &TpcbParams) -> anyhow::Result<TpcbCase> {
+    let script = TpcbScript {
+        script: p.script,
+        scale: p.scale as i32,
+    };
+    Ok(DbCase::new(
+        script,
+        DbChoice::parse(&p.db, &p.pg_conf)?,
+        p.clients as usize,
+        params::trial_time(p.time),
+        "tpcb",
+        0x7bcb_0000,
+    ))
 }
 
 /// The text of a load row from its number (`(1,0,'')`).
@@ -296,20 +316,14 @@ mod tests {
     use std::time::Duration;
 
     fn case(script: PgbenchScript) -> TpcbCase {
-        TpcbCase {
-            script: TpcbScript { script, scale: 1 },
-            db: DbChoice::Source(DbSource::Sqlite),
-            local: None,
-            clients_count: 2,
-            time: Duration::from_millis(200),
-            namespace: None,
-            clients: Vec::new(),
-            load_seconds: 0.0,
-            server: None,
-            server_note: None,
-            kind: "tpcb",
-            seed: 0x7bcb_0000,
-        }
+        DbCase::new(
+            TpcbScript { script, scale: 1 },
+            DbChoice::Source(DbSource::Sqlite),
+            2,
+            Duration::from_millis(200),
+            "tpcb",
+            0x7bcb_0000,
+        )
     }
 
     fn metric(out: &TrialOutput, name: &str) -> f64 {
