@@ -287,68 +287,6 @@ impl OltpScript {
         )
     }
 
-    /// Creates and fills the tables, then their secondary indexes.
-    fn load_tables(
-        &self,
-        conn: &mut dyn Conn,
-        dialect: Dialect,
-        ctx: &TrialContext,
-    ) -> anyhow::Result<()> {
-        let id = match dialect {
-            Dialect::Sqlite => "id INTEGER PRIMARY KEY",
-            Dialect::Postgres => "id SERIAL PRIMARY KEY",
-            Dialect::Mysql => "id INTEGER NOT NULL AUTO_INCREMENT PRIMARY KEY",
-        };
-        let mut rng = Xoroshiro128Plus::seeded(0x5b7e_57ab);
-        for t in 1..=self.tables {
-            let fail = |e: Failure| anyhow!("loading sbtest{t}: {e}");
-            conn.simple(&format!(
-                "CREATE TABLE sbtest{t} ({id}, k INTEGER DEFAULT 0 NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL)"
-            ))
-            .map_err(fail)?;
-            let size = self.table_size as u64;
-            let mut done = 0;
-            if dialect == Dialect::Sqlite {
-                conn.simple("BEGIN").map_err(fail)?;
-            }
-            while done < size {
-                ctx.check_cancelled()?;
-                let n = LOAD_BATCH.min(size - done);
-                let mut sql = format!("INSERT INTO sbtest{t} (k, c, pad) VALUES ");
-                for i in 0..n {
-                    if i > 0 {
-                        sql.push(',');
-                    }
-                    let k = special(&mut rng, 1, self.table_size);
-                    let c = digit_groups(&mut rng, 10);
-                    let pad = digit_groups(&mut rng, 5);
-                    sql.push_str(&format!("({k},'{c}','{pad}')"));
-                }
-                conn.simple(&sql).map_err(fail)?;
-                done += n;
-            }
-            if dialect == Dialect::Sqlite {
-                conn.simple("COMMIT").map_err(fail)?;
-            }
-            ctx.check_cancelled()?;
-            conn.simple(&format!("CREATE INDEX k_{t} ON sbtest{t}(k)"))
-                .map_err(fail)?;
-        }
-        let analyze = match dialect {
-            Dialect::Sqlite | Dialect::Postgres => "ANALYZE".to_string(),
-            Dialect::Mysql => format!(
-                "ANALYZE TABLE {}",
-                (1..=self.tables)
-                    .map(|t| format!("sbtest{t}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        };
-        conn.simple(&analyze)
-            .map_err(|e| anyhow!("analyzing the tables: {e}"))?;
-        Ok(())
-    }
-
     fn table(&self, rng: &mut Xoroshiro128Plus) -> usize {
         uniform(rng, 1, self.tables as i32) as usize - 1
     }
@@ -470,13 +408,66 @@ impl OltpScript {
 }
 
 impl Script for OltpScript {
+    /// Creates and fills the tables, then their secondary indexes.
     fn load(
         &self,
         conn: &mut dyn Conn,
         dialect: Dialect,
         ctx: &TrialContext,
     ) -> anyhow::Result<()> {
-        self.load_tables(conn, dialect, ctx)
+        let id = match dialect {
+            Dialect::Sqlite => "id INTEGER PRIMARY KEY",
+            Dialect::Postgres => "id SERIAL PRIMARY KEY",
+            Dialect::Mysql => "id INTEGER NOT NULL AUTO_INCREMENT PRIMARY KEY",
+        };
+        let mut rng = Xoroshiro128Plus::seeded(0x5b7e_57ab);
+        for t in 1..=self.tables {
+            let fail = |e: Failure| anyhow!("loading sbtest{t}: {e}");
+            conn.simple(&format!(
+                "CREATE TABLE sbtest{t} ({id}, k INTEGER DEFAULT 0 NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL)"
+            ))
+            .map_err(fail)?;
+            let size = self.table_size as u64;
+            let mut done = 0;
+            if dialect == Dialect::Sqlite {
+                conn.simple("BEGIN").map_err(fail)?;
+            }
+            while done < size {
+                ctx.check_cancelled()?;
+                let n = LOAD_BATCH.min(size - done);
+                let mut sql = format!("INSERT INTO sbtest{t} (k, c, pad) VALUES ");
+                for i in 0..n {
+                    if i > 0 {
+                        sql.push(',');
+                    }
+                    let k = special(&mut rng, 1, self.table_size);
+                    let c = digit_groups(&mut rng, 10);
+                    let pad = digit_groups(&mut rng, 5);
+                    sql.push_str(&format!("({k},'{c}','{pad}')"));
+                }
+                conn.simple(&sql).map_err(fail)?;
+                done += n;
+            }
+            if dialect == Dialect::Sqlite {
+                conn.simple("COMMIT").map_err(fail)?;
+            }
+            ctx.check_cancelled()?;
+            conn.simple(&format!("CREATE INDEX k_{t} ON sbtest{t}(k)"))
+                .map_err(fail)?;
+        }
+        let analyze = match dialect {
+            Dialect::Sqlite | Dialect::Postgres => "ANALYZE".to_string(),
+            Dialect::Mysql => format!(
+                "ANALYZE TABLE {}",
+                (1..=self.tables)
+                    .map(|t| format!("sbtest{t}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        conn.simple(&analyze)
+            .map_err(|e| anyhow!("analyzing the tables: {e}"))?;
+        Ok(())
     }
 
     fn prepare(&self, conn: &mut dyn Conn) -> anyhow::Result<Vec<usize>> {

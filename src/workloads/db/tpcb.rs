@@ -165,8 +165,22 @@ const SQL: [&str; 5] = [
 ];
 
 impl TpcbScript {
+    fn exec(
+        conn: &mut dyn Conn,
+        stmts: &[usize],
+        which: usize,
+        args: &[Arg],
+        queries: &mut u64,
+    ) -> Result<(), Failure> {
+        conn.exec(stmts[which], args)?;
+        *queries += 1;
+        Ok(())
+    }
+}
+
+impl Script for TpcbScript {
     /// Creates and fills the tables, then their primary keys.
-    fn load_tables(
+    fn load(
         &self,
         conn: &mut dyn Conn,
         dialect: Dialect,
@@ -239,29 +253,6 @@ impl TpcbScript {
         conn.simple(analyze)
             .map_err(|e| anyhow!("analyzing the pgbench tables: {e}"))?;
         Ok(())
-    }
-
-    fn exec(
-        conn: &mut dyn Conn,
-        stmts: &[usize],
-        which: usize,
-        args: &[Arg],
-        queries: &mut u64,
-    ) -> Result<(), Failure> {
-        conn.exec(stmts[which], args)?;
-        *queries += 1;
-        Ok(())
-    }
-}
-
-impl Script for TpcbScript {
-    fn load(
-        &self,
-        conn: &mut dyn Conn,
-        dialect: Dialect,
-        ctx: &TrialContext,
-    ) -> anyhow::Result<()> {
-        self.load_tables(conn, dialect, ctx)
     }
 
     fn prepare(&self, conn: &mut dyn Conn) -> anyhow::Result<Vec<usize>> {
