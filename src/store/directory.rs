@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use super::error::StoreError;
 
 /// Checks that the directory of `path` exists (an empty parent is the
-/// current directory). Nothing is created: see [`Store::open_default`].
+/// current directory). Nothing is created: see
+/// [`Store::open_default`](super::handle::Store::open_default).
 pub(super) fn check_parent_dir(path: &Path) -> Result<(), StoreError> {
     let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) else {
         return Ok(());

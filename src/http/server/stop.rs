@@ -3,10 +3,11 @@
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// How long [`Server::stop`](super::Server::stop) waits for its threads (connection threads and
-/// database pages included) before it leaves them running with a warning.
-/// Every blocking call in them is bounded by a timeout of a few seconds, so
-/// this is only reached by a call that ignores its timeout.
+/// How long [`Server::stop`](super::Server::stop) waits for its threads
+/// (connection threads and database pages included) before it leaves them
+/// running with a warning. Every blocking call in them is bounded by a
+/// timeout of a few seconds, so this is only reached by a call that
+/// ignores its timeout.
 pub const STOP_DEADLINE: Duration = Duration::from_secs(10);
 
 /// Joins `handles` until `deadline`; returns the results of those that
