@@ -130,10 +130,10 @@ macro_rules! workload_params {
         }
 
         impl $crate::engine::typed_params::Params for $name {
-            fn specs() -> Vec<$crate::engine::ParamSpec> {
+            fn specs() -> Vec<$crate::engine::params::ParamSpec> {
                 vec![$($spec),*]
             }
-            fn from_set(set: &$crate::engine::ParamSet) -> Self {
+            fn from_set(set: &$crate::engine::params::ParamSet) -> Self {
                 Self {
                     $( $field: <$ty as $crate::engine::typed_params::FromParam>::from_param(
                         stringify!($field),
@@ -197,7 +197,7 @@ macro_rules! param_choice {
         }
 
         impl $crate::engine::typed_params::FromParam for $name {
-            fn from_param(name: &str, value: &$crate::engine::ParamValue) -> Self {
+            fn from_param(name: &str, value: &$crate::engine::params::ParamValue) -> Self {
                 let word = <String as $crate::engine::typed_params::FromParam>::from_param(name, value);
                 $name::from_word(&word).unwrap_or_else(|| {
                     panic!("parameter `{name}` is `{word}`, not one of {:?}: the set was not validated", $name::NAMES)

@@ -2,7 +2,7 @@
 //! ended ([`FleetOutcome`], which the exit status follows), the closing
 //! table's view of it and the outlier hosts among the runs that landed.
 
-use super::{HostReport, HostResult};
+use super::host_report::{HostReport, HostResult};
 use crate::report::fleet_outliers::{FleetOutliers, fleet_outliers};
 use crate::report::fleet_run::{FleetRunSummary, HostLine, HostOutcome};
 use crate::store::{Store, StoreError};

@@ -15,7 +15,7 @@
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::{Event, FleetSettings};
+use super::settings::FleetSettings;
 use crate::engine::CancelToken;
 use crate::remote::{
     Connection, OutputLine, Placement, RemoteError, SshHost, command_line, ensure_binary, quote,
@@ -368,6 +368,23 @@ fn clean_up(connection: &Connection, remote: &Remote) -> Result<(), RemoteError>
     connection
         .run(&format!("rm -rf {}", quote(&remote.scratch)))
         .map(drop)
+}
+
+/// What a host's worker sends to the coordinating thread.
+pub(super) enum Event {
+    Note {
+        host: usize,
+        text: String,
+    },
+    Output {
+        host: usize,
+        line: OutputLine,
+    },
+    Done {
+        host: usize,
+        done: HostDone,
+        seconds: f64,
+    },
 }
 
 #[cfg(test)]

@@ -10,7 +10,9 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::finished::FleetRun;
-use super::{FleetSettings, Order, Progress};
+use super::order::Order;
+use super::progress::Progress;
+use super::settings::FleetSettings;
 use crate::engine::CancelToken;
 use crate::remote::{SshHost, SshOptions, ThisBinary};
 use crate::store::{Store, StoreLocation};
@@ -102,7 +104,7 @@ pub fn execute(
                 })
             }))
             .collect::<anyhow::Result<_>>()?,
-        env: super::forwarded_env(),
+        env: super::settings::forwarded_env(),
     };
     // The reference host's server runs until the last host is done; each
     // host's run is given its address as the peer.
@@ -125,7 +127,7 @@ pub fn execute(
     let (cancel, hurry) = (CancelToken::new(), CancelToken::new());
     super::interrupt::install(&cancel, &hurry);
     let started = Instant::now();
-    let reports = super::run(
+    let reports = super::coordinator::run(
         &request.hosts,
         &settings,
         order,

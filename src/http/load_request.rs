@@ -70,8 +70,8 @@ impl LoadRequest {
     /// otherwise.
     pub fn config(&self) -> anyhow::Result<LoadConfig> {
         let request = self.request()?;
-        let targets =
-            super::parse_targets_for(&self.urls, &request).map_err(|e| BadLoad(e.to_string()))?;
+        let targets = super::url::parse_targets_for(&self.urls, &request)
+            .map_err(|e| BadLoad(e.to_string()))?;
         let cpus = crate::sys::affinity::allowed_cpus()?.len();
         let threads = self
             .threads

@@ -9,6 +9,7 @@
 mod arrival;
 pub mod distributed;
 mod header_value;
+mod histogram;
 mod line_ends;
 pub mod load;
 pub mod load_request;
@@ -28,9 +29,3 @@ pub use server::{DbSource, Model, Server, ServerConfig};
 pub use tally::{ErrorCounts, LatencySummary};
 pub use url::{Target, parse_target, parse_targets, parse_targets_for};
 pub use worker::Pacing;
-
-/// A latency histogram with the bounds every workload uses, so that the
-/// generator's histograms merge with the engine's.
-pub(crate) fn histogram() -> hdrhistogram::Histogram<u64> {
-    crate::stats::latency_histogram()
-}

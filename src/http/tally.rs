@@ -110,9 +110,9 @@ impl Default for Tally {
             unanswered: 0,
             late: 0,
             dropped: 0,
-            latency: super::histogram(),
-            latency_sent: super::histogram(),
-            connect: super::histogram(),
+            latency: super::histogram::histogram(),
+            latency_sent: super::histogram::histogram(),
+            connect: super::histogram::histogram(),
             busy_ns: 0,
             wall_ns: 0,
         }

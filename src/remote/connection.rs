@@ -235,7 +235,7 @@ impl Connection {
     }
 
     /// A `Command` that runs `remote` (a shell command line, see
-    /// [`super::quote`]) on the host through the master; standard input is
+    /// [`super::shell_quote::quote`]) on the host through the master; standard input is
     /// empty unless the caller sets it.
     pub fn command(&self, remote: &str) -> Command {
         let mut cmd = self.ssh();
@@ -341,7 +341,7 @@ impl Connection {
         };
         let file = std::fs::File::open(local)
             .map_err(io_error(format!("cannot read {}", local.display())))?;
-        let target = super::quote(remote_path);
+        let target = super::shell_quote::quote(remote_path);
         // Per remote shell: hosts that share a file system may be sent
         // the same file at once.
         let partial = format!("{target}.partial.$$");
@@ -356,13 +356,13 @@ impl Connection {
 
     /// The contents of the file `remote_path` on the host.
     pub fn download(&self, remote_path: &str) -> Result<Vec<u8>, RemoteError> {
-        let remote = format!("cat {}", super::quote(remote_path));
+        let remote = format!("cat {}", super::shell_quote::quote(remote_path));
         Ok(self.output_of(&remote, self.command(&remote))?.stdout)
     }
 
     /// Writes `bytes` to `remote_path` on the host (whole or not at all).
     pub fn write(&self, remote_path: &str, bytes: &[u8]) -> Result<(), RemoteError> {
-        let target = super::quote(remote_path);
+        let target = super::shell_quote::quote(remote_path);
         // Per remote shell: hosts that share a file system may be sent
         // the same file at once.
         let partial = format!("{target}.partial.$$");

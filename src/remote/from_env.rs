@@ -8,7 +8,8 @@ use std::path::PathBuf;
 
 use anyhow::anyhow;
 
-use super::{DEFAULT_DIR, SshOptions, remote_dir};
+use super::connection::SshOptions;
+use super::install::{DEFAULT_DIR, remote_dir};
 
 /// A private key for the hosts (`ssh -i`).
 pub const IDENTITY_ENV: &str = "SLEDGE_SSH_IDENTITY";

@@ -8,7 +8,8 @@
 //! does is not sent it again.
 
 use super::binary::ThisBinary;
-use super::{Connection, quote};
+use super::connection::Connection;
+use super::shell_quote::quote;
 
 /// The directory on a host for sledge's copies (and a fleet's scratch
 /// directories) unless the user names another: under the login

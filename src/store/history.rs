@@ -6,9 +6,11 @@ use std::collections::BTreeMap;
 
 use super::db::{DbError, params};
 
+use super::error::StoreError;
+use super::handle::Store;
 use super::later_params::LaterParam;
 use super::read::from_json;
-use super::{Store, StoreError, sql_err};
+use super::sql_error::sql_err;
 use crate::monitor::TrialHealth;
 use crate::results::RoundRecord;
 use crate::stats::Levels;

@@ -18,9 +18,11 @@
 use std::path::Path;
 
 use super::db::{Conn, DbError, TxKind, params};
+use super::error::StoreError;
+use super::schema::APPLICATION_ID;
 use super::schema::{MIGRATIONS, SCHEMA_VERSION};
 use super::schema_version::{Version, check_version};
-use super::{APPLICATION_ID, StoreError, sql_err};
+use super::sql_error::sql_err;
 
 /// Migration steps, in order: step `i` takes the schema from version `i`
 /// to version `i + 1`, as `schema::MIGRATIONS[i]` does on SQLite.

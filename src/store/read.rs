@@ -6,7 +6,10 @@ use std::path::Path;
 use super::db::{Conn, DbError, Row, TxKind, Value, params};
 use serde::de::DeserializeOwned;
 
-use super::{RunListing, Store, StoreError, sql_err};
+use super::error::StoreError;
+use super::handle::Store;
+use super::run_listing::RunListing;
+use super::sql_error::sql_err;
 use crate::results::{CaseRecord, MetricRecord, RunRecord, RunStatus, TrialRecord, Unit};
 use crate::stats::{Direction, Summary};
 

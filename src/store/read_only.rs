@@ -14,13 +14,14 @@ use std::io;
 use rusqlite::{Connection, OpenFlags};
 
 use super::db::Conn;
+use super::error::StoreError;
+use super::handle::{Store, connect_postgres};
+use super::location::StoreLocation;
 use super::pg_schema::{self, Found};
 use super::schema::{self, SCHEMA_VERSION};
 use super::schema_version::{Version, check_version};
-use super::{
-    BUSY_TIMEOUT, Store, StoreError, StoreLocation, check_ownership, connect_postgres,
-    inspect_existing, sql_err,
-};
+use super::sql_error::sql_err;
+use super::sqlite_file::{BUSY_TIMEOUT, check_ownership, inspect_existing};
 
 /// How many pages each step of the copy of an older store takes: the
 /// whole of a typical store in a few steps.

@@ -12,8 +12,9 @@ use std::path::Path;
 
 use rusqlite::{Connection, TransactionBehavior};
 
+use super::error::StoreError;
 use super::schema_version::{Version, check_version};
-use super::{StoreError, sql_err};
+use super::sql_error::sql_err;
 
 /// `PRAGMA application_id` of a sledge store: "sldg" in ASCII.
 pub const APPLICATION_ID: u32 = 0x736C_6467;

@@ -11,7 +11,7 @@
 
 use std::path::Path;
 
-use super::StoreError;
+use super::error::StoreError;
 use super::migrations::SCHEMA_VERSION;
 
 /// A schema version this build can read, at once or after an upgrade.

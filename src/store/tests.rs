@@ -7,8 +7,11 @@ use std::path::{Path, PathBuf};
 
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use rusqlite::Connection;
 use serde_json::json;
 
+use super::handle::default_path_from;
+use super::sql_error::sql_err;
 use super::*;
 use crate::monitor::TrialHealth;
 use crate::probe::HostInfo;

@@ -3,8 +3,10 @@
 
 use super::db::{DbError, params};
 
+use super::error::StoreError;
+use super::handle::Store;
 use super::read::from_json;
-use super::{Store, StoreError, sql_err};
+use super::sql_error::sql_err;
 
 /// One stored run with at least one case of a workload.
 #[derive(Debug, Clone, PartialEq)]

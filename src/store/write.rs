@@ -6,8 +6,10 @@ use std::path::Path;
 use super::db::{Conn, DbError, TxKind, Value, params};
 use serde::Serialize;
 
+use super::error::StoreError;
+use super::handle::Store;
 use super::read::run_id_by_uuid;
-use super::{Store, StoreError, sql_err};
+use super::sql_error::sql_err;
 use crate::results::{CaseRecord, MetricRecord, RunRecord, RunStatus};
 
 impl Store {

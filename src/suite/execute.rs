@@ -46,7 +46,7 @@ pub struct RunOptions {
 /// back. Each round of each case runs through `executor` (a fresh process
 /// per round from the command line). A case that cannot even be built
 /// here stops the run before anything is measured or stored
-/// ([`super::CaseCannotRun`]). A case that fails while running does not
+/// ([`super::preflight::CaseCannotRun`]). A case that fails while running does not
 /// stop the run (its status becomes `failed`); a cancellation stops it
 /// (status `partial`). Every case is saved after each of its rounds, so a crash
 /// loses at most the round in flight.
@@ -198,7 +198,7 @@ pub(super) fn new_run(
 /// The cases of `plan` this host can run, and the run's warnings so far:
 /// a profile's case that this host lacks a tool for is left out and said
 /// (a workload the user named must run, or the run is refused with
-/// [`super::CaseCannotRun`]); a busy host (when `idle_check`); the
+/// [`super::preflight::CaseCannotRun`]); a busy host (when `idle_check`); the
 /// sensors this host lacks.
 pub(super) fn runnable_cases(
     plan: &Plan,
@@ -228,7 +228,7 @@ pub(super) fn runnable_cases(
 pub fn cases_this_host_runs(
     plan: &Plan,
     env: &CaseEnv,
-) -> Result<(Vec<PlannedCase>, Vec<String>), super::CaseCannotRun> {
+) -> Result<(Vec<PlannedCase>, Vec<String>), super::preflight::CaseCannotRun> {
     // A built-in profile is a menu for any host: what this host lacks is
     // left out. A battery file is the user's own list: all of it runs, or
     // the run is refused naming what is missing.

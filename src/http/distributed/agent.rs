@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, anyhow, bail};
 
 use super::protocol::{AgentLoad, AgentResult, FromAgent, PROTOCOL_VERSION, ToAgent, to_line};
-use super::unix_now_ns;
+use super::realtime::unix_now_ns;
 use crate::engine::CancelToken;
 use crate::http::{self, LoadConfig};
 use crate::sys::affinity;

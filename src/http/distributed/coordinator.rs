@@ -19,9 +19,9 @@ use anyhow::{Context, bail};
 use super::clock::{self, ClockOffset, Exchange};
 use super::merge::{self, DistributedReport, HostLoad};
 use super::protocol::{AgentLoad, AgentResult, FromAgent, PROTOCOL_VERSION, ToAgent, to_line};
+use super::realtime::unix_now_ns;
 use super::share;
 use super::transport::Transport;
-use super::unix_now_ns;
 use crate::engine::CancelToken;
 use crate::http::LoadReport;
 

@@ -64,7 +64,7 @@ pub fn run_from(
             .map_err(|e| BadLoad(format!("each client host's share: {e:#}")))?;
     }
     let transport = transport(from, &hosts, config, note)?;
-    super::run(transport.as_ref(), &labels, &load, cancel)
+    super::coordinator::run(transport.as_ref(), &labels, &load, cancel)
 }
 
 /// How the agents are reached: child processes of this one, or ssh to

@@ -14,6 +14,7 @@ pub mod coordinator;
 pub mod from_hosts;
 pub mod merge;
 pub mod protocol;
+mod realtime;
 pub mod share;
 pub mod transport;
 
@@ -22,12 +23,3 @@ pub use from_hosts::{FromHosts, run_from};
 pub use merge::{DistributedReport, HostLoad};
 pub use protocol::{AgentLoad, WireRate};
 pub use transport::{LocalAgents, SshAgents, Transport};
-
-/// The realtime clock, ns since the Unix epoch: the one clock two hosts
-/// can compare (each host's monotonic clock starts at its own boot).
-pub(crate) fn unix_now_ns() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as i64)
-        .unwrap_or(0)
-}

@@ -274,7 +274,7 @@ pub fn decode_histogram(text: &str) -> anyhow::Result<Histogram<u64>> {
     let bytes = BASE64.decode(text).context("not base64")?;
     let read = crate::stats::read_histogram(&bytes)
         .map_err(|e| anyhow!("not an HdrHistogram V2 serialization: {e}"))?;
-    let mut h = crate::http::histogram();
+    let mut h = crate::http::histogram::histogram();
     h.add(&read)
         .map_err(|e| anyhow!("a histogram out of the generator's bounds: {e:?}"))?;
     Ok(h)
@@ -293,7 +293,7 @@ mod tests {
 
     #[test]
     fn a_histogram_survives_the_wire_count_for_count() {
-        let mut h = crate::http::histogram();
+        let mut h = crate::http::histogram::histogram();
         for v in [1u64, 7, 1_000, 1_234_567, 9_000_000_000] {
             h.record_n(v, v % 5 + 1).unwrap();
         }

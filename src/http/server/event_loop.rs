@@ -28,9 +28,9 @@ use mio::net::{TcpListener, TcpStream};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
 
-use super::Limits;
 use super::blocking::BlockingPool;
 use super::content::{Content, Reply};
+use super::limits::Limits;
 use super::request::{self, MAX_REQUEST_HEAD, Method};
 use super::ticker::Ticker;
 

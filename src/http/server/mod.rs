@@ -18,8 +18,10 @@ mod content;
 mod db_password;
 pub mod dynamic;
 mod event_loop;
+mod limits;
 mod pg_client;
 pub mod request;
+mod stop;
 mod threads;
 mod ticker;
 
@@ -28,7 +30,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{Context, anyhow};
 use mio::Waker;
@@ -36,38 +38,14 @@ use socket2::{Domain, Protocol, Socket, Type};
 
 pub use content::static_path;
 pub use dynamic::{Database, DbSource};
+pub use limits::{DEFAULT_MAX_THREADS, HEADER_TIMEOUT, IDLE_TIMEOUT, Limits, SEND_TIMEOUT};
+pub use stop::STOP_DEADLINE;
+use stop::join_until;
 
 use crate::sys::affinity;
 
 /// The listen backlog; the kernel caps it at `net.core.somaxconn`.
 const BACKLOG: i32 = 4096;
-
-/// How long [`Server::stop`] waits for its threads (connection threads and
-/// database pages included) before it leaves them running with a warning.
-/// Every blocking call in them is bounded by a timeout of a few seconds, so
-/// this is only reached by a call that ignores its timeout.
-pub const STOP_DEADLINE: Duration = Duration::from_secs(10);
-
-/// Joins `handles` until `deadline`; returns the results of those that
-/// finished (`None` for a panic) and the number left running, which are
-/// detached.
-pub(crate) fn join_until<T>(
-    handles: Vec<JoinHandle<T>>,
-    deadline: Instant,
-) -> (Vec<Option<T>>, usize) {
-    let mut pending = handles;
-    let mut done = Vec::with_capacity(pending.len());
-    loop {
-        let (finished, running): (Vec<_>, Vec<_>) =
-            pending.into_iter().partition(JoinHandle::is_finished);
-        done.extend(finished.into_iter().map(|h| h.join().ok()));
-        pending = running;
-        if pending.is_empty() || Instant::now() >= deadline {
-            return (done, pending.len());
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
 
 /// The static response sizes of the reference articles: 1 B, 2 KiB,
 /// 200 KiB, 2 MiB and 10 MiB.
@@ -90,66 +68,6 @@ impl Model {
             "threads" => Some(Model::Threads),
             _ => None,
         }
-    }
-}
-
-/// From accepting a connection, or from the first byte of a later
-/// request, until the request's head is complete: nginx's
-/// `client_header_timeout`. A connection that sends nothing at all after
-/// the accept is closed after this too.
-pub const HEADER_TIMEOUT: Duration = Duration::from_secs(60);
-/// A kept-alive connection's wait for its next request, from the end of
-/// the last response: nginx's `keepalive_timeout`, longer than the header
-/// timeout so that a client that paces its requests (a browser, a
-/// monitoring probe every minute) finds its connection still open.
-pub const IDLE_TIMEOUT: Duration = Duration::from_secs(75);
-/// Without any progress writing a response to a client that does not
-/// read: nginx's `send_timeout`.
-pub const SEND_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// What the server allows a client, so that clients that stall, idle or
-/// flood cannot hold its memory, descriptors or threads for ever. The
-/// defaults are nginx's and Apache's where they have one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    /// From accepting a connection, or from the first byte of a later
-    /// request, until the request's head is complete; then the connection
-    /// is closed ([`HEADER_TIMEOUT`] by default).
-    pub header_timeout: Duration,
-    /// Between requests on a kept-alive connection ([`IDLE_TIMEOUT`] by
-    /// default).
-    pub idle_timeout: Duration,
-    /// Without any progress writing a response to a client that does not
-    /// read ([`SEND_TIMEOUT`] by default).
-    pub send_timeout: Duration,
-    /// The threads model's connection threads at once (Apache's
-    /// `MaxRequestWorkers`); further connections wait in the listen queue
-    /// until a thread ends.
-    pub max_threads: usize,
-}
-
-/// The default cap on connection threads: Apache's `MaxRequestWorkers` is
-/// 256 (prefork) to 400 (worker, event); this is higher so that the
-/// articles' 500 clients each get their thread.
-pub const DEFAULT_MAX_THREADS: usize = 1024;
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            header_timeout: HEADER_TIMEOUT,
-            idle_timeout: IDLE_TIMEOUT,
-            send_timeout: SEND_TIMEOUT,
-            max_threads: DEFAULT_MAX_THREADS,
-        }
-    }
-}
-
-impl Limits {
-    /// The shortest of the timeouts.
-    fn shortest_timeout(&self) -> Duration {
-        self.header_timeout
-            .min(self.idle_timeout)
-            .min(self.send_timeout)
     }
 }
 

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
 
-use super::Limits;
 use super::content::Content;
+use super::limits::Limits;
 use super::request::{self, MAX_REQUEST_HEAD};
 use crate::sys::affinity;
 
@@ -53,7 +53,7 @@ impl Drop for Slot {
 /// Accepts until stopped; each connection gets its own thread, at most
 /// `limits.max_threads` at once (further connections wait in the listen
 /// queue, as with Apache's `MaxRequestWorkers`). Joins them before
-/// returning, waiting a little less than [`super::STOP_DEADLINE`] (a
+/// returning, waiting a little less than [`super::stop::STOP_DEADLINE`] (a
 /// thread still in a database call then is left running).
 pub(super) fn run(
     listener: TcpListener,
@@ -122,8 +122,9 @@ pub(super) fn run(
             }
         }
     }
-    let deadline = Instant::now() + super::STOP_DEADLINE.saturating_sub(Duration::from_secs(1));
-    super::join_until(workers, deadline);
+    let deadline =
+        Instant::now() + super::stop::STOP_DEADLINE.saturating_sub(Duration::from_secs(1));
+    super::stop::join_until(workers, deadline);
     Ok(())
 }
 

@@ -62,7 +62,7 @@ impl UnixbenchCase {
         seconds: f64,
         scratch_parent: Option<PathBuf>,
     ) -> anyhow::Result<Self> {
-        let executable = super::copy_program().with_context(|| {
+        let executable = super::copy_executable::copy_program().with_context(|| {
             format!("{workload}: cannot find sledge's own executable to start copies")
         })?;
         Ok(UnixbenchCase {

@@ -9,8 +9,8 @@
 //! one is non-zero) and the table of requests served within a time,
 //! `served_within_p50` ... `served_within_p100` (ms; absent with `-d`).
 
-use super::ToolParser;
 use super::figures::{after_label, labelled_number, leading_number};
+use super::tool_parser::ToolParser;
 use crate::engine::Metric;
 
 /// ApacheBench's report.

@@ -21,8 +21,8 @@
 
 use serde_json::Value;
 
-use super::ToolParser;
 use super::json_report::{first_object, number_at};
+use super::tool_parser::ToolParser;
 use crate::engine::Metric;
 
 /// fio's `--output-format=json`.

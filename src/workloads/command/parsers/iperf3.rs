@@ -15,8 +15,8 @@
 
 use serde_json::{Map, Value};
 
-use super::ToolParser;
 use super::json_report::{first_object, number_at};
+use super::tool_parser::ToolParser;
 use crate::engine::Metric;
 
 /// iperf3's `-J`.

@@ -21,24 +21,10 @@ mod pgbench;
 mod redis_benchmark;
 mod stress_ng;
 mod sysbench;
+mod tool_parser;
 mod wrk;
 
-use crate::engine::Metric;
-
-/// A classic tool's output format.
-pub trait ToolParser: Sync {
-    /// Its name for `-p parser=NAME` (`fio`, `redis-benchmark`).
-    fn name(&self) -> &'static str;
-    /// The program names that choose it when the command runs them
-    /// (`fio`; `ab`, `ab2`).
-    fn programs(&self) -> &'static [&'static str];
-    /// How the tool must be run for this parser to read it, said when its
-    /// output cannot be read (`--output-format=json`).
-    fn needs(&self) -> &'static str;
-    /// The figures of one run's standard output, as the tool names them;
-    /// an error says what was expected and not found.
-    fn parse(&self, stdout: &str) -> Result<Vec<Metric>, String>;
-}
+pub use tool_parser::ToolParser;
 
 /// Every parser.
 pub fn all() -> Vec<&'static dyn ToolParser> {
@@ -73,6 +59,7 @@ mod tests {
     use std::collections::HashSet;
 
     use super::*;
+    use crate::engine::Metric;
     use crate::stats::Direction;
 
     /// The value of the one metric named `name`, after checking its unit.

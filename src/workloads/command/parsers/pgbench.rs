@@ -14,8 +14,8 @@
 //! are not stored: a statement's text makes no metric name, and the
 //! summary already holds the run's figures.
 
-use super::ToolParser;
 use super::figures::{after_label, leading_number};
+use super::tool_parser::ToolParser;
 use crate::engine::Metric;
 
 /// pgbench's summary.

@@ -15,8 +15,8 @@
 
 use std::collections::HashSet;
 
-use super::ToolParser;
 use super::figures::{metric_word, number};
+use super::tool_parser::ToolParser;
 use crate::engine::Metric;
 
 /// stress-ng's `--metrics-brief` table.

@@ -23,8 +23,8 @@
 //! sysbench printed, named from its label (`95th percentile:` is
 //! `latency_p95`, `--percentile=99` gives `latency_p99`), all in ms.
 
-use super::ToolParser;
 use super::figures::{after_label, labelled_number, leading_number, number};
+use super::tool_parser::ToolParser;
 use crate::engine::Metric;
 
 /// sysbench's report.

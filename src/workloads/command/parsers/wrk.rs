@@ -14,8 +14,8 @@
 //! `socket_errors_write`, `socket_errors_timeout` (`Socket errors:`) and
 //! `non_2xx_3xx_responses` (`Non-2xx or 3xx responses:`).
 
-use super::ToolParser;
 use super::figures::{after_label, labelled_number, leading_number, number};
+use super::tool_parser::ToolParser;
 use crate::engine::Metric;
 
 /// wrk's report.
