@@ -75,9 +75,9 @@ pub fn section(view: &FleetOutliers) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::Direction;
     use crate::report::fixtures;
     use crate::report::fleet_outliers::fleet_outliers;
-    use crate::stats::Direction;
 
     #[test]
     fn the_section_names_the_slow_host_and_is_absent_for_two_hosts() {

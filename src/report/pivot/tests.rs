@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::report::fixtures::{demo_run, pivot_run};
+use crate::results::{CaseRecord, RunRecord};
 
 fn given(row: &str, column: &str) -> PivotChoice {
     PivotChoice::Given {
