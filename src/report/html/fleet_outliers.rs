@@ -1,5 +1,5 @@
 //! The report's section on the outlier hosts of a fleet
-//! ([`crate::report::fleet_outliers`]): shown when the runs cover three or
+//! ([`crate::analysis::host_outliers`]): shown when the runs cover three or
 //! more hosts of one CPU model, as after `sledge fleet run`.
 
 use maud::{Markup, html};

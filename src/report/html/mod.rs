@@ -19,7 +19,7 @@
 //! `\u{202e}`, as in the terminal.
 //!
 //! The page: the hosts side by side with the facts that differ marked; a
-//! comparison of each run against the first (`report::compare`); charts
+//! comparison of each run against the first (`analysis::verdicts`); charts
 //! per workload (a pivot table and its chart per sweep over two
 //! parameters, a bar chart per other case across runs with 95% CIs and
 //! every trial, scaling curves with the USL fit for sweeps, the latency
@@ -284,7 +284,7 @@ fn hosts(runs: &[RunRecord]) -> Markup {
     }
 }
 
-/// One candidate against the baseline: what `report::compare` returns,
+/// One candidate against the baseline: what `analysis::verdicts` returns,
 /// one row per matched case with its headline metric (the first one
 /// compared); `sledge compare` shows every metric.
 fn comparison(c: &RunComparison) -> Markup {
@@ -451,7 +451,7 @@ fn not_judged(case: &CaseComparison, m: &MetricComparison) -> String {
 
 /// The key cases are matched on across runs: workload, version and
 /// parameters, with a parameter given as `all` read as `all` (the rule of
-/// `report::compare`).
+/// `analysis::verdicts`).
 fn case_key(case: &CaseRecord, run: &RunRecord) -> (String, u32, BTreeMap<String, String>) {
     (
         case.workload.clone(),
