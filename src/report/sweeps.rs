@@ -2,6 +2,7 @@
 //! the Universal Scalability Law fit in one line.
 
 use super::format::value;
+// The view, also at its old path for the callers that name it here.
 pub use crate::analysis::scaling_fit::{
     CPU_COUNT_PARAMS, FIXED_WORK_TIME_UNIT, FailedStep, SCALING_PARAMS, Step, Sweep, find, headline,
 };
