@@ -4,13 +4,16 @@
 //! maps errors to exit codes. The modules are layers: each one only imports
 //! the ones after it in this order (a test, `tests/layers.rs`, checks it):
 //!
-//! Layers, highest first: cli > fleet > report > suite > workloads > http > engine > store > results > monitor > probe > stats > secrets > remote > sys > visible
+//! Layers, highest first: cli > fleet > report > analysis > suite > workloads > http > engine > store > results > monitor > probe > stats > secrets > remote > sys > visible
 //!
 //! - `cli`: one file per subcommand, wiring only.
 //! - `fleet`: a run on many hosts over SSH (checks, copying sledge, export
 //!   and import).
-//! - `report`: tables, JSON, CSV, Markdown, comparisons, the portable
-//!   export document and the HTML report.
+//! - `report`: tables, JSON, CSV, Markdown, the portable export document
+//!   and the HTML report: the rendering of runs and of `analysis`'s views.
+//! - `analysis`: the judgement the reports show, as typed views:
+//!   comparisons and verdicts, history change points, fleet outliers,
+//!   pivots, scaling fits, run-to-run noise, prices.
 //! - `suite`: profiles, planning and executing a run (rounds in their own
 //!   processes), leftovers of killed runs.
 //! - `workloads`: one module per family, each implementing the Workload
@@ -34,6 +37,7 @@
 //!   showing (control characters, bidi overrides), below everything that
 //!   shows text.
 
+pub mod analysis;
 pub mod cli;
 pub mod engine;
 pub mod fleet;

@@ -12,7 +12,7 @@ use clap::Args;
 use super::output::{ExitStatus, UsageError, print};
 use super::run_args::RunArgs;
 use super::run_steps::{exit_status, open_for_runs, prepare, run_once};
-use crate::report::calibration::calibration;
+use crate::analysis::noise_history::calibration;
 use crate::report::export::Format;
 use crate::store::StoreLocation;
 

@@ -4,8 +4,8 @@ use clap::{Args, ValueEnum};
 
 use super::format_args::{FormatArgs, FormatFlag, FormatSet};
 use super::output::{ExitStatus, UsageError, open_existing_store, print};
+use crate::analysis::verdicts::{CompareOptions, NoNoiseHistory, NoiseHistory};
 use crate::report;
-use crate::report::compare::{CompareOptions, NoNoiseHistory, NoiseHistory};
 use crate::report::compare_table::MetricSelection;
 use crate::report::export::Format;
 use crate::results::{RunRecord, RunStatus};

@@ -4,8 +4,8 @@ use clap::Args;
 
 use super::format_args::{FormatArgs, FormatFlag, FormatSet};
 use super::output::{ExitStatus, UsageError, open_existing_store, print};
+use crate::analysis::history_request::{BadHistoryRequest, HistoryRequest};
 use crate::report::export::Format;
-use crate::report::host_history::{BadHistoryRequest, HistoryRequest};
 use crate::store::StoreLocation;
 
 /// Options of `sledge history`.

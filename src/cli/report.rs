@@ -6,8 +6,8 @@ use clap::Args;
 
 use super::output::{ExitStatus, open_existing_store, print, resolve_runs};
 use super::output_file::{refuse_store_as_output, write_file_atomically};
+use crate::analysis::pivot_grouping::PivotChoice;
 use crate::report::html;
-use crate::report::pivot::PivotChoice;
 use crate::store::StoreLocation;
 
 /// Options of `sledge report`.

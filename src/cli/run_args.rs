@@ -14,8 +14,8 @@ use clap::Args;
 
 use super::format_args::{FormatArgs, FormatFlag, FormatSet};
 use super::output::{MetricsShown, UsageError, run_view};
+use crate::analysis::pivot_grouping::PivotChoice;
 use crate::report::export::{Format, RunShown};
-use crate::report::pivot::PivotChoice;
 use crate::store::StoreLocation;
 use crate::suite::request::{BadRequest, Repetition, RunRequest};
 

@@ -4,8 +4,8 @@ use clap::Args;
 
 use super::format_args::{FormatArgs, FormatFlag, FormatSet};
 use super::output::{ExitStatus, MetricsShown, open_existing_store, print, run_in, run_view};
+use crate::analysis::pivot_grouping::PivotChoice;
 use crate::report::export::{Format, RunShown};
-use crate::report::pivot::PivotChoice;
 use crate::store::StoreLocation;
 
 /// Options of `sledge show`.

@@ -3,7 +3,7 @@
 //! table's view of it and the outlier hosts among the runs that landed.
 
 use super::host_report::{HostReport, HostResult};
-use crate::report::fleet_outliers::{FleetOutliers, fleet_outliers};
+use crate::analysis::host_outliers::{FleetOutliers, fleet_outliers};
 use crate::report::fleet_run::{FleetRunSummary, HostLine, HostOutcome};
 use crate::store::{Store, StoreError};
 

@@ -6,16 +6,16 @@ use std::collections::BTreeMap;
 
 use comfy_table::{Cell, CellAlignment, Color};
 
-use super::compare::{
+use super::format;
+use super::listing::new_table;
+use crate::analysis::verdicts::{
     CaseComparison, JudgedOn, MIN_UNFLAGGED_ROUNDS, MIN_UNFLAGGED_TRIALS, MetricComparison,
     MultiComparison, RunComparison,
 };
-use super::format;
-use super::listing::new_table;
-use crate::results::energy_companion;
-use crate::stats::{
+use crate::analysis::{
     MAX_RUN_NOISE_SD_LOG, NO_HISTORY_THRESHOLD, NOISE_THRESHOLD, Verdict, VerdictBasis,
 };
+use crate::results::energy_companion;
 use crate::visible::Escaped;
 
 /// Which metrics a table shows.
@@ -476,8 +476,8 @@ fn paired_legend() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::compare::{ComparisonSummary, HostDifference};
-    use crate::stats::{Comparison, Direction};
+    use crate::analysis::verdicts::{ComparisonSummary, HostDifference};
+    use crate::analysis::{Comparison, Direction};
 
     fn metric(verdict: Verdict, basis: VerdictBasis, judged: bool) -> MetricComparison {
         MetricComparison {
@@ -617,7 +617,7 @@ mod tests {
     fn prices_add_a_column_and_a_summary_line() {
         let mut c = comparison();
         let run = &mut c.candidates[0];
-        run.price = Some(crate::report::price::PriceComparison {
+        run.price = Some(crate::analysis::price_ratio::PriceComparison {
             currency: "EUR".into(),
             baseline: 2000.0,
             candidate: 2500.0,

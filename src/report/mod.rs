@@ -2,10 +2,10 @@
 //! exports of a run, comparisons of runs (with performance per unit of
 //! price), the listing tables, pivot tables of two-parameter sweeps, the
 //! sections a run's workloads add (UnixBench's index), and the outlier
-//! hosts of a fleet.
+//! hosts of a fleet. What they show is decided in `crate::analysis`; this
+//! layer renders it.
 
 pub mod calibration;
-pub mod compare;
 pub mod compare_table;
 pub mod export;
 #[cfg(test)]
@@ -14,23 +14,27 @@ pub mod fleet_outliers;
 pub mod fleet_run;
 pub mod format;
 pub mod history;
-pub mod host_history;
 pub mod html;
 pub mod http_load;
 mod import_check;
 pub mod import_summary;
 pub mod listing;
 pub mod magnitude;
-pub mod noise;
 pub mod pivot;
 pub mod plan_table;
 pub mod portable;
 mod portable_records;
 mod portable_stream;
-pub mod price;
 pub mod run_sections;
 pub mod run_table;
 pub mod scorecard;
 pub mod summary;
 pub mod sweeps;
-pub mod varying;
+
+// The judgement moved to `crate::analysis`; its modules stay reachable at
+// their old paths under `report` for the callers that name them there.
+pub use crate::analysis::history_request as host_history;
+pub use crate::analysis::noise_history as noise;
+pub use crate::analysis::price_ratio as price;
+pub use crate::analysis::varying;
+pub use crate::analysis::verdicts as compare;

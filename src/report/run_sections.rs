@@ -38,8 +38,8 @@ pub fn lines(run: &Escaped<RunRecord>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::Direction;
     use crate::report::fixtures::{case, demo_run, metric};
-    use crate::stats::Direction;
 
     #[test]
     fn a_section_several_workloads_add_is_shown_once() {

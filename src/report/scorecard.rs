@@ -26,7 +26,7 @@ use super::format;
 use super::run_table::value_with_ci;
 use super::summary::{is_disturbance_warning, missed_target};
 use super::sweeps::{self, Step, Sweep, headline};
-use super::varying::varying_params;
+use crate::analysis::varying::varying_params;
 use crate::results::{CaseRecord, MetricRecord, RunRecord, Unit};
 use crate::visible::Escaped;
 
@@ -662,9 +662,9 @@ fn ellipsize(text: &str, width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::Direction;
     use crate::engine::runner::PRECISION_WARNING_PREFIX;
     use crate::report::fixtures::{case, demo_run, disturb, metric, run};
-    use crate::stats::Direction;
 
     fn text_of(run: RunRecord) -> String {
         render(&Escaped::new(run))

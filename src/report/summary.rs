@@ -19,11 +19,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use super::pivot::{self, PivotChoice};
 use super::run_table::header;
 use super::sweeps::{self, Sweep, headline};
-use super::varying::varying_params;
+use crate::analysis::varying::varying_params;
+use crate::analysis::{Direction, SpeedUp};
 use crate::engine::runner::PRECISION_WARNING_PREFIX;
 use crate::monitor::{OTHER_CPU_THRESHOLD_PCT, STEAL_THRESHOLD_PCT};
 use crate::results::{CaseRecord, RunRecord};
-use crate::stats::{Direction, SpeedUp};
 use crate::visible::Escaped;
 
 /// Each workload's default parameters, canonical text, as cases store them

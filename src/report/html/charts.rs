@@ -22,9 +22,9 @@ use plotters::coord::Shift;
 use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
 use plotters::prelude::*;
 
+use crate::analysis::UslFit;
 use crate::report::{format, magnitude};
 use crate::results::Unit;
-use crate::stats::UslFit;
 
 /// Values spanning more than this factor get a logarithmic axis.
 pub const LOG_AXIS_SPAN: f64 = 100.0;

@@ -1,5 +1,5 @@
 //! The report's section on the outlier hosts of a fleet
-//! ([`crate::report::fleet_outliers`]): shown when the runs cover three or
+//! ([`crate::analysis::host_outliers`]): shown when the runs cover three or
 //! more hosts of one CPU model, as after `sledge fleet run`.
 
 use maud::{Markup, html};
@@ -75,9 +75,9 @@ pub fn section(view: &FleetOutliers) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::Direction;
     use crate::report::fixtures;
     use crate::report::fleet_outliers::fleet_outliers;
-    use crate::stats::Direction;
 
     #[test]
     fn the_section_names_the_slow_host_and_is_absent_for_two_hosts() {

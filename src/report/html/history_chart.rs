@@ -34,7 +34,7 @@ pub fn section(histories: &[History]) -> Markup {
             p class="note" {
                 "Every stored run of each case on its host, oldest first. Change points \
                  (dashed) by E-Divisive means with Welch's t-test between their sides at p < "
-                (crate::stats::MAX_P_VALUE) ", at least " (crate::stats::MIN_SIDE)
+                (crate::analysis::MAX_P_VALUE) ", at least " (crate::analysis::MIN_SIDE)
                 " runs on each side; the horizontal lines are the medians between them."
             }
             "\n"
@@ -202,8 +202,8 @@ pub fn chart(case: &CaseHistory) -> Markup {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::Direction;
     use crate::report::history::{FactChange, HistoryChange, HistoryPoint};
-    use crate::stats::Direction;
 
     fn point(run: i64, mean: f64) -> HistoryPoint {
         HistoryPoint {

@@ -19,7 +19,7 @@
 //! `\u{202e}`, as in the terminal.
 //!
 //! The page: the hosts side by side with the facts that differ marked; a
-//! comparison of each run against the first (`report::compare`); charts
+//! comparison of each run against the first (`analysis::verdicts`); charts
 //! per workload (a pivot table and its chart per sweep over two
 //! parameters, a bar chart per other case across runs with 95% CIs and
 //! every trial, scaling curves with the USL fit for sweeps, the latency
@@ -39,17 +39,17 @@ use hdrhistogram::Histogram;
 use hdrhistogram::serialization::Deserializer;
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
-use super::compare::{
-    CaseComparison, CompareOptions, JudgedOn, MetricComparison, NoiseHistory, RunComparison,
-    compare_runs,
-};
 use super::pivot::PivotChoice;
 use super::summary::{self, Defaults};
 use super::sweeps::{self, Sweep};
 use super::{format, run_table, varying};
+use crate::analysis::verdicts::{
+    CaseComparison, CompareOptions, JudgedOn, MetricComparison, NoiseHistory, RunComparison,
+    compare_runs,
+};
+use crate::analysis::{Verdict, VerdictBasis};
 use crate::probe::human_bytes;
 use crate::results::{CaseRecord, RunRecord, Unit};
-use crate::stats::{Verdict, VerdictBasis};
 use crate::visible;
 use charts::{Bar, BarChart, LatencyChart, LatencyLine, ScalingChart, ScalingLine, Trial};
 
@@ -284,7 +284,7 @@ fn hosts(runs: &[RunRecord]) -> Markup {
     }
 }
 
-/// One candidate against the baseline: what `report::compare` returns,
+/// One candidate against the baseline: what `analysis::verdicts` returns,
 /// one row per matched case with its headline metric (the first one
 /// compared); `sledge compare` shows every metric.
 fn comparison(c: &RunComparison) -> Markup {
@@ -417,7 +417,7 @@ fn judged(case: &CaseComparison, m: &MetricComparison) -> Judged {
     let basis = if cmp.history_suspect {
         format!(
             "{basis}; history suspect (runs scatter by more than {})",
-            super::format::percent(crate::stats::MAX_RUN_NOISE_SD_LOG.exp() - 1.0)
+            super::format::percent(crate::analysis::MAX_RUN_NOISE_SD_LOG.exp() - 1.0)
         )
     } else {
         basis
@@ -451,7 +451,7 @@ fn not_judged(case: &CaseComparison, m: &MetricComparison) -> String {
 
 /// The key cases are matched on across runs: workload, version and
 /// parameters, with a parameter given as `all` read as `all` (the rule of
-/// `report::compare`).
+/// `analysis::verdicts`).
 fn case_key(case: &CaseRecord, run: &RunRecord) -> (String, u32, BTreeMap<String, String>) {
     (
         case.workload.clone(),
@@ -470,7 +470,7 @@ fn all_cpus_as_all(
     params
         .iter()
         .map(|(k, v)| {
-            let all = super::compare::reads_all(case, run, k, v);
+            let all = crate::analysis::verdicts::reads_all(case, run, k, v);
             (k.clone(), if all { "all".into() } else { v.clone() })
         })
         .collect()
@@ -798,7 +798,7 @@ fn scaling_figures(runs: &[RunRecord], groups: &[SweepGroup]) -> anyhow::Result<
                                 td {
                                     @match &sweep.usl {
                                         Some(fit) => (sweeps::usl_line(fit, &sweep.param, sweep.unit.as_str())),
-                                        None => { "needs " (crate::stats::MIN_USL_STEPS) " steps" }
+                                        None => { "needs " (crate::analysis::MIN_USL_STEPS) " steps" }
                                     }
                                 }
                             }
@@ -947,8 +947,8 @@ fn run_summary(index: usize, run: &RunRecord, sweeps: &[Sweep], defaults: &Defau
                 @if let Some((name, unit, direction)) = &section.headline {
                     " · " (name) " (" (unit) ", "
                     (match direction {
-                        crate::stats::Direction::Higher => "higher",
-                        crate::stats::Direction::Lower => "lower",
+                        crate::analysis::Direction::Higher => "higher",
+                        crate::analysis::Direction::Lower => "lower",
                     })
                     " is better)"
                 }

@@ -1,5 +1,5 @@
-//! The chart of a pivot table (`report::pivot`), as the articles drew
-//! theirs: the column parameter along the x axis (its values evenly
+//! The chart of a pivot table (`analysis::pivot_grouping`), as the articles
+//! drew theirs: the column parameter along the x axis (its values evenly
 //! spaced, as openssl speed's block sizes are), one line per row of the
 //! table and run. A run keeps one colour for all its lines, so that runs
 //! compare at a glance; the rows are told apart by their line's dashes,

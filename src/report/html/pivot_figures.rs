@@ -1,8 +1,8 @@
-//! The report's pivot tables (`report::pivot`): per table matched across
-//! runs, one figure with its chart (`pivot_chart`) and the table itself,
-//! a row per row value and run, each cell the mean with its 95% CI.
-//! Failed cells say so, and the failures are listed under the table with
-//! their errors, as the bar charts they replace did.
+//! The report's pivot tables (`analysis::pivot_grouping`): per table
+//! matched across runs, one figure with its chart (`pivot_chart`) and the
+//! table itself, a row per row value and run, each cell the mean with its
+//! 95% CI. Failed cells say so, and the failures are listed under the table
+//! with their errors, as the bar charts they replace did.
 
 use std::collections::HashMap;
 

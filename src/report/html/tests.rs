@@ -8,7 +8,7 @@ fn report(runs: &[RunRecord]) -> String {
         runs,
         &[],
         "2026-03-01T12:00:00Z",
-        &crate::report::compare::NoNoiseHistory,
+        &crate::analysis::verdicts::NoNoiseHistory,
     )
     .unwrap()
 }
@@ -220,7 +220,7 @@ fn hostile_text_is_escaped_in_every_section_that_shows_it() {
                 metric(
                     "events_per_sec",
                     HOSTILE,
-                    crate::stats::Direction::Higher,
+                    crate::analysis::Direction::Higher,
                     &samples,
                 ),
             );
@@ -258,7 +258,7 @@ fn hostile_text_is_escaped_in_every_section_that_shows_it() {
         &runs,
         &[],
         "2026-03-01T12:00:00Z",
-        &crate::report::compare::NoNoiseHistory,
+        &crate::analysis::verdicts::NoNoiseHistory,
         &PivotChoice::Natural,
         &histories,
     )
@@ -416,7 +416,7 @@ fn a_two_parameter_sweep_is_one_table_and_one_chart_comparing_the_runs() {
         big.metrics[0] = crate::report::fixtures::metric(
             "requests_per_sec",
             "req/s",
-            crate::stats::Direction::Higher,
+            crate::analysis::Direction::Higher,
             &[300.0, 306.0, 294.0],
         );
     }

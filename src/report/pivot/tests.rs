@@ -3,43 +3,13 @@
 
 use super::*;
 use crate::report::fixtures::{demo_run, pivot_run};
+use crate::results::{CaseRecord, RunRecord};
 
 fn given(row: &str, column: &str) -> PivotChoice {
     PivotChoice::Given {
         row: row.into(),
         column: column.into(),
     }
-}
-
-#[test]
-fn pivot_choices_parse_and_bad_ones_say_what_is_allowed() {
-    assert_eq!("auto".parse::<PivotChoice>(), Ok(PivotChoice::Natural));
-    assert_eq!(
-        "size, concurrency".parse::<PivotChoice>(),
-        Ok(given("size", "concurrency"))
-    );
-    for bad in ["size", "size,size", ",size", "size,", "Size,x", "a,b,c"] {
-        let err = bad.parse::<PivotChoice>().unwrap_err();
-        assert_eq!(err, BadPivot(bad.to_string()));
-        assert!(err.to_string().contains("ROW,COLUMN"), "{err}");
-    }
-}
-
-#[test]
-fn values_sort_as_numbers_and_sizes_else_keep_their_order() {
-    let v = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    assert_eq!(
-        ordered(v(&["8192", "16", "1024", "16"]).iter()),
-        v(&["16", "1024", "8192"])
-    );
-    assert_eq!(
-        ordered(v(&["2M", "1", "200K"]).iter()),
-        v(&["1", "200K", "2M"])
-    );
-    assert_eq!(
-        ordered(v(&["sha256", "aes-128-gcm", "sha256"]).iter()),
-        v(&["sha256", "aes-128-gcm"])
-    );
 }
 
 #[test]
@@ -232,25 +202,4 @@ fn the_full_view_shows_each_workloads_tables_after_its_cases() {
     let turned = summary::render_pivoted(&run, &Defaults::new(), &given("block_size", "copies"));
     assert!(turned.contains("  block_size ↓ copies →"), "{turned}");
     assert!(!turned.contains("algorithm ↓"), "{turned}");
-}
-
-#[test]
-fn a_given_pivot_is_checked_against_the_plans_workloads() {
-    let plan = crate::suite::plan(&["cpu.primes".to_string()], &[], 1).unwrap();
-    let names: Vec<&str> = plan.cases[0]
-        .workload
-        .params()
-        .iter()
-        .map(|p| p.name)
-        .collect();
-    assert_eq!(PivotChoice::Natural.check_for(&plan), Ok(()));
-    assert_eq!(given(names[0], names[1]).check_for(&plan), Ok(()));
-    assert_eq!(
-        given(names[0], "nope").check_for(&plan),
-        Err(format!(
-            "--pivot {},nope: no selected workload has both parameters; theirs are:\ncpu.primes: {}",
-            names[0],
-            names.join(", ")
-        ))
-    );
 }

@@ -3,11 +3,12 @@
 //! the host, which cases match, and when nothing does, what there is
 //! instead ([`BadHistoryRequest`], named so the user can ask again).
 //!
-//! The history itself is built and rendered by [`super::history`].
+//! The history itself is built by [`super::change_points`] and rendered
+//! by `report::history`.
 
 use std::collections::BTreeMap;
 
-use super::history::{self, History, HistoryRun};
+use super::change_points::{self, History, HistoryRun};
 use crate::store::Store;
 
 /// A history request that names nothing there is (a parameter the
@@ -91,7 +92,7 @@ impl HistoryRequest {
                 imported: run.imported,
             });
         }
-        let history = history::build(
+        let history = change_points::build(
             &host,
             workload,
             &loaded,
@@ -108,7 +109,7 @@ impl HistoryRequest {
     /// says what there is.
     fn nothing_matched(&self, host: &str, runs: &[HistoryRun]) -> String {
         let workload = &self.workload;
-        let filtered = history::build(host, workload, runs, &self.filter, None);
+        let filtered = change_points::build(host, workload, runs, &self.filter, None);
         if let Some(metric) = self
             .metric
             .as_deref()
@@ -127,7 +128,7 @@ impl HistoryRequest {
                 names.join(", ")
             );
         }
-        let cases: Vec<String> = history::build(host, workload, runs, &BTreeMap::new(), None)
+        let cases: Vec<String> = change_points::build(host, workload, runs, &BTreeMap::new(), None)
             .cases
             .iter()
             .map(|c| crate::results::case_label(&c.workload, &c.params))

@@ -1,11 +1,12 @@
 //! The run-to-run noise of a case on its host, from the store's earlier
 //! runs of it that sledge measured there (not imported ones: see
 //! `Store::case_history`): the band a comparison must clear (see
-//! `stats::run_noise`, which also caps it).
+//! `stats::run_noise`, which also caps it), and each case's noise after
+//! `sledge calibrate` ([`Calibration`]).
 
 use std::collections::HashMap;
 
-use super::compare::NoiseHistory;
+use super::verdicts::NoiseHistory;
 use crate::results::{CaseRecord, RunRecord};
 use crate::stats::{self, RunNoise};
 use crate::store::Store;
@@ -64,6 +65,43 @@ pub fn case_noise(
         }
     }
     noise
+}
+
+/// Each case's run-to-run noise after a calibration.
+#[derive(Debug, Clone)]
+pub struct Calibration {
+    /// One per case of the last run that reports a metric, in its order.
+    pub cases: Vec<CaseCalibration>,
+}
+
+/// One case's run-to-run noise.
+#[derive(Debug, Clone)]
+pub struct CaseCalibration {
+    /// The case's label (`cpu.primes threads=1`).
+    pub case: String,
+    /// Its headline metric, the one the noise is of.
+    pub metric: String,
+    /// The noise, when the store holds enough runs of the case.
+    pub noise: Option<RunNoise>,
+}
+
+/// The noise of the headline metric of every case of `run` (the last
+/// calibration run), from the store's runs of each case on its host.
+pub fn calibration(store: &Store, run: &RunRecord) -> Calibration {
+    let cases = run
+        .cases
+        .iter()
+        .filter_map(|case| {
+            let headline = case.metrics.first()?;
+            let noise = case_noise(store, run, case, &[]).remove(&headline.name);
+            Some(CaseCalibration {
+                case: case.label(),
+                metric: headline.name.clone(),
+                noise,
+            })
+        })
+        .collect();
+    Calibration { cases }
 }
 
 #[cfg(test)]
