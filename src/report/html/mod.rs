@@ -32,6 +32,7 @@ mod fleet_outliers;
 mod history_chart;
 mod pivot_chart;
 mod pivot_figures;
+mod run_names;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -52,6 +53,7 @@ use crate::probe::human_bytes;
 use crate::results::{CaseRecord, RunRecord, Unit};
 use crate::visible;
 use charts::{Bar, BarChart, LatencyChart, LatencyLine, ScalingChart, ScalingLine, Trial};
+use run_names::{run_heading, run_name};
 
 /// The style sheet, inline in every report.
 const STYLE: &str = include_str!("page.css");
@@ -186,19 +188,6 @@ fn legend() -> Markup {
             "\n"
         }
         "\n"
-    }
-}
-
-/// `run 3`: how a run is named in tables and charts.
-fn run_name(run: &RunRecord) -> String {
-    format!("run {}", run.id)
-}
-
-/// A coloured square and the run's name.
-fn run_heading(index: usize, run: &RunRecord) -> Markup {
-    html! {
-        span class="swatch" style=(format!("background:{}", charts::css_color(index))) {}
-        (run_name(run))
     }
 }
 

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use maud::{Markup, html};
 
 use super::pivot_chart::{PivotChart, PivotLine, pivot_chart};
-use super::{run_heading, run_name};
+use super::run_names::{run_heading, run_name};
 use crate::report::pivot::{self, Cell, PivotChoice, PivotTable};
 use crate::results::RunRecord;
 
