@@ -23,6 +23,14 @@
 #                                            # p50 should grow by about
 #                                            # 1000 µs: B/A near
 #                                            # (p50 + 1000 µs) / p50)
+#   bench/net.sh delay [ROUNDS]              # (root) netem's test where the
+#                                            # kernel has no sch_netem:
+#                                            # `sledge ab net.rr` through
+#                                            # bench/delay_proxy.c in the
+#                                            # client's namespace, A with no
+#                                            # delay, B holding each request
+#                                            # DELAY_US (1000) µs: B - A of
+#                                            # the p50 should be about that
 #   bench/net.sh tbf [ROUNDS]                # (root) `sledge ab net.stream`,
 #                                            # B with `tc tbf rate 2gbit`
 #                                            # (TBF_RATE=...) on the client's
@@ -38,7 +46,8 @@
 # defines it, is not in Debian's main archive).
 #
 # Needs iperf3 and sockperf (Debian's), python3, a C compiler; netns and netem need
-# root and iproute2 (ip, tc) with the sch_netem module (tbf: sch_tbf).
+# root and iproute2 (ip, tc) with the sch_netem module (tbf: sch_tbf); delay
+# needs root and ip alone.
 set -euo pipefail
 
 mode=${1:-loopback}
@@ -204,8 +213,37 @@ for case in c["cases"]:
         print(line)
 PY
     ;;
+  delay)
+    make_namespaces
+    start "${server[@]}" "$SLEDGE" __net-serve --listen "$addr:5202"
+    cc -O2 -pthread -o "$work/delay_proxy" "$here/bench/delay_proxy.c"
+    delay_file=$work/delay_us
+    echo 0 >"$delay_file"
+    start "${client[@]}" "$work/delay_proxy" 10.77.0.1 6202 "$addr" 5202 "$delay_file"
+    "$SLEDGE" --store "$store" ab net.rr -p peer=10.77.0.1:6202 -p time=3 \
+      --rounds "${2:-6}" --no-idle-check --json \
+      --a-wrap "ip netns exec $ns_a" --b-wrap "ip netns exec $ns_a" \
+      --a-setup "echo 0 > $delay_file" \
+      --b-setup "echo ${DELAY_US:-1000} > $delay_file" \
+      --restore "echo 0 > $delay_file" \
+      >"$work/ab.json" 2>"$work/ab.err" || { cat "$work/ab.err" >&2; exit 1; }
+    echo "B: each request held ${DELAY_US:-1000} µs by the proxy (A: 0)"
+    python3 - "$work/ab.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+for case in doc["candidates"][0]["cases"]:
+    for m in case["metrics"]:
+        if m["name"] not in ("transactions_per_sec", "latency_p50", "latency_avg"):
+            continue
+        cmp = m["comparison"]
+        a, b = m["baseline_mean"], m["candidate_mean"]
+        print(f"{m['name']}: A {a:.4g} B {b:.4g} {m['unit']}, B - A {b - a:.4g}, "
+              f"B/A {cmp['ratio']:.4f} [{cmp['ratio_ci_low']:.4f}, {cmp['ratio_ci_high']:.4f}] "
+              f"{cmp['verdict']}")
+PY
+    ;;
   *)
-    echo "usage: bench/net.sh loopback|netns|netem|tbf [PAIRS|ROUNDS] [SECONDS]" >&2
+    echo "usage: bench/net.sh loopback|netns|netem|delay|tbf [PAIRS|ROUNDS] [SECONDS]" >&2
     exit 2
     ;;
 esac
