@@ -14,7 +14,7 @@ use super::run_progress::RunProgress;
 use crate::report;
 use crate::report::compare::{CompareOptions, NoNoiseHistory};
 use crate::report::compare_table::MetricSelection;
-use crate::report::export::Format;
+use crate::report::export::{ComparisonShown, Format, View};
 use crate::store::StoreLocation;
 use crate::suite::ab::{AbRequest, KnobSpec, SideRequest};
 
@@ -120,7 +120,6 @@ impl FormatSet for AbFormats {
         FormatFlag {
             format: Format::Markdown,
             help: "Print the comparison as Markdown",
-            conflicts_with: &["json"],
         },
     ];
 }
@@ -253,8 +252,10 @@ pub fn execute(args: AbArgs, store_location: Option<StoreLocation>) -> anyhow::R
         &args
             .run
             .format()
-            .exporter()
-            .comparison(&comparison, metrics)?,
+            .render(&View::Comparison(ComparisonShown {
+                comparison: &comparison,
+                metrics,
+            }))?,
     )?;
     crate::say!(
         "stored as runs {} (A) and {} (B) in {}; `sledge compare {} {}` shows them again",

@@ -7,7 +7,7 @@ use super::output::{ExitStatus, UsageError, open_existing_store, print};
 use crate::report;
 use crate::report::compare::{CompareOptions, NoNoiseHistory, NoiseHistory};
 use crate::report::compare_table::MetricSelection;
-use crate::report::export::Format;
+use crate::report::export::{ComparisonShown, Format, View};
 use crate::results::{RunRecord, RunStatus};
 use crate::store::StoreLocation;
 use crate::visible;
@@ -75,12 +75,10 @@ impl FormatSet for CompareFormats {
         FormatFlag {
             format: Format::Json,
             help: "Print the comparison as JSON",
-            conflicts_with: &["markdown"],
         },
         FormatFlag {
             format: Format::Markdown,
             help: "Print the comparison as Markdown",
-            conflicts_with: &[],
         },
     ];
 }
@@ -145,8 +143,10 @@ pub fn execute(args: CompareArgs, store: Option<StoreLocation>) -> anyhow::Resul
         &args
             .format
             .format()
-            .exporter()
-            .comparison(&comparison, metrics)?,
+            .render(&View::Comparison(ComparisonShown {
+                comparison: &comparison,
+                metrics,
+            }))?,
     )?;
     if let Some(pct) = args.fail_if_slower {
         let found = report::compare::regressions(&comparison, pct);
