@@ -109,8 +109,8 @@ pub struct AbArgs {
     duet: bool,
 }
 
-/// The formats of `sledge ab`: `run`'s `--json`, and Markdown for the
-/// comparison.
+/// The formats of `sledge ab`: `run`'s `--json`, and Markdown and
+/// `compare`'s JUnit for the comparison.
 #[derive(Debug)]
 pub struct AbFormats;
 
@@ -120,6 +120,11 @@ impl FormatSet for AbFormats {
         FormatFlag {
             format: Format::Markdown,
             help: "Print the comparison as Markdown",
+        },
+        FormatFlag {
+            format: Format::Junit,
+            help: "Print the comparison as a JUnit XML report: a test case per case, each \
+                   verdict in its output",
         },
     ];
 }
@@ -248,6 +253,7 @@ pub fn execute(args: AbArgs, store_location: Option<StoreLocation>) -> anyhow::R
         MetricsShown::Headline => MetricSelection::Headline,
         MetricsShown::All => MetricSelection::All,
     };
+    // `ab` has no regression gate: nothing fails in its JUnit report.
     print(
         &args
             .run
@@ -255,6 +261,7 @@ pub fn execute(args: AbArgs, store_location: Option<StoreLocation>) -> anyhow::R
             .render(&View::Comparison(ComparisonShown {
                 comparison: &comparison,
                 metrics,
+                fail_if_slower: None,
             }))?,
     )?;
     crate::say!(

@@ -66,7 +66,7 @@ pub struct CompareArgs {
     format: FormatArgs<CompareFormats>,
 }
 
-/// The formats of `sledge compare`: JSON or Markdown.
+/// The formats of `sledge compare`: JSON, Markdown or JUnit.
 #[derive(Debug)]
 pub struct CompareFormats;
 
@@ -79,6 +79,11 @@ impl FormatSet for CompareFormats {
         FormatFlag {
             format: Format::Markdown,
             help: "Print the comparison as Markdown",
+        },
+        FormatFlag {
+            format: Format::Junit,
+            help: "Print the comparison as a JUnit XML report: a test case per case, failed \
+                   where --fail-if-slower fails it",
         },
     ];
 }
@@ -146,6 +151,7 @@ pub fn execute(args: CompareArgs, store: Option<StoreLocation>) -> anyhow::Resul
             .render(&View::Comparison(ComparisonShown {
                 comparison: &comparison,
                 metrics,
+                fail_if_slower: args.fail_if_slower,
             }))?,
     )?;
     if let Some(pct) = args.fail_if_slower {

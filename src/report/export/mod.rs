@@ -1,6 +1,6 @@
 //! The output formats every command that prints results shares: one
 //! [`Format`], chosen once on the command line (`--json`, `--csv`,
-//! `--markdown`, else the terminal table), and one module per
+//! `--markdown`, `--junit`, else the terminal table), and one module per
 //! format rendering any [`View`], as hyperfine's `src/export/` has them.
 //!
 //! A command builds the view of what it prints (a run, a comparison, a
@@ -13,6 +13,7 @@
 
 mod csv;
 mod json;
+mod junit;
 mod markdown;
 mod table;
 mod view;
@@ -31,6 +32,9 @@ pub enum Format {
     Csv,
     /// Markdown tables, for pasting into an issue or a report.
     Markdown,
+    /// A JUnit XML report of a comparison, for CI systems: a test case
+    /// per compared case, failed where the regression gate fails it.
+    Junit,
 }
 
 impl Format {
@@ -42,6 +46,7 @@ impl Format {
             Format::Json => json::render(view),
             Format::Csv => csv::render(view),
             Format::Markdown => markdown::render(view),
+            Format::Junit => junit::render(view),
         }
     }
 
@@ -53,18 +58,19 @@ impl Format {
             Format::Json => "--json",
             Format::Csv => "--csv",
             Format::Markdown => "--markdown",
+            Format::Junit => "--junit",
         }
     }
 
     /// Whether people read this format (the terminal's table, Markdown),
-    /// rather than programs (JSON, CSV): what a person is told on
+    /// rather than programs (JSON, CSV, JUnit): what a person is told on
     /// stderr beside the output (where a run was stored) a program finds
     /// in the output or does without, and a result that only has a table
     /// for people (a calibration's noise) has nothing for programs.
     pub fn is_for_people(self) -> bool {
         match self {
             Format::Table | Format::Markdown => true,
-            Format::Json | Format::Csv => false,
+            Format::Json | Format::Csv | Format::Junit => false,
         }
     }
 
@@ -74,7 +80,7 @@ impl Format {
     pub fn shows_pivot_tables(self) -> bool {
         match self {
             Format::Table | Format::Csv | Format::Markdown => true,
-            Format::Json => false,
+            Format::Json | Format::Junit => false,
         }
     }
 }
@@ -98,6 +104,7 @@ mod tests {
         for (format, refusal) in [
             (Format::Csv, "--csv cannot show the list of runs"),
             (Format::Markdown, "--markdown cannot show the list of runs"),
+            (Format::Junit, "--junit cannot show the list of runs"),
         ] {
             assert_eq!(format.render(&none).unwrap_err().to_string(), refusal);
         }

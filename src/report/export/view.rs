@@ -105,11 +105,16 @@ pub struct RunShown<'a> {
     pub pivot: Option<&'a PivotChoice>,
 }
 
-/// How a comparison is shown: the metrics the tables show (`--metrics`).
+/// How a comparison is shown: the metrics the tables show (`--metrics`)
+/// and the regression gate the command applies (`--fail-if-slower`),
+/// which the JUnit report's failures follow.
 #[derive(Clone, Copy)]
 pub struct ComparisonShown<'a> {
     /// The comparison.
     pub comparison: &'a MultiComparison,
-    /// The metrics the tables show; JSON has them all.
+    /// The metrics the tables show; JSON has them all, JUnit the
+    /// headlines the gate judges.
     pub metrics: MetricSelection,
+    /// The `--fail-if-slower` percentage, if given.
+    pub fail_if_slower: Option<f64>,
 }
