@@ -24,6 +24,7 @@ mod http_server;
 mod http_url;
 mod i686;
 mod install;
+mod junit;
 mod layers;
 mod module_cycles;
 mod net;

@@ -14,7 +14,7 @@ use super::run_progress::RunProgress;
 use crate::analysis::verdicts::{CompareOptions, NoNoiseHistory};
 use crate::report;
 use crate::report::compare_table::MetricSelection;
-use crate::report::export::Format;
+use crate::report::export::{ComparisonShown, Format, View};
 use crate::store::StoreLocation;
 use crate::suite::ab::{AbRequest, KnobSpec, SideRequest};
 
@@ -109,8 +109,8 @@ pub struct AbArgs {
     duet: bool,
 }
 
-/// The formats of `sledge ab`: `run`'s `--json`, and Markdown for the
-/// comparison.
+/// The formats of `sledge ab`: `run`'s `--json`, and Markdown and
+/// `compare`'s JUnit for the comparison.
 #[derive(Debug)]
 pub struct AbFormats;
 
@@ -120,7 +120,11 @@ impl FormatSet for AbFormats {
         FormatFlag {
             format: Format::Markdown,
             help: "Print the comparison as Markdown",
-            conflicts_with: &["json"],
+        },
+        FormatFlag {
+            format: Format::Junit,
+            help: "Print the comparison as a JUnit XML report: a test case per case, each \
+                   verdict in its output",
         },
     ];
 }
@@ -249,12 +253,16 @@ pub fn execute(args: AbArgs, store_location: Option<StoreLocation>) -> anyhow::R
         MetricsShown::Headline => MetricSelection::Headline,
         MetricsShown::All => MetricSelection::All,
     };
+    // `ab` has no regression gate: nothing fails in its JUnit report.
     print(
         &args
             .run
             .format()
-            .exporter()
-            .comparison(&comparison, metrics)?,
+            .render(&View::Comparison(ComparisonShown {
+                comparison: &comparison,
+                metrics,
+                fail_if_slower: None,
+            }))?,
     )?;
     crate::say!(
         "stored as runs {} (A) and {} (B) in {}; `sledge compare {} {}` shows them again",

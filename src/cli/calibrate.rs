@@ -13,7 +13,7 @@ use super::output::{ExitStatus, UsageError, print};
 use super::run_args::RunArgs;
 use super::run_steps::{exit_status, open_for_runs, prepare, run_once};
 use crate::analysis::noise_history::calibration;
-use crate::report::export::Format;
+use crate::report::export::View;
 use crate::store::StoreLocation;
 
 /// The most runs one calibration makes.
@@ -48,7 +48,9 @@ pub fn execute(
         ))
         .into());
     }
-    if args.run.format() != Format::Table {
+    // The noise is a table for people; its runs are in the store for
+    // programs.
+    if !args.run.format().is_for_people() {
         return Err(UsageError(
             "calibrate prints a noise table, not a run: leave out --json (`sledge show RUN --json` prints each stored run)".to_string(),
         )
@@ -73,6 +75,6 @@ pub fn execute(
     }
     let run = last.expect("at least one run");
     let noise = calibration(&store, &run);
-    print(&args.run.format().exporter().calibration(&noise)?)?;
+    print(&args.run.format().render(&View::Calibration(&noise))?)?;
     Ok(ExitStatus::Success)
 }

@@ -7,7 +7,7 @@ use super::output::{ExitStatus, UsageError, open_existing_store, print};
 use crate::analysis::verdicts::{CompareOptions, NoNoiseHistory, NoiseHistory};
 use crate::report;
 use crate::report::compare_table::MetricSelection;
-use crate::report::export::Format;
+use crate::report::export::{ComparisonShown, Format, View};
 use crate::results::{RunRecord, RunStatus};
 use crate::store::StoreLocation;
 use crate::visible;
@@ -66,7 +66,7 @@ pub struct CompareArgs {
     format: FormatArgs<CompareFormats>,
 }
 
-/// The formats of `sledge compare`: JSON or Markdown.
+/// The formats of `sledge compare`: JSON, Markdown or JUnit.
 #[derive(Debug)]
 pub struct CompareFormats;
 
@@ -75,12 +75,15 @@ impl FormatSet for CompareFormats {
         FormatFlag {
             format: Format::Json,
             help: "Print the comparison as JSON",
-            conflicts_with: &["markdown"],
         },
         FormatFlag {
             format: Format::Markdown,
             help: "Print the comparison as Markdown",
-            conflicts_with: &[],
+        },
+        FormatFlag {
+            format: Format::Junit,
+            help: "Print the comparison as a JUnit XML report: a test case per case, failed \
+                   where --fail-if-slower fails it",
         },
     ];
 }
@@ -145,8 +148,11 @@ pub fn execute(args: CompareArgs, store: Option<StoreLocation>) -> anyhow::Resul
         &args
             .format
             .format()
-            .exporter()
-            .comparison(&comparison, metrics)?,
+            .render(&View::Comparison(ComparisonShown {
+                comparison: &comparison,
+                metrics,
+                fail_if_slower: args.fail_if_slower,
+            }))?,
     )?;
     if let Some(pct) = args.fail_if_slower {
         let found = report::compare::regressions(&comparison, pct);

@@ -11,7 +11,7 @@ use super::run_args::usage;
 use crate::analysis::host_outliers::fleet_outliers;
 use crate::fleet::{self, FleetOutcome, FleetRequest, HostResult, Progress};
 use crate::remote::{OutputLine, SshHost, parse_host_list};
-use crate::report::export::Format;
+use crate::report::export::{Format, View};
 use crate::store::StoreLocation;
 use crate::suite::BadRequest;
 use crate::visible::escape;
@@ -59,7 +59,6 @@ impl FormatSet for OutliersFormats {
     const FLAGS: &'static [FormatFlag] = &[FormatFlag {
         format: Format::Json,
         help: "Print JSON (docs/json.md) instead of text",
-        conflicts_with: &[],
     }];
 }
 
@@ -152,7 +151,7 @@ fn execute_outliers(
         .map(|&id| store.load_run(id))
         .collect::<Result<Vec<_>, _>>()?;
     let view = fleet_outliers(&runs);
-    print(&args.format.format().exporter().fleet_outliers(&view)?)?;
+    print(&args.format.format().render(&View::FleetOutliers(&view))?)?;
     Ok(ExitStatus::Success)
 }
 
@@ -187,10 +186,11 @@ fn execute_run(
             Err(err) => err,
         }
     })?;
-    let table = Format::Table.exporter();
-    print(&table.fleet_run(&done.summary())?)?;
+    // The fleet's closing tables are for the person who started it: each
+    // host's run is in the store for programs (`show --json`).
+    print(&Format::Table.render(&View::FleetRun(&done.summary()))?)?;
     match done.landed_outliers() {
-        Ok(Some(view)) => print(&table.fleet_outliers(&view)?)?,
+        Ok(Some(view)) => print(&Format::Table.render(&View::FleetOutliers(&view))?)?,
         Ok(None) => {}
         Err(err) => {
             crate::say!("warning: cannot read the landed runs for the outlier view: {err}")

@@ -4,8 +4,9 @@
 //!
 //! Commands offer different formats, with their own help text: each names
 //! its set with a [`FormatSet`], so that `sledge list` keeps `--json`
-//! alone and `sledge show` all three, and a command never gains a flag it
-//! had no output for.
+//! alone and `sledge show` three, and a command never gains a flag it
+//! had no output for. The flags of a set exclude each other: one format
+//! per command line.
 
 use std::marker::PhantomData;
 
@@ -20,9 +21,6 @@ pub struct FormatFlag {
     pub format: Format,
     /// The flag's help, as `--help` shows it.
     pub help: &'static str,
-    /// The other format flags of the command it cannot be given with
-    /// (their ids: `json`, `csv`, `markdown`).
-    pub conflicts_with: &'static [&'static str],
 }
 
 impl FormatFlag {
@@ -74,12 +72,16 @@ impl<S: FormatSet> FromArgMatches for FormatArgs<S> {
 impl<S: FormatSet> Args for FormatArgs<S> {
     fn augment_args(cmd: Command) -> Command {
         S::FLAGS.iter().fold(cmd, |cmd, flag| {
+            let others = S::FLAGS
+                .iter()
+                .map(FormatFlag::id)
+                .filter(|&id| id != flag.id());
             cmd.arg(
                 Arg::new(flag.id())
                     .long(flag.id())
                     .action(ArgAction::SetTrue)
                     .help(flag.help)
-                    .conflicts_with_all(flag.conflicts_with),
+                    .conflicts_with_all(others),
             )
         })
     }
@@ -103,12 +105,10 @@ mod tests {
             FormatFlag {
                 format: Format::Json,
                 help: "As JSON",
-                conflicts_with: &["markdown"],
             },
             FormatFlag {
                 format: Format::Markdown,
                 help: "As Markdown",
-                conflicts_with: &[],
             },
         ];
     }

@@ -5,7 +5,7 @@ use clap::Args;
 use super::format_args::{FormatArgs, FormatFlag, FormatSet};
 use super::output::{ExitStatus, UsageError, open_existing_store, print};
 use crate::analysis::history_request::{BadHistoryRequest, HistoryRequest};
-use crate::report::export::Format;
+use crate::report::export::{Format, View};
 use crate::store::StoreLocation;
 
 /// Options of `sledge history`.
@@ -51,7 +51,6 @@ impl FormatSet for HistoryFormats {
     const FLAGS: &'static [FormatFlag] = &[FormatFlag {
         format: Format::Json,
         help: "Print the history as JSON",
-        conflicts_with: &[],
     }];
 }
 
@@ -67,6 +66,6 @@ pub fn execute(args: HistoryArgs, store: Option<StoreLocation>) -> anyhow::Resul
                 Ok(bad) => UsageError(bad.0).into(),
                 Err(err) => err,
             })?;
-    print(&args.format.format().exporter().history(&history)?)?;
+    print(&args.format.format().render(&View::History(&history))?)?;
     Ok(ExitStatus::Success)
 }

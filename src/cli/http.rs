@@ -9,6 +9,7 @@ use super::http_args::load_usage;
 use super::output::{ExitStatus, UsageError, print};
 use crate::engine::CancelToken;
 use crate::http::{self, Model, ServerConfig};
+use crate::report::export::View;
 use crate::report::http_load::{LoadShown, nothing_succeeded};
 use crate::suite::interrupt;
 
@@ -46,7 +47,7 @@ pub fn execute(args: HttpArgs) -> anyhow::Result<ExitStatus> {
         peak_rss: crate::sys::peak_rss::peak_rss_bytes(),
         interrupted,
     };
-    print(&args.format.format().exporter().http_load(&shown)?)?;
+    print(&args.format.format().render(&View::HttpLoad(&shown))?)?;
     if interrupted {
         return Ok(ExitStatus::Interrupted);
     }

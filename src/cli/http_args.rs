@@ -150,7 +150,6 @@ impl FormatSet for HttpFormats {
     const FLAGS: &'static [FormatFlag] = &[FormatFlag {
         format: Format::Json,
         help: "Print the results as JSON",
-        conflicts_with: &[],
     }];
 }
 

@@ -6,6 +6,7 @@ use super::output::{Cancelled, ExitStatus, print};
 use crate::engine::CancelToken;
 use crate::http::LoadConfig;
 use crate::http::distributed::run_from;
+use crate::report::export::View;
 use crate::report::http_load::{HostsShown, hosts_failures};
 
 /// Runs `config` (checked already) from every host of `hosts` and prints
@@ -29,7 +30,7 @@ pub fn execute(
         urls: &args.urls,
         report: &report,
     };
-    print(&args.format.format().exporter().http_hosts(&shown)?)?;
+    print(&args.format.format().render(&View::HttpHosts(&shown))?)?;
     if report.interrupted {
         return Ok(ExitStatus::Interrupted);
     }

@@ -4,7 +4,7 @@ use clap::Args;
 
 use super::format_args::{FormatArgs, FormatFlag, FormatSet};
 use super::output::{ExitStatus, open_existing_store, print};
-use crate::report::export::Format;
+use crate::report::export::{Format, View};
 use crate::store::StoreError;
 use crate::store::StoreLocation;
 
@@ -23,7 +23,6 @@ impl FormatSet for ListFormats {
     const FLAGS: &'static [FormatFlag] = &[FormatFlag {
         format: Format::Json,
         help: "Print the list as JSON",
-        conflicts_with: &[],
     }];
 }
 
@@ -36,19 +35,19 @@ pub fn execute(args: ListArgs, store: Option<StoreLocation>) -> anyhow::Result<E
         Err(err) => match err.downcast_ref::<StoreError>() {
             Some(StoreError::NoStore { path }) => {
                 // The table says why the list is empty; JSON is an empty list.
-                print(&match format {
-                    Format::Table => format!(
-                        "no runs stored yet (there is no store at {}); `sledge run` makes one\n",
-                        path.display()
-                    ),
-                    _ => format.exporter().runs(&[])?,
-                })?;
+                print(&format.render(&View::Runs {
+                    runs: &[],
+                    no_store_at: Some(path),
+                })?)?;
                 return Ok(ExitStatus::Success);
             }
             _ => return Err(err),
         },
     };
     let runs = store.list_runs()?;
-    print(&format.exporter().runs(&runs)?)?;
+    print(&format.render(&View::Runs {
+        runs: &runs,
+        no_store_at: None,
+    })?)?;
     Ok(ExitStatus::Success)
 }

@@ -36,7 +36,7 @@ impl ExitStatus {
 pub struct UsageError(pub String);
 
 pub use crate::engine::Cancelled;
-use crate::report::export::{Format, RunShown, RunView};
+use crate::report::export::{Format, RunShown, RunView, View};
 use crate::report::pivot::{self, PivotChoice};
 use crate::store::StoreLocation;
 
@@ -113,19 +113,18 @@ pub fn run_view(full: bool, metrics: MetricsShown) -> RunView {
 }
 
 /// A run in `format` (`run`, `show`), after saying on stderr when the
-/// `--pivot` given made no table (in every format but JSON, which has no
-/// pivot tables).
+/// `--pivot` given made no table (in the formats that show pivot tables).
 pub fn run_in(
     run: &crate::results::RunRecord,
     format: Format,
     shown: RunShown<'_>,
 ) -> anyhow::Result<String> {
-    if format != Format::Json
+    if format.shows_pivot_tables()
         && let Some(choice) = shown.pivot
     {
         warn_if_no_pivot_table(run, choice);
     }
-    format.exporter().run(run, shown)
+    format.render(&View::Run { run, shown })
 }
 
 /// Says on stderr that `--pivot` made no table of `run`, and why.

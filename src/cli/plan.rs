@@ -11,6 +11,7 @@ use clap::Args;
 
 use super::output::{ExitStatus, print};
 use super::run_args::{RunArgs, usage};
+use crate::report::export::View;
 use crate::store::StoreLocation;
 use crate::suite::plan_estimate::estimate_run;
 use crate::suite::request::BadRequest;
@@ -68,13 +69,11 @@ pub fn execute(
         Ok(bad) => usage(bad).into(),
         Err(err) => err,
     })?;
-    print(
-        &args
-            .run
-            .format()
-            .exporter()
-            .plan(&estimate, &methodology, args.detect)?,
-    )?;
+    print(&args.run.format().render(&View::Plan {
+        estimate: &estimate,
+        methodology: &methodology,
+        detect: args.detect,
+    })?)?;
     Ok(ExitStatus::Success)
 }
 

@@ -5,7 +5,7 @@ use clap::Args;
 use super::format_args::{FormatArgs, FormatFlag, FormatSet};
 use super::output::{ExitStatus, print};
 use crate::probe;
-use crate::report::export::Format;
+use crate::report::export::{Format, View};
 
 /// Options of `sledge probe`.
 #[derive(Debug, Args)]
@@ -22,7 +22,6 @@ impl FormatSet for ProbeFormats {
     const FLAGS: &'static [FormatFlag] = &[FormatFlag {
         format: Format::Json,
         help: "Print the inventory as JSON",
-        conflicts_with: &[],
     }];
 }
 
@@ -30,6 +29,6 @@ impl FormatSet for ProbeFormats {
 pub fn execute(args: ProbeArgs) -> anyhow::Result<ExitStatus> {
     let cwd = std::env::current_dir()?;
     let host = probe::probe(&cwd);
-    print(&args.format.format().exporter().host(&host)?)?;
+    print(&args.format.format().render(&View::Host(&host))?)?;
     Ok(ExitStatus::Success)
 }

@@ -41,8 +41,8 @@ pub fn execute(args: RunArgs, store_location: Option<StoreLocation>) -> anyhow::
 
     let format = args.format();
     print(&run_in(&run, format, args.shown())?)?;
-    // JSON output is for programs: the run's id is in it.
-    if format != Format::Json {
+    // A program reading the output finds the run's id in it.
+    if format.is_for_people() {
         crate::say!(
             "stored as run {} in {}",
             run.id,

@@ -130,7 +130,6 @@ impl FormatSet for RunFormats {
 pub const RUN_JSON: FormatFlag = FormatFlag {
     format: Format::Json,
     help: "Print the stored run as JSON instead of a table",
-    conflicts_with: &[],
 };
 
 impl<F: FormatSet> RunArgs<F> {

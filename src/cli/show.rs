@@ -43,17 +43,14 @@ impl FormatSet for ShowFormats {
         FormatFlag {
             format: Format::Json,
             help: "Print the run as JSON (the documented shape)",
-            conflicts_with: &["csv", "markdown"],
         },
         FormatFlag {
             format: Format::Csv,
             help: "Print one CSV row per metric",
-            conflicts_with: &["json", "markdown"],
         },
         FormatFlag {
             format: Format::Markdown,
             help: "Print a Markdown table",
-            conflicts_with: &["json", "csv"],
         },
     ];
 }

@@ -2,25 +2,31 @@
 //! or with `--pivot` the pivot tables instead. The text is escaped first
 //! ([`crate::visible`]), as for every format but JSON.
 
-use super::{Exporter, Format, RunShown};
+use super::{Format, View, not_offered};
 use crate::report::pivot;
 use crate::results::RunRecord;
 use crate::visible::Escaped;
 
-/// The CSV renderer.
-pub struct CsvExporter;
-
-impl Exporter for CsvExporter {
-    fn format(&self) -> Format {
-        Format::Csv
-    }
-
-    fn run(&self, run: &RunRecord, shown: RunShown<'_>) -> anyhow::Result<String> {
-        let run = Escaped::new(run.clone());
-        match shown.pivot {
-            Some(choice) => pivot::csv(&pivot::tables(&run, choice)),
-            None => rows(&run),
+/// `view` as CSV: a run only.
+pub(super) fn render(view: &View<'_>) -> anyhow::Result<String> {
+    match *view {
+        View::Run { run, shown } => {
+            let run = Escaped::new(run.clone());
+            match shown.pivot {
+                Some(choice) => pivot::csv(&pivot::tables(&run, choice)),
+                None => rows(&run),
+            }
         }
+        View::Comparison(_)
+        | View::History(_)
+        | View::Runs { .. }
+        | View::Host(_)
+        | View::Plan { .. }
+        | View::FleetOutliers(_)
+        | View::FleetRun(_)
+        | View::Calibration(_)
+        | View::HttpLoad(_)
+        | View::HttpHosts(_) => Err(not_offered(Format::Csv, view)),
     }
 }
 

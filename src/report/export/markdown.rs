@@ -2,42 +2,38 @@
 //! into an issue or a report. The text is escaped first
 //! ([`crate::visible`]): it is for people.
 
-use super::{Exporter, Format, RunShown};
-use crate::report::compare::MultiComparison;
-use crate::report::compare_table::{self, MetricSelection};
+use super::{Format, View, not_offered};
+use crate::report::compare_table;
 use crate::report::format::markdown_cell;
 use crate::report::pivot;
 use crate::report::run_table::{flags, header, value_with_ci};
 use crate::results::RunRecord;
 use crate::visible::Escaped;
 
-/// The Markdown renderer.
-pub struct MarkdownExporter;
-
-impl Exporter for MarkdownExporter {
-    fn format(&self) -> Format {
-        Format::Markdown
-    }
-
-    /// The run's table, then its pivot tables: each workload's own, or the
-    /// ones `--pivot` chooses.
-    fn run(&self, run: &RunRecord, shown: RunShown<'_>) -> anyhow::Result<String> {
-        let run = Escaped::new(run.clone());
-        let choice = shown.pivot.cloned().unwrap_or_default();
-        let mut text = run_markdown(&run);
-        text.push_str(&pivot::markdown(&pivot::tables(&run, &choice)));
-        Ok(text)
-    }
-
-    fn comparison(
-        &self,
-        comparison: &MultiComparison,
-        metrics: MetricSelection,
-    ) -> anyhow::Result<String> {
-        Ok(compare_table::markdown(
-            &Escaped::new(comparison.clone()),
-            metrics,
-        ))
+/// `view` as Markdown: a run (its table, then its pivot tables: each
+/// workload's own, or the ones `--pivot` chooses) or a comparison.
+pub(super) fn render(view: &View<'_>) -> anyhow::Result<String> {
+    match *view {
+        View::Run { run, shown } => {
+            let run = Escaped::new(run.clone());
+            let choice = shown.pivot.cloned().unwrap_or_default();
+            let mut text = run_markdown(&run);
+            text.push_str(&pivot::markdown(&pivot::tables(&run, &choice)));
+            Ok(text)
+        }
+        View::Comparison(shown) => Ok(compare_table::markdown(
+            &Escaped::new(shown.comparison.clone()),
+            shown.metrics,
+        )),
+        View::History(_)
+        | View::Runs { .. }
+        | View::Host(_)
+        | View::Plan { .. }
+        | View::FleetOutliers(_)
+        | View::FleetRun(_)
+        | View::Calibration(_)
+        | View::HttpLoad(_)
+        | View::HttpHosts(_) => Err(not_offered(Format::Markdown, view)),
     }
 }
 

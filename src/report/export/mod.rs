@@ -1,32 +1,24 @@
 //! The output formats every command that prints results shares: one
 //! [`Format`], chosen once on the command line (`--json`, `--csv`,
-//! `--markdown`, else the terminal table), and one [`Exporter`] per
-//! format, each in its own module, as hyperfine's `src/export/` has them.
+//! `--markdown`, `--junit`, else the terminal table), and one module per
+//! format rendering any [`View`], as hyperfine's `src/export/` has them.
 //!
-//! A command asks the chosen exporter for what it prints (a run, a
-//! comparison, a history, ...). A format says which of those it renders;
-//! the others are refused by name, though the command line offers a
-//! format only where it has something to render.
+//! A command builds the view of what it prints (a run, a comparison, a
+//! history, ...) and asks the chosen format to render it: it never looks
+//! at which format that is. A format that has no rendering of a view
+//! refuses it by name, though the command line offers a format only where
+//! it has something to render. What a command does around its output that
+//! depends on the format (a line on stderr for people) asks the format
+//! what it is for ([`Format::is_for_people`]), not which one it is.
 
 mod csv;
-mod delegated;
 mod json;
+mod junit;
 mod markdown;
 mod table;
+mod view;
 
-use crate::engine::Methodology;
-use crate::engine::estimate::PlanEstimate;
-use crate::probe::HostInfo;
-use crate::report::calibration::Calibration;
-use crate::report::compare::MultiComparison;
-use crate::report::compare_table::MetricSelection;
-use crate::report::fleet_outliers::FleetOutliers;
-use crate::report::fleet_run::FleetRunSummary;
-use crate::report::history::History;
-use crate::report::http_load::{HostsShown, LoadShown};
-use crate::report::pivot::PivotChoice;
-use crate::results::RunRecord;
-use crate::store::RunListing;
+pub use view::{ComparisonShown, RunShown, RunView, View};
 
 /// How a command prints its results.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -40,16 +32,21 @@ pub enum Format {
     Csv,
     /// Markdown tables, for pasting into an issue or a report.
     Markdown,
+    /// A JUnit XML report of a comparison, for CI systems: a test case
+    /// per compared case, failed where the regression gate fails it.
+    Junit,
 }
 
 impl Format {
-    /// The format's renderer.
-    pub fn exporter(self) -> &'static dyn Exporter {
+    /// `view` in this format: the whole text to write to stdout, or the
+    /// refusal of a view the format has no rendering of.
+    pub fn render(self, view: &View<'_>) -> anyhow::Result<String> {
         match self {
-            Format::Table => &table::TableExporter,
-            Format::Json => &json::JsonExporter,
-            Format::Csv => &csv::CsvExporter,
-            Format::Markdown => &markdown::MarkdownExporter,
+            Format::Table => table::render(view),
+            Format::Json => json::render(view),
+            Format::Csv => csv::render(view),
+            Format::Markdown => markdown::render(view),
+            Format::Junit => junit::render(view),
         }
     }
 
@@ -61,104 +58,64 @@ impl Format {
             Format::Json => "--json",
             Format::Csv => "--csv",
             Format::Markdown => "--markdown",
+            Format::Junit => "--junit",
+        }
+    }
+
+    /// Whether people read this format (the terminal's table, Markdown),
+    /// rather than programs (JSON, CSV, JUnit): what a person is told on
+    /// stderr beside the output (where a run was stored) a program finds
+    /// in the output or does without, and a result that only has a table
+    /// for people (a calibration's noise) has nothing for programs.
+    pub fn is_for_people(self) -> bool {
+        match self {
+            Format::Table | Format::Markdown => true,
+            Format::Json | Format::Csv | Format::Junit => false,
+        }
+    }
+
+    /// Whether the format shows a run's pivot tables (`--pivot`), so that
+    /// a `--pivot` that makes no table is worth a note: every format of a
+    /// run but JSON, whose run is the stored record.
+    pub fn shows_pivot_tables(self) -> bool {
+        match self {
+            Format::Table | Format::Csv | Format::Markdown => true,
+            Format::Json | Format::Junit => false,
         }
     }
 }
 
-/// Which view of a run the terminal table shows (`run` and `show`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunView {
-    /// One screen: a row per workload (`report::scorecard`).
-    Scorecard,
-    /// One line per case with its headline (`report::summary`): `--full`.
-    Full,
-    /// Every metric of every case: `--metrics all`.
-    AllMetrics,
+/// The refusal of a format that has no rendering of `view`.
+fn not_offered(format: Format, view: &View<'_>) -> anyhow::Error {
+    anyhow::anyhow!("{} cannot show {}", format.name(), view.what())
 }
 
-/// How a run is shown: the terminal's view of it and the pivot tables
-/// asked for (`--pivot`), which the CSV and Markdown exports use too.
-#[derive(Debug, Clone, Copy)]
-pub struct RunShown<'a> {
-    /// The terminal table's view.
-    pub view: RunView,
-    /// The `--pivot` given, if any.
-    pub pivot: Option<&'a PivotChoice>,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// A format's renderer: one method per kind of result a command prints.
-/// Each returns the whole text to write to stdout. A format that has no
-/// rendering of a kind keeps the default, which refuses it by name.
-pub trait Exporter {
-    /// The format this exporter writes.
-    fn format(&self) -> Format;
-
-    /// One stored run (`run`, `show`).
-    fn run(&self, _run: &RunRecord, _shown: RunShown<'_>) -> anyhow::Result<String> {
-        Err(not_offered(self.format(), "a run"))
+    #[test]
+    fn a_format_without_a_rendering_of_a_view_refuses_it_by_name() {
+        let none = View::Runs {
+            runs: &[],
+            no_store_at: None,
+        };
+        assert_eq!(Format::Json.render(&none).unwrap(), "[]\n");
+        for (format, refusal) in [
+            (Format::Csv, "--csv cannot show the list of runs"),
+            (Format::Markdown, "--markdown cannot show the list of runs"),
+            (Format::Junit, "--junit cannot show the list of runs"),
+        ] {
+            assert_eq!(format.render(&none).unwrap_err().to_string(), refusal);
+        }
+        let missing = View::Runs {
+            runs: &[],
+            no_store_at: Some(std::path::Path::new("/x/results.db")),
+        };
+        assert_eq!(
+            Format::Table.render(&missing).unwrap(),
+            "no runs stored yet (there is no store at /x/results.db); `sledge run` makes one\n"
+        );
+        assert_eq!(Format::Json.render(&missing).unwrap(), "[]\n");
     }
-
-    /// A comparison of runs with a baseline (`compare`, `ab`).
-    fn comparison(
-        &self,
-        _comparison: &MultiComparison,
-        _metrics: MetricSelection,
-    ) -> anyhow::Result<String> {
-        Err(not_offered(self.format(), "a comparison"))
-    }
-
-    /// A host's history of a workload's cases (`history`).
-    fn history(&self, _history: &History) -> anyhow::Result<String> {
-        Err(not_offered(self.format(), "a history"))
-    }
-
-    /// The stored runs, newest first (`list`).
-    fn runs(&self, _runs: &[RunListing]) -> anyhow::Result<String> {
-        Err(not_offered(self.format(), "the list of runs"))
-    }
-
-    /// A host inventory (`probe`).
-    fn host(&self, _host: &HostInfo) -> anyhow::Result<String> {
-        Err(not_offered(self.format(), "a host inventory"))
-    }
-
-    /// What a run would do (`plan`).
-    fn plan(
-        &self,
-        _estimate: &PlanEstimate,
-        _methodology: &Methodology,
-        _detect: Option<f64>,
-    ) -> anyhow::Result<String> {
-        Err(not_offered(self.format(), "a plan"))
-    }
-
-    /// The outlier hosts of a fleet (`fleet outliers`).
-    fn fleet_outliers(&self, _view: &FleetOutliers) -> anyhow::Result<String> {
-        Err(not_offered(self.format(), "the outlier hosts"))
-    }
-
-    /// The closing table of a fleet run (`fleet run`).
-    fn fleet_run(&self, summary: &FleetRunSummary) -> anyhow::Result<String> {
-        delegated::fleet_run(self.format(), summary)
-    }
-
-    /// Each case's run-to-run noise after a calibration (`calibrate`).
-    fn calibration(&self, noise: &Calibration) -> anyhow::Result<String> {
-        delegated::calibration(self.format(), noise)
-    }
-
-    /// An ad-hoc HTTP load from this host (`http`).
-    fn http_load(&self, load: &LoadShown<'_>) -> anyhow::Result<String> {
-        delegated::http_load(self.format(), load)
-    }
-
-    /// An ad-hoc HTTP load from several client hosts (`http --from`).
-    fn http_hosts(&self, load: &HostsShown<'_>) -> anyhow::Result<String> {
-        delegated::http_hosts(self.format(), load)
-    }
-}
-
-/// The refusal of a format that has no rendering of `what`.
-fn not_offered(format: Format, what: &str) -> anyhow::Error {
-    anyhow::anyhow!("{} cannot show {what}", format.name())
 }
