@@ -296,6 +296,18 @@ fn a_fleet_run_on_three_hosts_lands_three_runs_and_leaves_nothing_there() {
 
 /// Starts a fleet run in the background with its stderr read line by line
 /// into the returned channel.
+/// The lines the fleet printed on stderr and `lines` has not yet given,
+/// once it has exited: read until the reader thread ends at the pipe's end
+/// (a line printed just before the exit may still be on its way), or for
+/// at most 5 s after the last line should something still hold the pipe.
+fn rest_of(lines: &std::sync::mpsc::Receiver<String>) -> Vec<String> {
+    let mut rest = Vec::new();
+    while let Ok(line) = lines.recv_timeout(Duration::from_secs(5)) {
+        rest.push(line);
+    }
+    rest
+}
+
 fn spawn_fleet(
     sandbox: &Sandbox,
     words: &[String],
@@ -365,7 +377,7 @@ fn a_host_whose_sshd_dies_midway_is_reported_and_the_others_land() {
     let status = wait_bounded(&mut child, Duration::from_secs(60));
     let mut stdout = String::new();
     std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut stdout).unwrap();
-    let stderr: Vec<String> = lines.try_iter().collect();
+    let stderr = rest_of(&lines);
     assert_eq!(status.code(), Some(4), "{stdout}\n{stderr:#?}");
     assert!(
         stdout.contains("fleet run on 3 hosts: 2 runs stored (2 complete), 1 host failed"),
@@ -411,7 +423,7 @@ fn ctrl_c_stops_every_remote_run_keeps_what_finished_and_cleans_up() {
     // SAFETY: kill with a pid this test started.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = wait_bounded(&mut child, Duration::from_secs(60));
-    let stderr: Vec<String> = lines.try_iter().collect();
+    let stderr = rest_of(&lines);
     assert_eq!(status.code(), Some(130), "{stderr:#?}");
 
     // Each host's run came back, marked partial, and nothing of the run
@@ -716,7 +728,7 @@ fn a_second_ctrl_c_kills_the_remote_runs_and_still_cleans_up() {
     std::thread::sleep(Duration::from_millis(1000));
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = wait_bounded(&mut child, Duration::from_secs(25));
-    let stderr: Vec<String> = lines.try_iter().collect();
+    let stderr = rest_of(&lines);
     assert_eq!(status.code(), Some(130), "{stderr:#?}");
     assert!(started.elapsed() < Duration::from_secs(25));
     assert!(
