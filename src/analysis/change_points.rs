@@ -1,7 +1,7 @@
 //! `sledge history`: a host's runs of a workload's cases over time, the
 //! change points in each case's series (`stats::change_points`), and what
 //! the host's inventory says changed at each of them (shown by
-//! `report::history`).
+//! `report::history_text`).
 //!
 //! The point is not only *when* a case moved but *what differed* then:
 //! each change point carries the facts (kernel, microcode, mitigations,
@@ -395,7 +395,7 @@ mod tests {
     #[test]
     fn the_text_shows_the_change_and_what_differed() {
         let history = build("h", "cpu.primes", &stepped(), &BTreeMap::new(), None);
-        insta::assert_snapshot!(crate::report::history::render(&history), @r"
+        insta::assert_snapshot!(crate::report::history_text::render(&history), @r"
         history of cpu.primes on host h · change points: E-Divisive means, Welch's t-test p < 0.0003, at least 3 runs each side
 
         cpu.primes threads=1 · events_per_sec (events/s, higher is better)

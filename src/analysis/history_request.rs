@@ -4,7 +4,7 @@
 //! instead ([`BadHistoryRequest`], named so the user can ask again).
 //!
 //! The history itself is built by [`super::change_points`] and rendered
-//! by `report::history`.
+//! by `report::history_text`.
 
 use std::collections::BTreeMap;
 

@@ -206,7 +206,7 @@ impl AbArgs {
             restore: self.restore.clone(),
             setup_limit: self
                 .setup_timeout
-                .unwrap_or(crate::suite::ab::request::DEFAULT_SETUP_LIMIT),
+                .unwrap_or(crate::suite::ab::ab_request::DEFAULT_SETUP_LIMIT),
             duet: self.duet,
         }
     }

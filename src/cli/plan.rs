@@ -14,7 +14,7 @@ use super::run_args::{RunArgs, usage};
 use crate::report::export::View;
 use crate::store::StoreLocation;
 use crate::suite::plan_estimate::estimate_run;
-use crate::suite::request::BadRequest;
+use crate::suite::run_request::BadRequest;
 
 /// Options of `sledge plan`.
 #[derive(Debug, Args)]

@@ -51,7 +51,7 @@ pub fn execute(args: ReportArgs, store: Option<StoreLocation>) -> anyhow::Result
     let noise = crate::report::noise::StoreNoise::new(&store, ids.clone());
     let choice = args.pivot.unwrap_or_default();
     let histories = if args.history {
-        crate::report::history::for_runs(&store, &runs)?
+        crate::report::history_text::for_runs(&store, &runs)?
     } else {
         Vec::new()
     };

@@ -5,7 +5,7 @@ use super::output::ExitStatus;
 use crate::engine::CancelToken;
 use crate::suite::interrupt;
 use crate::suite::subprocess::serve_round;
-use crate::sys::process;
+use crate::sys::child_process;
 
 /// Runs the round job on stdin. SIGTERM (which the parent sends when it is
 /// interrupted, and the kernel when the parent dies) stops the round after
@@ -26,13 +26,13 @@ use crate::sys::process;
 pub fn execute() -> anyhow::Result<ExitStatus> {
     let cancel = CancelToken::new();
     let handler_cancel = cancel.clone();
-    let parent = process::parent_pid();
+    let parent = child_process::parent_pid();
     // Without a handler the round would die on the signal without cleanup,
     // so a failure to install one is an error.
     interrupt::try_install(vec![
         Box::new(move || handler_cancel.cancel()),
         Box::new(move || {
-            if process::parent_pid() != parent {
+            if child_process::parent_pid() != parent {
                 std::process::exit(130);
             }
         }),

@@ -17,7 +17,7 @@ use super::output::{MetricsShown, UsageError, run_view};
 use crate::analysis::pivot_grouping::PivotChoice;
 use crate::report::export::{Format, RunShown};
 use crate::store::StoreLocation;
-use crate::suite::request::{BadRequest, Repetition, RunRequest};
+use crate::suite::run_request::{BadRequest, Repetition, RunRequest};
 
 /// The longest case budget accepted: a week.
 const MAX_BUDGET_SECS: u64 = 7 * 24 * 3600;

@@ -13,7 +13,7 @@ use crate::engine;
 use crate::results::RunStatus;
 use crate::store::StoreLocation;
 use crate::suite;
-use crate::suite::request::{Prepared, RunRequest};
+use crate::suite::run_request::{Prepared, RunRequest};
 
 /// The request the arguments make for runs into `store`, pinned and
 /// planned ([`RunRequest::prepare`]), and `--pivot` checked against the
@@ -67,7 +67,7 @@ pub(super) fn exit_status(run: &crate::results::RunRecord) -> ExitStatus {
 }
 
 /// Opens the request's store for runs of its plan and readies it
-/// ([`suite::request::ready_store`]: checked, abandoned runs marked,
+/// ([`suite::run_request::ready_store`]: checked, abandoned runs marked,
 /// leftovers removed, the interrupt handler installed), saying what was
 /// found; returns the store and the token Ctrl-C cancels.
 pub(super) fn open_for_runs(
@@ -75,7 +75,7 @@ pub(super) fn open_for_runs(
     prepared: &Prepared,
 ) -> anyhow::Result<(crate::store::Store, engine::CancelToken)> {
     let mut store = open_store(request.store.clone())?;
-    let (cancel, said) = suite::request::ready_store(&mut store, &prepared.plan)?;
+    let (cancel, said) = suite::run_request::ready_store(&mut store, &prepared.plan)?;
     for line in said {
         crate::say!("{line}");
     }

@@ -18,19 +18,19 @@
 
 mod coordinator;
 mod finished;
+mod fleet_request;
 mod host_report;
 mod host_run;
 pub mod interrupt;
 mod order;
 mod progress;
-mod request;
 mod settings;
 
 pub use coordinator::run;
 pub use finished::{FleetOutcome, FleetRun};
+pub use fleet_request::{FleetRequest, execute};
 pub use host_report::{HostReport, HostResult};
 pub use host_run::FLEET_HOST_NOTE;
 pub use order::Order;
 pub use progress::Progress;
-pub use request::{FleetRequest, execute};
 pub use settings::{FleetSettings, forwarded_env};

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::load::{LoadConfig, Rate};
-use super::request::{Header, Method, RequestSpec, read_body};
+use super::request_bytes::{Header, Method, RequestSpec, read_body};
 
 /// How long a run lasts without -d or -n.
 const DEFAULT_DURATION: f64 = 10.0;

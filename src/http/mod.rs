@@ -15,7 +15,7 @@ pub mod load;
 pub mod load_request;
 mod nap;
 pub(crate) mod ready;
-pub mod request;
+pub mod request_bytes;
 pub mod response;
 pub mod server;
 pub mod tally;
@@ -24,7 +24,7 @@ mod worker;
 
 pub use load::{LoadConfig, LoadReport, Rate, run, run_until_cancelled};
 pub use load_request::{BadLoad, LoadRequest};
-pub use request::{Header, Method, RequestSpec};
+pub use request_bytes::{Header, Method, RequestSpec};
 pub use server::{DbSource, Model, Server, ServerConfig};
 pub use tally::{ErrorCounts, LatencySummary};
 pub use url::{Target, parse_target, parse_targets, parse_targets_for};

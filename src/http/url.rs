@@ -9,7 +9,7 @@ use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 
 use thiserror::Error;
 
-use super::request::RequestSpec;
+use super::request_bytes::RequestSpec;
 
 /// A URL the generator cannot use.
 #[derive(Debug, Error, PartialEq)]

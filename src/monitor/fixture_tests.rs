@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::clock::ClockSource;
+use super::effective_clock::ClockSource;
 use super::health::{Disturbance, TrialHealth};
 use super::sampler::Monitor;
 use super::sensors::{SensorAccumulator, SensorReaders, Sensors};

@@ -310,7 +310,7 @@ fn flags_for(health: &TrialHealth, resolution_pct: f64) -> Vec<Disturbance> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::monitor::clock::ClockSource;
+    use crate::monitor::effective_clock::ClockSource;
 
     const HZ: f64 = 100.0;
 
@@ -584,7 +584,7 @@ mod tests {
 
     #[test]
     fn sensor_samples_ride_with_the_snapshots() {
-        use crate::monitor::clock::ClockReading;
+        use crate::monitor::effective_clock::ClockReading;
         use crate::monitor::sensors::SensorSample;
         // CPU 0 busy at 3 GHz, CPU 1 idle at 1 GHz; a throttle counter
         // rises by one between the edges.

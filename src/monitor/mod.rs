@@ -48,7 +48,7 @@ pub mod maker_mark;
 pub mod own_processes;
 pub mod procfs;
 
-mod clock;
+mod effective_clock;
 mod energy;
 #[cfg(test)]
 pub(crate) mod fixture_tests;
@@ -62,7 +62,7 @@ mod sysfs_value;
 mod thermal;
 mod trial_health;
 
-pub use clock::{ClockReading, ClockSource};
+pub use effective_clock::{ClockReading, ClockSource};
 pub use energy::EnergyReading;
 pub use health::{
     CLOCK_DROP_THRESHOLD, Disturbance, OTHER_CPU_THRESHOLD_PCT, STEAL_THRESHOLD_PCT, TrialHealth,

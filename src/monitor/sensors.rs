@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::clock::{self, ClockAccumulator, ClockMethod, ClockReaders, ClockReading};
+use super::effective_clock::{self, ClockAccumulator, ClockMethod, ClockReaders, ClockReading};
 use super::energy::{self, EnergyAccumulator, EnergyReading, RaplZone};
 use super::sysfs_value::online_cpus;
 use super::thermal::{self, TemperatureSensors, ThrottleCounters};
@@ -42,7 +42,7 @@ impl Sensors {
         };
         let mut missing = Vec::new();
 
-        let found = clock::discover(root, cpus[0], root == Path::new("/"));
+        let found = effective_clock::discover(root, cpus[0], root == Path::new("/"));
         if found.method.is_none() {
             missing.push(("effective clock", found.why_not.join("; ")));
         }
@@ -331,7 +331,10 @@ mod tests {
         assert_eq!(health.temperature_max_c, Some(71.0));
         assert_eq!(health.energy_joules, Some(10.0));
         assert_eq!(health.power_watts, Some(20.0));
-        assert_eq!(health.clock_source, Some(clock::ClockSource::Cpufreq));
+        assert_eq!(
+            health.clock_source,
+            Some(effective_clock::ClockSource::Cpufreq)
+        );
         assert_eq!(health.clock_mhz, Some(3000.0));
     }
 }

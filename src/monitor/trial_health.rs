@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::clock::ClockSource;
+use super::effective_clock::ClockSource;
 
 /// Something that disturbed a trial enough that its numbers must not be
 /// averaged with undisturbed ones without saying so.

@@ -13,7 +13,7 @@ pub(crate) mod fixtures;
 pub mod fleet_outliers;
 pub mod fleet_run;
 pub mod format;
-pub mod history;
+pub mod history_text;
 pub mod html;
 pub mod http_load;
 mod import_check;

@@ -50,23 +50,19 @@
 //! Each submodule's documentation gives the detailed reasoning.
 
 mod changepoint;
-mod compare;
 mod hierarchical;
 mod histogram_bytes;
 mod latency_histogram;
 mod outlier_hosts;
 mod outliers;
 mod paired;
+mod run_comparison;
 mod run_noise;
 mod scaling;
 mod student_t;
 mod summary;
 
 pub use changepoint::{CANDIDATE_P_VALUE, ChangePoint, MAX_P_VALUE, MIN_SIDE, change_points};
-pub use compare::{
-    Comparison, Direction, NO_HISTORY_THRESHOLD, NOISE_THRESHOLD, SIGNIFICANCE_LEVEL, Side,
-    Verdict, VerdictBasis, compare, compare_sides,
-};
 pub use hierarchical::{CiBasis, Levels, summarize_rounds};
 pub use histogram_bytes::{HistogramBytesError, MAX_INFLATED, read_histogram};
 pub use latency_histogram::{LATENCY_MAX_NS, LATENCY_SIGFIG, latency_histogram};
@@ -76,6 +72,10 @@ pub use outlier_hosts::{
 };
 pub use outliers::{TUKEY_FENCE, tukey_outliers};
 pub use paired::{compare_paired, paired_half_width};
+pub use run_comparison::{
+    Comparison, Direction, NO_HISTORY_THRESHOLD, NOISE_THRESHOLD, SIGNIFICANCE_LEVEL, Side,
+    Verdict, VerdictBasis, compare, compare_sides,
+};
 pub use run_noise::{MAX_RUN_NOISE_SD_LOG, MIN_HISTORY_RUNS, RunNoise, SHIFT_FENCE, run_noise};
 pub use scaling::{MIN_USL_STEPS, POOR_FIT_R_SQUARED, Peak, SpeedUp, UslFit, fit_usl, speedup};
 pub use student_t::{CONFIDENCE_LEVEL, TWO_SIDED_QUANTILE_PROBABILITY, t_cdf, t_quantile_95};

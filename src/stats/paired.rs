@@ -22,8 +22,8 @@
 //! memory layout is not called a change. No run-to-run history widens the
 //! interval: the drift it would stand for is what pairing cancels.
 
-use super::compare::VerdictBasis;
-use super::compare::{Comparison, Direction, NOISE_THRESHOLD, SIGNIFICANCE_LEVEL, Verdict};
+use super::run_comparison::VerdictBasis;
+use super::run_comparison::{Comparison, Direction, NOISE_THRESHOLD, SIGNIFICANCE_LEVEL, Verdict};
 use super::student_t::{t_cdf, t_quantile_95};
 
 /// Compares B against A from their values round by round (`a[i]` and

@@ -28,12 +28,12 @@
 //! them and the two databases), only the schema's steps are written for
 //! each (`schema.rs`, `pg_schema.rs`).
 
+mod case_history;
 pub(crate) mod db;
 pub(crate) mod db_value;
 mod directory;
 mod error;
 mod handle;
-mod history;
 pub mod later_params;
 mod location;
 mod migrations;
@@ -53,9 +53,9 @@ mod write;
 #[cfg(test)]
 mod tests;
 
+pub use case_history::{CaseHistoryEntry, HistoryMetric};
 pub use error::StoreError;
 pub use handle::Store;
-pub use history::{CaseHistoryEntry, HistoryMetric};
 pub use location::StoreLocation;
 pub use read::MIN_UUID_PREFIX;
 pub use run_listing::RunListing;

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use super::fallback::Fallback;
-use super::history::StoreHistory;
 use super::plan::{CUSTOM_PROFILE, Plan};
+use super::planning_history::StoreHistory;
 use crate::engine::{
     self, CancelToken, CaseEnv, Methodology, PlannedCase, Progress, RoundExecutor, RunSetup,
     TrialContext,

@@ -10,8 +10,8 @@ use crate::engine::estimate::{self, PlanEstimate};
 use crate::engine::{History, Methodology, NoHistory, PlannedCase};
 use crate::store::{Store, StoreError, StoreLocation};
 
-use super::history::StoreHistory;
-use super::request::{BadRequest, RunRequest};
+use super::planning_history::StoreHistory;
+use super::run_request::{BadRequest, RunRequest};
 
 /// The estimate of a run of `request` on this host, and the methodology it
 /// was made with. With `detect`, also the rounds a comparison needs to

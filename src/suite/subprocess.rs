@@ -228,7 +228,7 @@ fn run_child(
     // prepared before the fork.
     unsafe {
         command.pre_exec(move || {
-            crate::sys::process::die_with_parent(parent, libc::SIGTERM)?;
+            crate::sys::child_process::die_with_parent(parent, libc::SIGTERM)?;
             if let Some(procs) = &cgroup_procs {
                 // "0" is the writing process itself, in v1 and v2.
                 let fd = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);

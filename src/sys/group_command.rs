@@ -28,7 +28,7 @@ use std::process::{Child, Command, ExitStatus};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::process::{group_exists, kill_group, own_group_dying_with_parent};
+use super::child_process::{group_exists, kill_group, own_group_dying_with_parent};
 
 /// How long a stopped group has between SIGTERM and SIGKILL.
 const GRACE: Duration = Duration::from_millis(500);
@@ -230,7 +230,7 @@ fn poll_readable(fd: libc::c_int, slice: Duration) -> io::Result<bool> {
 
 /// Whether `pid` has ended, leaving it to be reaped.
 fn has_ended(pid: libc::pid_t) -> io::Result<bool> {
-    super::process::ended_unreaped(pid).map(|ended| ended.is_some())
+    super::child_process::ended_unreaped(pid).map(|ended| ended.is_some())
 }
 
 /// SIGTERM to the group, then SIGKILL after [`GRACE`] if any of it is

@@ -10,12 +10,12 @@
 pub mod affinity;
 pub mod anon_map;
 pub mod build_arch;
+pub mod child_process;
 pub mod fd_limit;
 pub mod fs_space;
 pub mod group_command;
 pub mod own_exe;
 pub mod peak_rss;
-pub mod process;
 pub mod signal;
 pub mod timer_slack;
 pub mod tunable_file;

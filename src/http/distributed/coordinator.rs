@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
-use super::clock::{self, ClockOffset, Exchange};
+use super::clock_offset::{self, ClockOffset, Exchange};
 use super::merge::{self, DistributedReport, HostLoad};
 use super::protocol::{AgentLoad, AgentResult, FromAgent, PROTOCOL_VERSION, ToAgent, to_line};
 use super::realtime::unix_now_ns;
@@ -194,7 +194,7 @@ fn measure_clock(
             Err(why) => return Ok(Err(why)),
         }
     }
-    Ok(clock::estimate(&exchanges)
+    Ok(clock_offset::estimate(&exchanges)
         .ok_or_else(|| "the coordinator's clock stepped back during every exchange".to_string()))
 }
 

@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use super::clock::ClockOffset;
+use super::clock_offset::ClockOffset;
 use crate::http::tally::Tally;
 use crate::http::{LoadConfig, LoadReport, Rate};
 

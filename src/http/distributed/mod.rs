@@ -9,7 +9,7 @@
 //! of every request, never an average of percentiles.
 
 pub mod agent;
-pub mod clock;
+pub mod clock_offset;
 pub mod coordinator;
 pub mod from_hosts;
 pub mod merge;

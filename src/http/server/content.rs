@@ -13,7 +13,7 @@ use std::io::{self, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use super::dynamic::Database;
-use super::request::{Method, Rejected, RequestHead};
+use super::request_parser::{Method, Rejected, RequestHead};
 
 /// Bodies at least this large are sent from a memfd with `sendfile`.
 const FILE_BODY_MIN: u64 = 64 * 1024;

@@ -31,7 +31,7 @@ use mio::{Events, Interest, Poll, Token, Waker};
 use super::blocking::BlockingPool;
 use super::content::{Content, Reply};
 use super::limits::Limits;
-use super::request::{self, MAX_REQUEST_HEAD, Method};
+use super::request_parser::{self, MAX_REQUEST_HEAD, Method};
 use super::ticker::Ticker;
 
 const LISTENER: Token = Token(0);
@@ -401,11 +401,11 @@ impl EventLoop {
         // Nothing left in the buffer is no request yet: the common case
         // after each request, answered without a call to the parser.
         while pos < buf.len() && conn.reply.is_none() && !conn.waiting {
-            let head = match request::parse(&buf[pos..]) {
+            let head = match request_parser::parse(&buf[pos..]) {
                 Ok(Some(head)) => head,
                 Ok(None) => break,
                 Err(why) => {
-                    let head_only = request::asks_for_head(&buf[pos..]);
+                    let head_only = request_parser::asks_for_head(&buf[pos..]);
                     conn.reply = Some(self.content.rejected(why, head_only));
                     conn.keep_alive = false;
                     pos = buf.len();

@@ -20,7 +20,7 @@ pub mod dynamic;
 mod event_loop;
 mod limits;
 mod pg_client;
-pub mod request;
+pub mod request_parser;
 mod stop;
 mod threads;
 mod ticker;

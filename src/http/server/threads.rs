@@ -16,7 +16,7 @@ use mio::{Events, Interest, Poll, Token, Waker};
 
 use super::content::Content;
 use super::limits::Limits;
-use super::request::{self, MAX_REQUEST_HEAD};
+use super::request_parser::{self, MAX_REQUEST_HEAD};
 use crate::sys::affinity;
 
 /// How often a blocked connection thread looks at the stop flag and its
@@ -165,14 +165,14 @@ fn serve_connection(mut stream: TcpStream, content: &Content, stop: &AtomicBool,
     };
     loop {
         loop {
-            let (mut reply, keep_alive, used, body) = match request::parse(&buf[..filled]) {
+            let (mut reply, keep_alive, used, body) = match request_parser::parse(&buf[..filled]) {
                 Ok(Some(head)) => {
                     let (reply, keep_alive) = content.reply(&head);
                     (reply, keep_alive, head.len, head.body)
                 }
                 Ok(None) => break,
                 Err(why) => {
-                    let head_only = request::asks_for_head(&buf[..filled]);
+                    let head_only = request_parser::asks_for_head(&buf[..filled]);
                     (content.rejected(why, head_only), false, filled, 0)
                 }
             };

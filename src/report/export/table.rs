@@ -5,8 +5,8 @@ use super::{ComparisonShown, RunShown, RunView, View};
 use crate::report::compare_table;
 use crate::report::pivot::{self, PivotChoice};
 use crate::report::{
-    calibration, fleet_outliers, fleet_run, history, listing, plan_table, run_sections, run_table,
-    scorecard, summary,
+    calibration, fleet_outliers, fleet_run, history_text, listing, plan_table, run_sections,
+    run_table, scorecard, summary,
 };
 use crate::results::RunRecord;
 use crate::visible::Escaped;
@@ -20,7 +20,7 @@ pub(super) fn render(view: &View<'_>) -> anyhow::Result<String> {
             metrics,
             ..
         }) => compare_table::render(&Escaped::new(comparison.clone()), metrics),
-        View::History(history) => history::render(history),
+        View::History(history) => history_text::render(history),
         View::Runs {
             no_store_at: Some(path),
             ..

@@ -19,7 +19,7 @@ use crate::report::compare::MultiComparison;
 use crate::report::compare_table::MetricSelection;
 use crate::report::fleet_outliers::FleetOutliers;
 use crate::report::fleet_run::FleetRunSummary;
-use crate::report::history::History;
+use crate::report::history_text::History;
 use crate::report::http_load::{HostsShown, LoadShown};
 use crate::report::pivot::PivotChoice;
 use crate::results::RunRecord;

@@ -88,7 +88,7 @@ pub fn render_with(
     generated: &str,
     noise: &dyn NoiseHistory,
     choice: &PivotChoice,
-    histories: &[super::history::History],
+    histories: &[super::history_text::History],
 ) -> anyhow::Result<String> {
     let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
     let plural = if runs.len() == 1 { "" } else { "s" };

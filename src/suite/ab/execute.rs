@@ -15,8 +15,8 @@ use crate::results::{AB_NOTE, AB_SETTING_NOTE, RunRecord, RunStatus};
 use crate::store::Store;
 use crate::suite;
 use crate::suite::execute::{new_run, now, probe_host, runnable_cases, shuffle_seed};
-use crate::suite::history::StoreHistory;
 use crate::suite::plan::Plan;
+use crate::suite::planning_history::StoreHistory;
 use crate::suite::subprocess::Subprocess;
 
 /// Choices about an A/B comparison that are not part of its plan.

@@ -7,14 +7,14 @@
 //! until they are back (`knob_journal.rs`), chooses the cases that can run in duet (`duet.rs`) and
 //! executes the whole (`execute.rs`).
 
+pub mod ab_request;
 pub mod duet;
 pub mod execute;
 pub mod knob;
 pub mod knob_journal;
-pub mod request;
 pub mod setting;
 
+pub use ab_request::{AbRequest, SideRequest};
 pub use execute::{AbOptions, AbRuns, execute_ab};
 pub use knob::{Knob, KnobSpec};
-pub use request::{AbRequest, SideRequest};
 pub use setting::Setting;

@@ -106,7 +106,7 @@ pub fn run(command: &MakeCommand, cancel: &CancelToken) -> anyhow::Result<MakeRu
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log);
-    crate::sys::process::own_group_dying_with_parent(&mut cmd);
+    crate::sys::child_process::own_group_dying_with_parent(&mut cmd);
     let started = Instant::now();
     let child = cmd
         .spawn()
@@ -122,7 +122,7 @@ pub fn run(command: &MakeCommand, cancel: &CancelToken) -> anyhow::Result<MakeRu
                 if cancel.is_cancelled() {
                     // make is not reaped until wait4 below returns, so
                     // the group it leads is still ours.
-                    let _ = crate::sys::process::kill_group(pid);
+                    let _ = crate::sys::child_process::kill_group(pid);
                     return;
                 }
                 std::thread::sleep(CANCEL_POLL);
@@ -132,7 +132,7 @@ pub fn run(command: &MakeCommand, cancel: &CancelToken) -> anyhow::Result<MakeRu
         let seconds = started.elapsed().as_secs_f64();
         // Whatever is left of the group (after a failure, make's siblings
         // may still run) goes now, before the group id can be reused.
-        let _ = crate::sys::process::kill_group(pid);
+        let _ = crate::sys::child_process::kill_group(pid);
         finished.store(true, Ordering::Release);
         waited.map(|(status, usage)| (status, usage, seconds))
     })?;
@@ -178,8 +178,8 @@ fn wait_for(pid: libc::pid_t) -> anyhow::Result<(libc::c_int, libc::rusage)> {
 /// Waits (bounded) until no process of group `pgid` is left.
 fn wait_until_group_gone(pgid: libc::pid_t) {
     let deadline = Instant::now() + GROUP_EXIT_LIMIT;
-    while crate::sys::process::group_exists(pgid) && Instant::now() < deadline {
-        let _ = crate::sys::process::kill_group(pgid);
+    while crate::sys::child_process::group_exists(pgid) && Instant::now() < deadline {
+        let _ = crate::sys::child_process::kill_group(pgid);
         std::thread::sleep(Duration::from_millis(10));
     }
 }

@@ -191,7 +191,7 @@ fn unpack(
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(error_file);
-    crate::sys::process::own_group_dying_with_parent(&mut command);
+    crate::sys::child_process::own_group_dying_with_parent(&mut command);
     let mut child = command
         .spawn()
         .with_context(|| format!("{workload}: starting tar"))?;
@@ -203,14 +203,14 @@ fn unpack(
         if cancel.is_cancelled() {
             // tar is not reaped yet, so its group is still ours (it holds
             // tar and its decompressor).
-            let _ = crate::sys::process::kill_group(pid);
+            let _ = crate::sys::child_process::kill_group(pid);
             let _ = child.wait();
             return Err(Cancelled.into());
         }
         std::thread::sleep(POLL);
     };
     // The decompressor tar started is in the same group.
-    let _ = crate::sys::process::kill_group(pid);
+    let _ = crate::sys::child_process::kill_group(pid);
     if !status.success() {
         let text = std::fs::read_to_string(&errors).unwrap_or_default();
         let quoted: Vec<&str> = text

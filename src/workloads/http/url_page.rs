@@ -24,7 +24,7 @@ use crate::engine::{
     Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, ParamValue, Params, TrialContext,
     TrialOutput, Workload,
 };
-use crate::http::request::{check_body, read_body};
+use crate::http::request_bytes::{check_body, read_body};
 use crate::http::url::reaches_itself;
 use crate::http::{self, Header, LoadConfig, LoadReport, Method, RequestSpec};
 use crate::monitor::own_processes::{self, OwnProcess};

@@ -7,9 +7,9 @@
 
 use std::time::Duration;
 
-use super::clock;
 use super::interactive_tasks::{self, Host, Task};
 use super::loads::{self, LoadPlan, PreparedLoad};
+use super::sleep_clock;
 use crate::engine::{
     CancelToken, Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params,
     TrialContext, TrialOutput, Workload,
@@ -91,12 +91,12 @@ struct RealHost<'a> {
 
 impl Host for RealHost<'_> {
     fn now(&mut self) -> u64 {
-        clock::monotonic_ns()
+        sleep_clock::monotonic_ns()
     }
     fn burn(&mut self, ns: u64) {
-        let start = clock::thread_cpu_ns();
+        let start = sleep_clock::thread_cpu_ns();
         let mut x = 1u64;
-        while clock::thread_cpu_ns().saturating_sub(start) < ns {
+        while sleep_clock::thread_cpu_ns().saturating_sub(start) < ns {
             for _ in 0..BURN_STEPS {
                 x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1));
             }
@@ -107,10 +107,10 @@ impl Host for RealHost<'_> {
         }
     }
     fn sleep_until(&mut self, deadline: u64) {
-        clock::sleep_until_ns(deadline);
+        sleep_clock::sleep_until_ns(deadline);
     }
     fn stopped(&mut self) -> bool {
-        self.cancel.is_cancelled() || clock::monotonic_ns() >= self.end
+        self.cancel.is_cancelled() || sleep_clock::monotonic_ns() >= self.end
     }
 }
 
@@ -132,7 +132,7 @@ impl Case for InteractiveCase {
                     // no timer slack; sleeping itself, it must have none.
                     crate::sys::timer_slack::set_timer_slack_ns(1);
                     let mut host = RealHost {
-                        end: clock::monotonic_ns() + time.as_nanos() as u64,
+                        end: sleep_clock::monotonic_ns() + time.as_nanos() as u64,
                         cancel,
                     };
                     interactive_tasks::run(task, &mut host)

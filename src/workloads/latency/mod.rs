@@ -3,9 +3,9 @@
 //! `latency.interactive` is Interbench's simulated interactive tasks.
 //! Both can run with a background load (see [`loads`]).
 
-pub mod clock;
 pub mod interactive;
 pub mod interactive_tasks;
 pub mod loads;
 pub mod realtime;
+pub mod sleep_clock;
 pub mod wakeup;

@@ -20,9 +20,9 @@
 use anyhow::bail;
 use hdrhistogram::Histogram;
 
-use super::clock;
 use super::loads::{self, LoadPlan, PreparedLoad};
 use super::realtime::{DmaLatency, Policy};
+use super::sleep_clock;
 use crate::engine::{
     Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext,
     TrialOutput, Workload,
@@ -192,13 +192,13 @@ pub fn measure_wakeups(
         count: 0,
         skipped: 0,
     };
-    let mut next = clock::monotonic_ns() + interval_ns;
+    let mut next = sleep_clock::monotonic_ns() + interval_ns;
     for _ in 0..loops {
         if stop() {
             return None;
         }
-        clock::sleep_until_ns(next);
-        let now = clock::monotonic_ns();
+        sleep_clock::sleep_until_ns(next);
+        let now = sleep_clock::monotonic_ns();
         let latency = now.saturating_sub(next);
         let _ = stats.histogram.record(latency.max(1));
         stats.sum_ns += latency as u128;
@@ -337,9 +337,9 @@ mod tests {
     fn deadlines_are_absolute_so_the_trial_lasts_loops_intervals() {
         // 50 wake-ups every 2 ms take 100 ms plus the last latency, never
         // less, whatever each wake-up costs.
-        let start = clock::monotonic_ns();
+        let start = sleep_clock::monotonic_ns();
         let stats = measure_wakeups(2_000_000, 50, || false).unwrap();
-        let took = clock::monotonic_ns() - start;
+        let took = sleep_clock::monotonic_ns() - start;
         assert!(took >= 100_000_000, "{took} ns");
         assert_eq!(stats.count, 50);
     }

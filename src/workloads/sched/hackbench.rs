@@ -11,7 +11,7 @@ use anyhow::bail;
 
 use super::hackbench_run::{self, Config, Mode};
 use super::hackbench_tasks::Ipc;
-use super::process;
+use super::worker_processes;
 use crate::engine::{
     Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext, TrialOutput,
     Workload,
@@ -71,7 +71,7 @@ impl Workload for Hackbench {
             cpus: (cpus < env.cpus.len()).then(|| env.cpus[..cpus].to_vec()),
         };
         // Limits are checked now, before any task exists.
-        process::check_task_limit(config.tasks(), config.mode == Mode::Process)?;
+        worker_processes::check_task_limit(config.tasks(), config.mode == Mode::Process)?;
         crate::sys::fd_limit::ensure_open_files(config.open_files() + SPARE_FILES)?;
         Ok(Box::new(HackbenchCase { config }))
     }

@@ -10,7 +10,7 @@
 //!
 //! Stopping early (Ctrl-C, or a task that failed) never leaves a task
 //! behind: processes are killed as a group and reaped (see
-//! [`super::process`]), threads are told to stop and interrupted in their
+//! [`super::worker_processes`]), threads are told to stop and interrupted in their
 //! blocking calls (see [`super::wake_signal`]), then joined.
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -23,8 +23,8 @@ use anyhow::{Context, anyhow, bail};
 use super::hackbench_tasks::{
     Ipc, Outcome, ReceiverTask, SenderTask, Slots, fd_pair, sys_read, sys_write,
 };
-use super::process::{ChildStatus, ProcessGroup};
 use super::wake_signal;
+use super::worker_processes::{ChildStatus, ProcessGroup};
 use crate::engine::{CancelToken, Cancelled};
 use crate::sys::affinity;
 

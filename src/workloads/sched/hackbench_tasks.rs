@@ -12,7 +12,7 @@
 //!
 //! The same code runs in forked children and in threads, so it only makes
 //! raw system calls and touches only memory prepared before the fork (see
-//! [`super::process`]). Interrupted calls (`EINTR`) are retried unless the
+//! [`super::worker_processes`]). Interrupted calls (`EINTR`) are retried unless the
 //! task was asked to stop, which is how threads are stopped early (see
 //! [`super::wake_signal`]); processes are simply killed.
 

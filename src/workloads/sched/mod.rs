@@ -8,5 +8,5 @@
 pub mod hackbench;
 pub mod hackbench_run;
 pub mod hackbench_tasks;
-pub mod process;
 pub mod wake_signal;
+pub mod worker_processes;

@@ -8,7 +8,7 @@ use anyhow::Context;
 
 use super::copies::{CopyCommand, run_copies};
 use super::forkexec;
-use super::process;
+use super::libc_process;
 use super::program::Program;
 use super::score::combine;
 use super::shell_script;
@@ -108,7 +108,7 @@ impl Case for UnixbenchCase {
         ctx.check_cancelled()?;
         // UnixBench syncs before every pass so that one test's writes are
         // not flushed during the next.
-        process::sync_all();
+        libc_process::sync_all();
         let outcomes = run_copies(&self.command(), self.copies, &ctx.cancel)
             .with_context(|| format!("{} ({} copies)", self.workload, self.copies))?;
         let (name, unit, timebase) = self.program.headline();

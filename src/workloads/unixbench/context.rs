@@ -12,7 +12,7 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use anyhow::{Context, bail};
 
 use super::case::{UnixbenchCase, copies_param, time_param};
-use super::process::{self, Forked};
+use super::libc_process::{self, Forked};
 use super::program::Program;
 use super::protocol::Gate;
 use super::score::Outcome;
@@ -83,27 +83,27 @@ crate::workload_params! {
 /// earlier and left waiting was placed differently (here up to 2-3 times
 /// faster than UnixBench's placement).
 pub fn run_copy(seconds: f64, gate: &mut Gate) -> anyhow::Result<Outcome> {
-    let (to_partner_read, to_partner_write) = process::pipe().context("context: pipe")?;
-    let (from_partner_read, from_partner_write) = process::pipe().context("context: pipe")?;
+    let (to_partner_read, to_partner_write) = libc_process::pipe().context("context: pipe")?;
+    let (from_partner_read, from_partner_write) = libc_process::pipe().context("context: pipe")?;
     gate.open()?;
-    let partner = match process::fork().context("context: fork failed")? {
+    let partner = match libc_process::fork().context("context: fork failed")? {
         Forked::Child => {
             drop(to_partner_write);
             drop(from_partner_read);
             let code = partner_loop(to_partner_read.as_raw_fd(), from_partner_write.as_raw_fd());
-            process::exit_now(code);
+            libc_process::exit_now(code);
         }
         Forked::Parent(pid) => pid,
     };
     drop(to_partner_read);
     drop(from_partner_write);
     let outcome = lead(to_partner_write, &from_partner_read, seconds);
-    let status = process::wait_for(partner).context("context: waiting for the partner")?;
+    let status = libc_process::wait_for(partner).context("context: waiting for the partner")?;
     let outcome = outcome?;
-    if !process::exited_cleanly(status) {
+    if !libc_process::exited_cleanly(status) {
         bail!(
             "context: the partner failed ({}; 2 means it read a wrong counter)",
-            process::describe_status(status)
+            libc_process::describe_status(status)
         );
     }
     Ok(outcome)
@@ -180,8 +180,8 @@ mod tests {
 
     #[test]
     fn the_partner_stops_at_the_end_of_input_and_checks_the_counter() {
-        let (r1, w1) = process::pipe().unwrap();
-        let (r2, w2) = process::pipe().unwrap();
+        let (r1, w1) = libc_process::pipe().unwrap();
+        let (r2, w2) = libc_process::pipe().unwrap();
         assert!(write_counter(w1.as_raw_fd(), 0));
         assert!(write_counter(w1.as_raw_fd(), 1));
         assert!(write_counter(w1.as_raw_fd(), 5));
@@ -193,7 +193,7 @@ mod tests {
         assert_eq!(read_counter(r2.as_raw_fd()), Some(0));
         assert_eq!(read_counter(r2.as_raw_fd()), Some(1));
 
-        let (r1, w1) = process::pipe().unwrap();
+        let (r1, w1) = libc_process::pipe().unwrap();
         drop(w1);
         assert_eq!(partner_loop(r1.as_raw_fd(), w2.as_raw_fd()), PARTNER_DONE);
     }

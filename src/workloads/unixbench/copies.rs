@@ -7,7 +7,7 @@
 //! one `kill` stops them all: on an error, on a cancellation (checked every
 //! [`POLL_INTERVAL`]) and when the copies overrun their time limits. Each
 //! copy also asks to be killed if sledge dies (see
-//! [`crate::sys::process::die_with_parent`]). A copy's stdout and stderr share one
+//! [`crate::sys::child_process::die_with_parent`]). A copy's stdout and stderr share one
 //! pipe: protocol lines are read as such, anything else is kept to explain
 //! a failure.
 
@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail};
 
-use super::process;
+use super::libc_process;
 use super::protocol::{self, COPY_MARKER, GO, READY, RESULT_PREFIX};
 use super::score::Outcome;
 use crate::engine::{CancelToken, Cancelled};
@@ -149,7 +149,7 @@ impl Copy {
 
     /// An error naming the copy, how it ended and what it said.
     fn failure(&self, index: usize, what: &str) -> anyhow::Error {
-        let ended = process::peek_exit(self.child.id() as libc::pid_t)
+        let ended = libc_process::peek_exit(self.child.id() as libc::pid_t)
             .map(|how| format!(" ({how})"))
             .unwrap_or_default();
         let said = if self.diagnostics.is_empty() {
@@ -179,7 +179,7 @@ impl Group {
         let parent = std::process::id().to_string();
         let seconds = command.seconds.to_string();
         for index in 0..copies {
-            let (read, write) = process::pipe().context("creating a copy's output pipe")?;
+            let (read, write) = libc_process::pipe().context("creating a copy's output pipe")?;
             let mut cmd = Command::new(&command.executable);
             cmd.arg(COPY_MARKER)
                 .arg(&parent)
@@ -259,7 +259,7 @@ impl Group {
                 .iter()
                 .map(|&i| self.copies[i].output.as_raw_fd())
                 .collect();
-            let readable = process::poll_readable(&fds, POLL_INTERVAL.min(deadline - now))
+            let readable = libc_process::poll_readable(&fds, POLL_INTERVAL.min(deadline - now))
                 .context("waiting for the copies")?;
             for (&i, ready) in open.iter().zip(readable) {
                 if ready {
@@ -303,7 +303,7 @@ impl Drop for Group {
         // Kill the whole group before reaping anything, so its id cannot
         // have been reused by then.
         if let Some(pgid) = self.pgid {
-            let _ = crate::sys::process::kill_group(pgid);
+            let _ = crate::sys::child_process::kill_group(pgid);
         }
         for copy in &mut self.copies {
             let _ = copy.child.kill();

@@ -54,7 +54,7 @@ fn run(args: &[String]) -> anyhow::Result<()> {
         anyhow::bail!("usage: {COPY_MARKER} PARENT SECONDS PROGRAM [ARGS...]");
     };
     let parent: libc::pid_t = parent.parse()?;
-    crate::sys::process::die_with_parent(parent, libc::SIGKILL).map_err(|_| NotReleased)?;
+    crate::sys::child_process::die_with_parent(parent, libc::SIGKILL).map_err(|_| NotReleased)?;
     let seconds: f64 = seconds.parse()?;
     if !(seconds.is_finite() && seconds > 0.0) {
         anyhow::bail!("the time must be a positive number of seconds, not {seconds}");

@@ -12,7 +12,7 @@
 
 use super::case::{UnixbenchCase, copies_param, time_param};
 use super::forkexec;
-use super::process;
+use super::libc_process;
 use super::program::Program;
 use super::protocol::Gate;
 use super::score::Outcome;
@@ -93,6 +93,6 @@ pub fn program_dir_param() -> ParamSpec {
 pub fn run_copy(seconds: f64, gate: &mut Gate) -> anyhow::Result<Outcome> {
     let duration = ((seconds * 1e9) as u64).to_string();
     gate.open()?;
-    let start = process::monotonic_ns().to_string();
+    let start = libc_process::monotonic_ns().to_string();
     Err(forkexec::exec_in_working_dir(&["execl", &start, &duration, "0"]).context("execl"))
 }

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 
 use super::case::{UnixbenchCase, copies_param, time_param};
-use super::process;
+use super::libc_process;
 use super::program::Program;
 use super::protocol::Gate;
 use super::score::Outcome;
@@ -211,7 +211,7 @@ pub fn run_copy(
     }
     let mut files = Files::create()?;
     prime(&mut files, buf, buffers)?;
-    process::sync_all();
+    libc_process::sync_all();
     gate.open()?;
     copy_for(&mut files, buf, Duration::from_secs_f64(seconds))
 }

@@ -20,7 +20,7 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 
-use super::process;
+use super::libc_process;
 
 /// The fork/exec program's source, for reference.
 pub const SOURCE: &str = include_str!("forkexec.c");
@@ -67,7 +67,7 @@ fn exec(args: &[&str]) -> anyhow::Result<std::convert::Infallible> {
         .collect();
     let mut argv: Vec<&CStr> = vec![&path];
     argv.extend(words.iter().map(CString::as_c_str));
-    let err = process::execv_just_written(&path, &argv);
+    let err = libc_process::execv_just_written(&path, &argv);
     if err.raw_os_error() == Some(libc::EACCES) {
         bail!(
             "cannot execute `{}` ({err}): is its filesystem mounted noexec? Set --param dir= to another directory",
@@ -84,8 +84,8 @@ mod tests {
 
     fn run(dir: &Path, args: &[&str]) -> std::process::Output {
         // Other tests fork while this one writes the program: see
-        // `process::while_text_busy`.
-        process::while_text_busy(|| {
+        // `libc_process::while_text_busy`.
+        libc_process::while_text_busy(|| {
             std::process::Command::new(dir.join(FILE))
                 .args(args)
                 .output()
@@ -105,7 +105,7 @@ mod tests {
         // A second of re-executing itself: many images, one report (a
         // second, so that even a slow start on a busy host leaves time for
         // more than one image).
-        let start = process::monotonic_ns().to_string();
+        let start = libc_process::monotonic_ns().to_string();
         let out = run(dir.path(), &["execl", &start, "1000000000", "0"]);
         assert!(out.status.success());
         let outcome = parse_result(String::from_utf8(out.stdout).unwrap().trim()).unwrap();

@@ -6,7 +6,7 @@ use std::os::fd::AsRawFd;
 use anyhow::{Context, bail};
 
 use super::case::{UnixbenchCase, copies_param, time_param};
-use super::process;
+use super::libc_process;
 use super::program::Program;
 use super::protocol::Gate;
 use super::score::Outcome;
@@ -64,7 +64,7 @@ crate::workload_params! {
 
 /// One copy: write and read 512 bytes on one pipe for `seconds`.
 pub fn run_copy(seconds: f64, gate: &mut Gate) -> anyhow::Result<Outcome> {
-    let (read_end, write_end) = process::pipe().context("pipe: creating the pipe")?;
+    let (read_end, write_end) = libc_process::pipe().context("pipe: creating the pipe")?;
     let (r, w) = (read_end.as_raw_fd(), write_end.as_raw_fd());
     let mut buf = [0u8; MESSAGE];
     gate.open()?;

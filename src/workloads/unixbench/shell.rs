@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 
 use super::case::{UnixbenchCase, copies_param, time_param};
-use super::process::{self, Forked};
+use super::libc_process::{self, Forked};
 use super::program::Program;
 use super::protocol::Gate;
 use super::score::Outcome;
@@ -149,20 +149,20 @@ pub fn run_copy(concurrent: u32, seconds: f64, gate: &mut Gate) -> anyhow::Resul
     let argv: [&CStr; 2] = [&driver, &workers];
     gate.open()?;
     timed::run_for(seconds, 1, |_| {
-        match process::fork().context("shell: fork failed")? {
+        match libc_process::fork().context("shell: fork failed")? {
             Forked::Child => {
-                process::execv_just_written(&driver, &argv);
-                process::exit_now(EXEC_FAILED);
+                libc_process::execv_just_written(&driver, &argv);
+                libc_process::exit_now(EXEC_FAILED);
             }
             Forked::Parent(pid) => {
-                let status = process::wait_for(pid).context("shell: wait failed")?;
+                let status = libc_process::wait_for(pid).context("shell: wait failed")?;
                 if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == EXEC_FAILED {
                     bail!("shell: `{}` did not exec", driver.to_string_lossy());
                 }
-                if !process::exited_cleanly(status) {
+                if !libc_process::exited_cleanly(status) {
                     bail!(
                         "shell: the script failed: {}",
-                        process::describe_status(status)
+                        libc_process::describe_status(status)
                     );
                 }
             }

@@ -159,7 +159,7 @@ mod tests {
     fn one_driver_run_leaves_only_the_scripts_and_input() {
         let dir = tempfile::tempdir().unwrap();
         write_into(dir.path()).unwrap();
-        let status = crate::workloads::unixbench::process::while_text_busy(|| {
+        let status = crate::workloads::unixbench::libc_process::while_text_busy(|| {
             std::process::Command::new(dir.path().join(DRIVER))
                 .arg("3")
                 .current_dir(dir.path())

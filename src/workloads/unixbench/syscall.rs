@@ -14,7 +14,7 @@ use std::os::fd::AsRawFd;
 use anyhow::{Context, bail};
 
 use super::case::{UnixbenchCase, copies_param, time_param};
-use super::process::{self, Forked};
+use super::libc_process::{self, Forked};
 use super::program::{Calls, Program};
 use super::protocol::Gate;
 use super::score::Outcome;
@@ -92,7 +92,7 @@ crate::workload_params! {
 /// One copy: the chosen calls for `seconds`.
 pub fn run_copy(calls: Calls, seconds: f64, gate: &mut Gate) -> anyhow::Result<Outcome> {
     // UnixBench's create_fd(): a pipe whose write end is closed.
-    let (fd, write_end) = process::pipe().context("syscall: pipe")?;
+    let (fd, write_end) = libc_process::pipe().context("syscall: pipe")?;
     drop(write_end);
     let fd = fd.as_raw_fd();
     gate.open()?;
@@ -130,18 +130,18 @@ pub fn run_copy(calls: Calls, seconds: f64, gate: &mut Gate) -> anyhow::Result<O
 
 /// fork; the child execs /bin/true; wait.
 fn exec_true() -> anyhow::Result<()> {
-    match process::fork().context("syscall: fork failed")? {
+    match libc_process::fork().context("syscall: fork failed")? {
         Forked::Child => {
-            process::execv(TRUE_PROGRAM, &[TRUE_PROGRAM]);
-            process::exit_now(1);
+            libc_process::execv(TRUE_PROGRAM, &[TRUE_PROGRAM]);
+            libc_process::exit_now(1);
         }
         Forked::Parent(pid) => {
-            let status = process::wait_for(pid).context("syscall: waitpid failed")?;
-            if !process::exited_cleanly(status) {
+            let status = libc_process::wait_for(pid).context("syscall: waitpid failed")?;
+            if !libc_process::exited_cleanly(status) {
                 bail!(
                     "syscall: exec of {} failed ({})",
                     TRUE_PROGRAM.to_string_lossy(),
-                    process::describe_status(status)
+                    libc_process::describe_status(status)
                 );
             }
             Ok(())

@@ -98,7 +98,7 @@ pub fn compile_until_stopped(
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(error_file);
-        crate::sys::process::own_group_dying_with_parent(&mut command);
+        crate::sys::child_process::own_group_dying_with_parent(&mut command);
         let mut child = command
             .spawn()
             .with_context(|| format!("starting {}", cc.display()))?;
@@ -119,7 +119,7 @@ pub fn compile_until_stopped(
             if stop.is_cancelled() {
                 // The child is not reaped yet, so its group (which it
                 // leads) is still ours.
-                let _ = crate::sys::process::kill_group(pid);
+                let _ = crate::sys::child_process::kill_group(pid);
                 let _ = child.wait();
                 return Ok(());
             }

@@ -26,7 +26,7 @@ use crate::engine::params::format_size;
 use crate::engine::{CancelToken, CaseEnv, ParamKind, ParamSet, ParamSpec, Params};
 use crate::workloads::common::params::MAX_THREADS;
 use crate::workloads::common::workdir::{self, ScratchDir};
-use crate::workloads::sched::process;
+use crate::workloads::sched::worker_processes;
 
 /// How often the settle wait looks at the user's stop request.
 const SETTLE_STEP: std::time::Duration = std::time::Duration::from_millis(20);
@@ -139,7 +139,7 @@ impl LoadPlan {
                 plan.dir = Some(workdir::check_dir(workload, &p.dir, 2 * io_size)?);
             }
             LoadKind::Hackbench => {
-                process::check_task_limit(hackbench::config(threads).tasks(), true)?;
+                worker_processes::check_task_limit(hackbench::config(threads).tasks(), true)?;
             }
             LoadKind::Build => {
                 plan.compiler = Some(find_compiler_for(workload)?);

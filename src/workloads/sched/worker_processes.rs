@@ -121,7 +121,7 @@ impl ProcessGroup {
                 libc::setpgid(0, leader);
                 // Fails only when the parent died before the request
                 // (SIGKILL is always a valid signal to ask for).
-                if crate::sys::process::die_with_parent(parent, libc::SIGKILL).is_err() {
+                if crate::sys::child_process::die_with_parent(parent, libc::SIGKILL).is_err() {
                     libc::_exit(EXIT_ORPHANED);
                 }
                 libc::_exit(body());
@@ -186,7 +186,7 @@ impl ProcessGroup {
         if let Some(pgid) = self.pgid
             && !self.live.is_empty()
         {
-            let _ = crate::sys::process::kill_group(pgid);
+            let _ = crate::sys::child_process::kill_group(pgid);
         }
     }
 

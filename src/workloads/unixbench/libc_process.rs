@@ -59,11 +59,11 @@ pub fn wait_for(pid: libc::pid_t) -> io::Result<i32> {
 }
 
 /// How a child that has ended ended, without reaping it
-/// ([`crate::sys::process::ended_unreaped`]): `Some("exit code 1")`, or
+/// ([`crate::sys::child_process::ended_unreaped`]): `Some("exit code 1")`, or
 /// `None` while it runs.
 pub fn peek_exit(pid: libc::pid_t) -> Option<String> {
     use std::os::unix::process::ExitStatusExt as _;
-    let status = crate::sys::process::ended_unreaped(pid).ok()??;
+    let status = crate::sys::child_process::ended_unreaped(pid).ok()??;
     Some(match status.code() {
         Some(code) => format!("exit code {code}"),
         None => format!("killed by signal {}", status.signal().unwrap_or(0)),
