@@ -401,8 +401,8 @@ mod tests {
 
     use super::*;
     use crate::engine::{
-        CancelToken, Case, InProcess, Metric, ParamKind, ParamSet, ParamSpec, RoundRequest,
-        ScriptedMonitor, TrialOutput, Workload,
+        CancelToken, Case, InProcess, Metric, ParamKind, ParamRole, ParamSet, ParamSpec,
+        RoundRequest, ScriptedMonitor, TrialOutput, Workload,
     };
     use crate::stats::{Direction, Verdict};
 
@@ -426,6 +426,7 @@ mod tests {
         fn params(&self) -> Vec<ParamSpec> {
             vec![ParamSpec {
                 name: "n",
+                role: ParamRole::Other,
                 help: "",
                 kind: ParamKind::Int { min: 0, max: 9 },
                 default: "1",

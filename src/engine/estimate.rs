@@ -235,7 +235,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::engine::params::{ParamKind, ParamSet, ParamSpec, ParamValue};
+    use crate::engine::params::{ParamKind, ParamRole, ParamSet, ParamSpec, ParamValue};
     use crate::engine::workload::{Case, CaseEnv, UntimedWork, Workload};
 
     /// A workload whose trials last its `time` parameter; with `true`,
@@ -270,6 +270,7 @@ mod tests {
         fn params(&self) -> Vec<ParamSpec> {
             vec![ParamSpec {
                 name: "time",
+                role: ParamRole::TrialTime,
                 help: "",
                 kind: ParamKind::Seconds {
                     min: 0.0,

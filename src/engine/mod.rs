@@ -38,7 +38,7 @@ pub use context::{CancelToken, Cancelled, Deadline, TrialContext};
 pub use executor::{InProcess, RoundExecutor, RoundOutcome, RoundRequest, TrialResult};
 pub use host_lacks::{HostLacks, is_host_lacks};
 pub use methodology::Methodology;
-pub use params::{ParamKind, ParamSet, ParamSpec, ParamValue};
+pub use params::{ParamKind, ParamRole, ParamSet, ParamSpec, ParamValue};
 pub use planner::{History, NoHistory, VarianceHint};
 pub use progress::{Progress, Silent};
 pub use run_section::RunSection;

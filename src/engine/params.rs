@@ -39,11 +39,32 @@ pub enum ParamKind {
     Text,
 }
 
+/// What a parameter is to the engine besides its value: the engine asks
+/// a case for its trial length, its CPU count or its scratch directory by
+/// role, so that a workload may name its parameters as its classic tool
+/// does and the engine never matches a name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamRole {
+    /// The length of one trial (`time`): what `sledge plan` estimates a
+    /// trial at when the workload says nothing better.
+    TrialTime,
+    /// A count of CPUs kept busy at once (`threads`, `copies`, `jobs`,
+    /// `clients`): what `sledge ab --duet` halves the CPUs by.
+    CpuCount,
+    /// The directory a case makes its scratch directories in (`dir`),
+    /// which the next run sweeps for what a killed sledge left there.
+    ScratchDir,
+    /// None of these: the engine never reads it.
+    Other,
+}
+
 /// The specification of one parameter of a workload.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParamSpec {
     /// The name used on the command line (`--param name=value`).
     pub name: &'static str,
+    /// What the engine reads it as, if anything.
+    pub role: ParamRole,
     /// One line of help.
     pub help: &'static str,
     /// Kind and allowed range.
@@ -308,13 +329,41 @@ impl ParamSet {
         })
     }
 
-    /// A duration parameter in seconds, `None` when the set has no such
-    /// parameter or it is not a duration.
-    pub fn seconds(&self, name: &str) -> Option<f64> {
-        match self.values.get(name)? {
-            ParamValue::Seconds(v) => Some(*v),
-            _ => None,
-        }
+    /// The first duration among the parameters of `role` in `specs` (the
+    /// specs the set was resolved against), in seconds; `None` when there
+    /// is none.
+    pub fn seconds_of(&self, specs: &[ParamSpec], role: ParamRole) -> Option<f64> {
+        self.names_of(specs, role)
+            .find_map(|name| match self.values.get(name)? {
+                ParamValue::Seconds(v) => Some(*v),
+                _ => None,
+            })
+    }
+
+    /// The values of the parameters of `role` in `specs` that are whole
+    /// numbers, in declaration order (a count given as `all` is the CPU
+    /// count it stands for).
+    pub fn counts_of(&self, specs: &[ParamSpec], role: ParamRole) -> Vec<usize> {
+        self.names_of(specs, role)
+            .filter_map(|name| raw_text(self.values.get(name)?).parse().ok())
+            .collect()
+    }
+
+    /// The unmasked text of the parameters of `role` in `specs`, in
+    /// declaration order (a directory is a path, never a secret to mask).
+    pub fn texts_of(&self, specs: &[ParamSpec], role: ParamRole) -> Vec<String> {
+        self.names_of(specs, role)
+            .filter_map(|name| Some(raw_text(self.values.get(name)?)))
+            .collect()
+    }
+
+    /// The names `specs` gives `role`, in declaration order.
+    fn names_of<'a>(
+        &self,
+        specs: &'a [ParamSpec],
+        role: ParamRole,
+    ) -> impl Iterator<Item = &'a str> {
+        specs.iter().filter(move |s| s.role == role).map(|s| s.name)
     }
 
     /// The names of the parameters given as `all` (one per CPU the run
@@ -345,14 +394,17 @@ impl ParamSet {
     pub fn to_raw_strings(&self) -> BTreeMap<String, String> {
         self.values
             .iter()
-            .map(|(k, v)| {
-                let text = match v {
-                    ParamValue::Text(t) => t.clone(),
-                    other => other.to_string(),
-                };
-                (k.clone(), text)
-            })
+            .map(|(k, v)| (k.clone(), raw_text(v)))
             .collect()
+    }
+}
+
+/// A value's text form with nothing masked (see
+/// [`ParamSet::to_raw_strings`]).
+fn raw_text(value: &ParamValue) -> String {
+    match value {
+        ParamValue::Text(t) => t.clone(),
+        other => other.to_string(),
     }
 }
 
@@ -521,12 +573,14 @@ mod tests {
         vec![
             ParamSpec {
                 name: "threads",
+                role: ParamRole::CpuCount,
                 help: "",
                 kind: ParamKind::Threads { max: 4096 },
                 default: "1",
             },
             ParamSpec {
                 name: "block_size",
+                role: ParamRole::Other,
                 help: "",
                 kind: ParamKind::Size {
                     min: 8,
@@ -537,6 +591,7 @@ mod tests {
             },
             ParamSpec {
                 name: "oper",
+                role: ParamRole::Other,
                 help: "",
                 kind: ParamKind::Choice(&["read", "write"]),
                 default: "write",
@@ -734,6 +789,7 @@ mod tests {
     fn quoted_text_reaches_the_case_unchanged() {
         let spec = ParamSpec {
             name: "dir",
+            role: ParamRole::ScratchDir,
             help: "",
             kind: ParamKind::Text,
             default: ".",
@@ -779,5 +835,97 @@ mod tests {
         assert!(stored_set("w", &specs(), &gone, 2).is_err());
         gone.insert("removed".into(), "1".into());
         assert!(stored_set("w", &specs(), &gone, 2).is_err());
+    }
+
+    /// A workload's parameters with every role: `copies` and `clients`
+    /// both count CPUs, as in `memory.stream` and `db.tpcb`.
+    fn role_specs() -> Vec<ParamSpec> {
+        let spec = |name, role, kind, default| ParamSpec {
+            name,
+            role,
+            help: "",
+            kind,
+            default,
+        };
+        vec![
+            spec(
+                "copies",
+                ParamRole::CpuCount,
+                ParamKind::Threads { max: 64 },
+                "all",
+            ),
+            spec(
+                "clients",
+                ParamRole::CpuCount,
+                ParamKind::Int { min: 1, max: 64 },
+                "2",
+            ),
+            spec(
+                "length",
+                ParamRole::TrialTime,
+                ParamKind::Seconds {
+                    min: 0.0,
+                    max: 60.0,
+                },
+                "1.5",
+            ),
+            spec(
+                "place",
+                ParamRole::ScratchDir,
+                ParamKind::Text,
+                "/scratch/a,b",
+            ),
+            spec(
+                "rounds",
+                ParamRole::Other,
+                ParamKind::Int { min: 1, max: 99 },
+                "7",
+            ),
+        ]
+    }
+
+    #[test]
+    fn a_set_answers_by_role_whatever_the_names() {
+        let specs = role_specs();
+        let set = resolve_cases("w", &specs, &BTreeMap::new(), 3)
+            .unwrap()
+            .remove(0);
+        assert_eq!(set.seconds_of(&specs, ParamRole::TrialTime), Some(1.5));
+        // `all` is the CPU count it stands for; an `Other` count is not one.
+        assert_eq!(set.counts_of(&specs, ParamRole::CpuCount), [3, 2]);
+        assert_eq!(
+            set.texts_of(&specs, ParamRole::ScratchDir),
+            ["/scratch/a,b"]
+        );
+        let sized = resolve_cases("w", &specs, &assign(&["clients=9"]), 3).unwrap();
+        assert_eq!(sized[0].counts_of(&specs, ParamRole::CpuCount), [3, 9]);
+    }
+
+    #[test]
+    fn a_role_no_parameter_has_answers_nothing() {
+        let specs = specs();
+        let set = resolve_cases("w", &specs, &BTreeMap::new(), 2)
+            .unwrap()
+            .remove(0);
+        assert_eq!(set.seconds_of(&specs, ParamRole::TrialTime), None);
+        assert!(set.texts_of(&specs, ParamRole::ScratchDir).is_empty());
+        assert_eq!(set.counts_of(&specs, ParamRole::CpuCount), [1]);
+        // A duration of the role only: a count is no trial length.
+        let miskinded = vec![ParamSpec {
+            role: ParamRole::TrialTime,
+            ..specs[0].clone()
+        }];
+        assert_eq!(set.seconds_of(&miskinded, ParamRole::TrialTime), None);
+    }
+
+    #[test]
+    fn a_directory_is_answered_unmasked() {
+        let specs = role_specs();
+        let given = assign(&["place=postgres://u:secret@h/db"]);
+        let set = resolve_cases("w", &specs, &given, 1).unwrap().remove(0);
+        assert_eq!(
+            set.texts_of(&specs, ParamRole::ScratchDir),
+            ["postgres://u:secret@h/db"]
+        );
     }
 }

@@ -493,7 +493,7 @@ mod tests {
     use super::*;
     use crate::engine::context::{CancelToken, Cancelled};
     use crate::engine::params::ParamSet;
-    use crate::engine::params::{ParamKind, ParamSpec};
+    use crate::engine::params::{ParamKind, ParamRole, ParamSpec};
     use crate::engine::progress::Silent;
     use crate::engine::trial_monitor::ScriptedMonitor;
     use crate::engine::workload::{Case, Metric, TrialOutput, Workload};
@@ -546,6 +546,7 @@ mod tests {
         fn params(&self) -> Vec<ParamSpec> {
             vec![ParamSpec {
                 name: "n",
+                role: ParamRole::Other,
                 help: "",
                 kind: ParamKind::Int { min: 0, max: 9 },
                 default: "1",

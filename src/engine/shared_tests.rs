@@ -10,7 +10,7 @@ use super::ab_runner::{AbSetup, AbSide, run_ab_plan};
 use super::context::{CancelToken, TrialContext};
 use super::executor::InProcess;
 use super::methodology::Methodology;
-use super::params::{ParamKind, ParamSet, ParamSpec, resolve_cases};
+use super::params::{ParamKind, ParamRole, ParamSet, ParamSpec, resolve_cases};
 use super::planner::NoHistory;
 use super::progress::Silent;
 use super::runner::{RunSetup, run_plan};
@@ -44,6 +44,7 @@ impl Workload for Shares {
         ["data", "n"]
             .map(|name| ParamSpec {
                 name,
+                role: ParamRole::Other,
                 help: "a name",
                 kind: ParamKind::Text,
                 default: "x",

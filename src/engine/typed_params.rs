@@ -212,7 +212,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::engine::params::{ParamKind, resolve_cases, split_assignment};
+    use crate::engine::params::{ParamKind, ParamRole, resolve_cases, split_assignment};
 
     param_choice! {
         /// A choice for the test.
@@ -222,13 +222,13 @@ mod tests {
     workload_params! {
         /// Every kind of field.
         struct Every {
-            count: u64 = ParamSpec { name: "count", help: "", kind: ParamKind::Int { min: 0, max: 9 }, default: "3" },
-            threads: usize = ParamSpec { name: "threads", help: "", kind: ParamKind::Threads { max: 64 }, default: "all" },
-            ratio: f64 = ParamSpec { name: "ratio", help: "", kind: ParamKind::Float { min: 0.0, max: 2.0 }, default: "1.5" },
-            time: Duration = ParamSpec { name: "time", help: "", kind: ParamKind::Seconds { min: 0.0, max: 10.0 }, default: "250ms" },
-            direct: bool = ParamSpec { name: "direct", help: "", kind: ParamKind::Bool, default: "on" },
-            dir: String = ParamSpec { name: "dir", help: "", kind: ParamKind::Text, default: "/tmp" },
-            shape: Shape = ParamSpec { name: "shape", help: "", kind: ParamKind::Choice(Shape::NAMES), default: "round" },
+            count: u64 = ParamSpec { name: "count", role: ParamRole::Other, help: "", kind: ParamKind::Int { min: 0, max: 9 }, default: "3" },
+            threads: usize = ParamSpec { name: "threads", role: ParamRole::CpuCount, help: "", kind: ParamKind::Threads { max: 64 }, default: "all" },
+            ratio: f64 = ParamSpec { name: "ratio", role: ParamRole::Other, help: "", kind: ParamKind::Float { min: 0.0, max: 2.0 }, default: "1.5" },
+            time: Duration = ParamSpec { name: "time", role: ParamRole::TrialTime, help: "", kind: ParamKind::Seconds { min: 0.0, max: 10.0 }, default: "250ms" },
+            direct: bool = ParamSpec { name: "direct", role: ParamRole::Other, help: "", kind: ParamKind::Bool, default: "on" },
+            dir: String = ParamSpec { name: "dir", role: ParamRole::ScratchDir, help: "", kind: ParamKind::Text, default: "/tmp" },
+            shape: Shape = ParamSpec { name: "shape", role: ParamRole::Other, help: "", kind: ParamKind::Choice(Shape::NAMES), default: "round" },
         }
     }
 

@@ -14,7 +14,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::context::TrialContext;
-use super::params::{ParamSet, ParamSpec};
+use super::params::{ParamRole, ParamSet, ParamSpec};
 use super::run_section::RunSection;
 use crate::results::Unit;
 use crate::stats::Direction;
@@ -57,12 +57,15 @@ pub trait Workload: Sync {
     /// About how long one trial of a case with these parameters runs on
     /// the host `env` describes, in seconds, for the plan made before a
     /// run (`sledge plan`) where this host has no history of the case;
-    /// `None` when the workload cannot say. The default reads a `time`
-    /// parameter, the length of a trial for the workloads that have one;
+    /// `None` when the workload cannot say. The default reads the
+    /// parameter of role [`ParamRole::TrialTime`] (`time`), the length of
+    /// a trial for the workloads that have one;
     /// a workload doing a fixed amount of work says what that amount
     /// takes at a rate it names (sized from `env` where its work is).
     fn trial_seconds(&self, params: &ParamSet, _env: &CaseEnv) -> Option<f64> {
-        params.seconds("time").filter(|s| *s > 0.0)
+        params
+            .seconds_of(&self.params(), ParamRole::TrialTime)
+            .filter(|s| *s > 0.0)
     }
     /// About how long the untimed work of a case with these parameters
     /// takes on the host `env` describes ([`UntimedWork`]: once before its
@@ -79,14 +82,13 @@ pub trait Workload: Sync {
     /// `sledge ab --duet`, which runs two cases at the same time on
     /// disjoint halves of the CPUs; `None` when it uses more than its
     /// parameters say (a server and its load generator, load hogs, a
-    /// process per task). The default: the largest of its per-CPU counts
-    /// (`threads`, `copies`, `jobs`, `clients`; `all` is the CPU count),
-    /// 1 without one.
+    /// process per task). The default: the largest of its parameters of
+    /// role [`ParamRole::CpuCount`] (`threads`, `copies`, `jobs`,
+    /// `clients`; `all` is the CPU count), 1 without one.
     fn cpus_used(&self, params: &ParamSet) -> Option<usize> {
-        let counts = params.to_raw_strings();
-        let used = ["threads", "copies", "jobs", "clients"]
-            .iter()
-            .filter_map(|name| counts.get(*name)?.parse::<usize>().ok())
+        let used = params
+            .counts_of(&self.params(), ParamRole::CpuCount)
+            .into_iter()
             .max()
             .unwrap_or(1);
         Some(used)
@@ -131,14 +133,14 @@ pub trait Workload: Sync {
     }
     /// The directories a case with these parameters makes its scratch
     /// directories in, which the next run sweeps for what a killed sledge
-    /// left there. The default reads a `dir` parameter, the directory the
-    /// workloads that write files have.
+    /// left there. The default reads the parameter of role
+    /// [`ParamRole::ScratchDir`] (`dir`), the directory the workloads that
+    /// write files have.
     fn scratch_parents(&self, params: &ParamSet) -> Vec<PathBuf> {
         params
-            .to_raw_strings()
-            .get("dir")
-            .map(PathBuf::from)
+            .texts_of(&self.params(), ParamRole::ScratchDir)
             .into_iter()
+            .map(PathBuf::from)
             .collect()
     }
     /// What a case with these parameters stands for in the score index

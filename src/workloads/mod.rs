@@ -171,4 +171,106 @@ mod tests {
         assert_eq!(ids("http.url"), ["http.url"]);
         assert!(find("http.url").is_some());
     }
+
+    /// Every workload's cases, defaults and sweeps of its counts, for the
+    /// role tests below.
+    fn cases_of(w: &dyn Workload) -> Vec<crate::engine::ParamSet> {
+        let specs = w.params();
+        let sweep = specs
+            .iter()
+            .filter(|s| matches!(s.kind, crate::engine::ParamKind::Threads { .. }))
+            .map(|s| (s.name.to_string(), vec!["1".to_string(), "all".to_string()]))
+            .collect();
+        crate::engine::params::resolve_cases(w.id(), &specs, &sweep, 3)
+            .unwrap_or_else(|e| panic!("{}: {e}", w.id()))
+    }
+
+    #[test]
+    fn the_engine_reads_by_role_what_it_read_by_name() {
+        // The names the engine looked its trial time, CPU counts and
+        // scratch directory up by before parameters had roles: each
+        // workload's roles must answer exactly what those names did.
+        use crate::engine::ParamRole;
+        let mut workloads = all();
+        workloads.push(&scripted::Scripted);
+        for w in workloads {
+            let specs = w.params();
+            for set in cases_of(w) {
+                let raw = set.to_raw_strings();
+                let by_name = |names: &[&str]| -> Vec<String> {
+                    names.iter().filter_map(|n| raw.get(*n).cloned()).collect()
+                };
+                let counts: Vec<usize> = by_name(&["threads", "copies", "jobs", "clients"])
+                    .iter()
+                    .filter_map(|t| t.parse().ok())
+                    .collect();
+                let mut by_role = set.counts_of(&specs, ParamRole::CpuCount);
+                by_role.sort_unstable();
+                let mut counts = counts;
+                counts.sort_unstable();
+                assert_eq!(by_role, counts, "{} counts", w.id());
+                assert_eq!(
+                    set.texts_of(&specs, ParamRole::ScratchDir),
+                    by_name(&["dir"]),
+                    "{} dir",
+                    w.id()
+                );
+                let time = match raw.get("time").map(|_| set.value("time")) {
+                    Some(crate::engine::ParamValue::Seconds(v)) => Some(*v),
+                    _ => None,
+                };
+                assert_eq!(
+                    set.seconds_of(&specs, ParamRole::TrialTime),
+                    time,
+                    "{} time",
+                    w.id()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn copies_and_clients_are_the_cpus_a_case_uses() {
+        let cpus = |id: &str, given: &[&str]| {
+            let w = find(id).unwrap_or_else(|| panic!("{id} is registered"));
+            let given = given
+                .iter()
+                .map(|p| crate::engine::params::split_assignment(p).unwrap())
+                .collect();
+            let set = crate::engine::params::resolve_cases(id, &w.params(), &given, 6)
+                .unwrap()
+                .remove(0);
+            w.cpus_used(&set)
+        };
+        // memory.stream has threads too (`all` by default): the larger.
+        assert_eq!(cpus("memory.stream", &["copies=3", "threads=2"]), Some(3));
+        assert_eq!(cpus("memory.stream", &["copies=2", "threads=1"]), Some(2));
+        assert_eq!(cpus("memory.stream", &["copies=all", "threads=1"]), Some(6));
+        assert_eq!(cpus("db.tpcb", &["clients=5"]), Some(5));
+        assert_eq!(cpus("fileserver", &["clients=4"]), Some(4));
+    }
+
+    #[test]
+    fn a_trial_time_and_a_scratch_directory_are_read_by_role() {
+        let env = crate::engine::CaseEnv {
+            cpus: vec![0, 1],
+            total_cache_bytes: 32 << 20,
+            memory_bytes: 1 << 30,
+        };
+        let w = find("cpu.primes").expect("cpu.primes is registered");
+        let given = [("time".to_string(), vec!["2.5".to_string()])].into();
+        let set = crate::engine::params::resolve_cases(w.id(), &w.params(), &given, 2)
+            .unwrap()
+            .remove(0);
+        assert_eq!(w.trial_seconds(&set, &env), Some(2.5));
+        let w = find("fileio").expect("fileio is registered");
+        let given = [("dir".to_string(), vec!["/mnt/a,b".to_string()])].into();
+        let set = crate::engine::params::resolve_cases(w.id(), &w.params(), &given, 2)
+            .unwrap()
+            .remove(0);
+        assert_eq!(
+            w.scratch_parents(&set),
+            [std::path::PathBuf::from("/mnt/a,b")]
+        );
+    }
 }

@@ -9,8 +9,8 @@
 use std::time::Duration;
 
 use crate::engine::{
-    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext, TrialOutput,
-    Workload,
+    Case, CaseEnv, Metric, ParamKind, ParamRole, ParamSet, ParamSpec, Params, TrialContext,
+    TrialOutput, Workload,
 };
 
 /// The environment variable that makes test workloads visible.
@@ -60,6 +60,7 @@ crate::workload_params! {
     pub struct ScriptedParams {
         values: String = ParamSpec {
             name: "values",
+            role: ParamRole::Other,
             help: "the value of each trial call, rounds separated by `/`, calls by `:` \
                    (warm-up calls included); a round's last value repeats, and so does the \
                    last round; SLEDGE_SCRIPTED_VALUES, when set, replaces it",
@@ -68,6 +69,7 @@ crate::workload_params! {
         },
         sleep: f64 = ParamSpec {
             name: "sleep",
+            role: ParamRole::Other,
             help: "how long each trial call sleeps",
             kind: ParamKind::Seconds {
                 min: 0.0,
@@ -77,6 +79,7 @@ crate::workload_params! {
         },
         cleanup: f64 = ParamSpec {
             name: "cleanup",
+            role: ParamRole::Other,
             help: "how long each round's cleanup takes (not cut short by Ctrl-C)",
             kind: ParamKind::Seconds {
                 min: 0.0,
@@ -86,6 +89,7 @@ crate::workload_params! {
         },
         label: String = ParamSpec {
             name: "label",
+            role: ParamRole::Other,
             help: "any text, to make cases differ",
             kind: ParamKind::Text,
             default: "a",

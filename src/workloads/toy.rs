@@ -10,8 +10,8 @@
 //! Like `test.scripted`, it exists only with `SLEDGE_TEST_WORKLOADS=1`.
 
 use crate::engine::{
-    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, RunSection, TrialContext,
-    TrialOutput, Workload,
+    Case, CaseEnv, Metric, ParamKind, ParamRole, ParamSet, ParamSpec, Params, RunSection,
+    TrialContext, TrialOutput, Workload,
 };
 use crate::results::RunRecord;
 use crate::visible::Escaped;
@@ -29,12 +29,14 @@ crate::workload_params! {
     pub struct ToyParams {
         shape: Shape = ParamSpec {
             name: "shape",
+            role: ParamRole::Other,
             help: "square or triangle",
             kind: ParamKind::Choice(Shape::NAMES),
             default: "square",
         },
         size: u64 = ParamSpec {
             name: "size",
+            role: ParamRole::Other,
             help: "side length",
             kind: ParamKind::Int { min: 1, max: 1000 },
             default: "2",

@@ -14,7 +14,8 @@ use super::c_tree::{self, Spec};
 use super::make::{self, MakeCommand};
 use super::{cache, tools};
 use crate::engine::{
-    Case, CaseEnv, ParamKind, ParamSet, ParamSpec, Params, TrialContext, TrialOutput, Workload,
+    Case, CaseEnv, ParamKind, ParamRole, ParamSet, ParamSpec, Params, TrialContext, TrialOutput,
+    Workload,
 };
 use crate::workloads::common::params::MAX_THREADS;
 use crate::workloads::common::workdir::{ScratchDir, remove_scratch};
@@ -79,6 +80,7 @@ crate::workload_params! {
     pub struct CBuildParams {
         files: u64 = ParamSpec {
             name: "files",
+            role: ParamRole::Other,
             help: "C files in the project (in groups of 8 sharing a header), besides main.c",
             kind: ParamKind::Int {
                 min: 1,
@@ -88,6 +90,7 @@ crate::workload_params! {
         },
         lines_per_file: u64 = ParamSpec {
             name: "lines_per_file",
+            role: ParamRole::Other,
             help: "lines per C file, about (at the default, cc -O2 takes about 1.5 s of CPU per group of 8 files)",
             kind: ParamKind::Int {
                 min: 30,
@@ -97,6 +100,7 @@ crate::workload_params! {
         },
         jobs: u64 = ParamSpec {
             name: "jobs",
+            role: ParamRole::CpuCount,
             help: "make -j: parallel jobs (`all`: one per CPU of the run)",
             kind: ParamKind::Threads { max: MAX_THREADS },
             default: "all",

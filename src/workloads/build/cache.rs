@@ -18,6 +18,7 @@ use crate::workloads::common::workdir;
 pub fn dir_param() -> crate::engine::ParamSpec {
     crate::engine::ParamSpec {
         name: "dir",
+        role: crate::engine::ParamRole::ScratchDir,
         help: "directory for the cached source tree and the build directories (default: $XDG_CACHE_HOME/sledge/build, else ~/.cache/sledge/build)",
         kind: crate::engine::ParamKind::Text,
         default: "",

@@ -19,8 +19,8 @@ use super::make::{self, MakeCommand};
 use super::source::{self, Source};
 use super::{cache, tools};
 use crate::engine::{
-    Case, CaseEnv, ParamKind, ParamSet, ParamSpec, Params, TrialContext, TrialOutput, UntimedWork,
-    Workload,
+    Case, CaseEnv, ParamKind, ParamRole, ParamSet, ParamSpec, Params, TrialContext, TrialOutput,
+    UntimedWork, Workload,
 };
 use crate::workloads::common::params::MAX_THREADS;
 use crate::workloads::common::workdir::{ScratchDir, remove_scratch};
@@ -130,24 +130,28 @@ crate::workload_params! {
     pub struct KernelBuildParams {
         config: KernelConfig = ParamSpec {
             name: "config",
+            role: ParamRole::Other,
             help: "the config made (untimed) before each build: tinyconfig (quick), defconfig (standard), allnoconfig, allmodconfig",
             kind: ParamKind::Choice(KernelConfig::NAMES),
             default: "defconfig",
         },
         jobs: u64 = ParamSpec {
             name: "jobs",
+            role: ParamRole::CpuCount,
             help: "make -j: parallel jobs (`all`: one per CPU of the run)",
             kind: ParamKind::Threads { max: MAX_THREADS },
             default: "all",
         },
         target: String = ParamSpec {
             name: "target",
+            role: ParamRole::Other,
             help: "make targets, space-separated (default: vmlinux, plus modules when the config has any)",
             kind: ParamKind::Text,
             default: "",
         },
         src: String = ParamSpec {
             name: "src",
+            role: ParamRole::Other,
             help: "a kernel tree or tarball (default: the newest /usr/src/linux-source-*.tar.* of Debian's linux-source)",
             kind: ParamKind::Text,
             default: "",

@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
-use crate::engine::{ParamKind, ParamSpec};
+use crate::engine::{ParamKind, ParamRole, ParamSpec};
 
 /// The placeholder names that count CPUs: `all` means one per CPU.
 const PER_CPU: &[&str] = &["threads", "copies", "jobs", "clients"];
@@ -61,6 +61,7 @@ pub fn spec(name: &str) -> ParamSpec {
     if PER_CPU.contains(&name) {
         ParamSpec {
             name,
+            role: ParamRole::CpuCount,
             help: "a placeholder of the command: a count, or `all` (one per CPU)",
             kind: ParamKind::Threads { max: MAX_COUNT },
             default: "1",
@@ -68,6 +69,7 @@ pub fn spec(name: &str) -> ParamSpec {
     } else {
         ParamSpec {
             name,
+            role: ParamRole::Other,
             help: "a placeholder of the command",
             kind: ParamKind::Text,
             default: "",

@@ -13,7 +13,9 @@
 //! standard error (`ignore_failure=true` keeps it, as `exit_status`), and
 //! a command past `time_limit` is killed with everything it started.
 
-use crate::engine::{Case, CaseEnv, HostLacks, ParamKind, ParamSet, ParamSpec, Params, Workload};
+use crate::engine::{
+    Case, CaseEnv, HostLacks, ParamKind, ParamRole, ParamSet, ParamSpec, Params, Workload,
+};
 
 use super::case::{CommandCase, Reader};
 use super::output_metric::OutputMetric;
@@ -25,54 +27,63 @@ crate::workload_params! {
     pub struct CommandParams {
         cmd: String = ParamSpec {
             name: "cmd",
+            role: ParamRole::Other,
             help: "the command line; {name} takes the value of -p name=... (a sweep with several values), {jobs}, {threads}, {copies} and {clients} take a count or `all`",
             kind: ParamKind::Text,
             default: "",
         },
         shell: bool = ParamSpec {
             name: "shell",
+            role: ParamRole::Other,
             help: "run it with `sh -c`, the shell's start-up time taken out (false: split into words and run directly, hyperfine's -N)",
             kind: ParamKind::Bool,
             default: "true",
         },
         prepare: String = ParamSpec {
             name: "prepare",
+            role: ParamRole::Other,
             help: "a shell command run before each trial, untimed (hyperfine's --prepare)",
             kind: ParamKind::Text,
             default: "",
         },
         setup: String = ParamSpec {
             name: "setup",
+            role: ParamRole::Other,
             help: "a shell command run before a case's trials in each round, untimed (hyperfine's --setup)",
             kind: ParamKind::Text,
             default: "",
         },
         cleanup: String = ParamSpec {
             name: "cleanup",
+            role: ParamRole::Other,
             help: "a shell command run after a case's trials in each round, also after a failure (hyperfine's --cleanup)",
             kind: ParamKind::Text,
             default: "",
         },
         time_limit: f64 = ParamSpec {
             name: "time_limit",
+            role: ParamRole::Other,
             help: "a run still going after this long is killed with everything it started, and its trial fails",
             kind: ParamKind::Seconds { min: 0.001, max: 604_800.0 },
             default: "3600",
         },
         parser: String = ParamSpec {
             name: "parser",
+            role: ParamRole::Other,
             help: "read a classic tool's figures from its output: auto (by the program's name), none, or fio, pgbench, sysbench, redis-benchmark, wrk, ab, stress-ng, iperf3",
             kind: ParamKind::Text,
             default: "auto",
         },
         metric: String = ParamSpec {
             name: "metric",
+            role: ParamRole::Other,
             help: "figures read from the output: NAME:UNIT:higher|lower:regex:PATTERN or ...:json:/POINTER, several separated by ;;",
             kind: ParamKind::Text,
             default: "",
         },
         ignore_failure: bool = ParamSpec {
             name: "ignore_failure",
+            role: ParamRole::Other,
             help: "a non-zero exit does not fail the trial; its status is stored as exit_status (hyperfine's -i)",
             kind: ParamKind::Bool,
             default: "false",

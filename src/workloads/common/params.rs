@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::engine::{ParamKind, ParamSpec};
+use crate::engine::{ParamKind, ParamRole, ParamSpec};
 
 /// Most threads any workload accepts.
 pub const MAX_THREADS: u64 = 4096;
@@ -12,6 +12,7 @@ pub const MAX_THREADS: u64 = 4096;
 pub fn threads(default: &'static str) -> ParamSpec {
     ParamSpec {
         name: "threads",
+        role: ParamRole::CpuCount,
         help: "worker threads (`all`: one per CPU the run may use)",
         kind: ParamKind::Threads { max: MAX_THREADS },
         default,
@@ -22,6 +23,7 @@ pub fn threads(default: &'static str) -> ParamSpec {
 pub fn time(default: &'static str) -> ParamSpec {
     ParamSpec {
         name: "time",
+        role: ParamRole::TrialTime,
         help: "length of one trial (sysbench's --time)",
         kind: ParamKind::Seconds {
             min: 0.01,
@@ -35,6 +37,7 @@ pub fn time(default: &'static str) -> ParamSpec {
 pub fn events() -> ParamSpec {
     ParamSpec {
         name: "events",
+        role: ParamRole::Other,
         help: "stop a trial after this many events in total; 0 = no limit (sysbench's --events)",
         kind: ParamKind::Int {
             min: 0,

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 
 use crate::engine::params::format_size;
-use crate::engine::{ParamKind, ParamSpec};
+use crate::engine::{ParamKind, ParamRole, ParamSpec};
 use crate::monitor::maker_mark::MARKED_PREFIX;
 use crate::sys::fs_space::fs_space;
 
@@ -39,6 +39,7 @@ pub fn space_margin(bytes: u64) -> u64 {
 pub fn dir_param() -> ParamSpec {
     ParamSpec {
         name: "dir",
+        role: ParamRole::ScratchDir,
         help: "directory to test in (a scratch subdirectory is created and removed); default: the current directory",
         kind: ParamKind::Text,
         default: ".",

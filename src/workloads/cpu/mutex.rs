@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use anyhow::bail;
 
 use crate::engine::{
-    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext, TrialOutput,
-    Workload,
+    Case, CaseEnv, Metric, ParamKind, ParamRole, ParamSet, ParamSpec, Params, TrialContext,
+    TrialOutput, Workload,
 };
 use crate::sys::workers::run_workers;
 use crate::workloads::common::params;
@@ -76,6 +76,7 @@ crate::workload_params! {
     pub struct MutexParams {
         mutex_num: u64 = ParamSpec {
             name: "mutex_num",
+            role: ParamRole::Other,
             help: "mutexes in the array (sysbench's --mutex-num)",
             kind: ParamKind::Int {
                 min: 1,
@@ -85,6 +86,7 @@ crate::workload_params! {
         },
         locks: u64 = ParamSpec {
             name: "locks",
+            role: ParamRole::Other,
             help: "lock operations per thread (sysbench's --mutex-locks)",
             kind: ParamKind::Int {
                 min: 1,
@@ -94,6 +96,7 @@ crate::workload_params! {
         },
         loops: u64 = ParamSpec {
             name: "loops",
+            role: ParamRole::Other,
             help: "empty loop iterations before each lock (sysbench's --mutex-loops)",
             kind: ParamKind::Int {
                 min: 0,

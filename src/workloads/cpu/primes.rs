@@ -8,8 +8,8 @@
 use std::time::Duration;
 
 use crate::engine::{
-    CancelToken, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext,
-    TrialOutput, Workload,
+    CancelToken, Case, CaseEnv, Metric, ParamKind, ParamRole, ParamSet, ParamSpec, Params,
+    TrialContext, TrialOutput, Workload,
 };
 use crate::workloads::common::event_loop::{Accounting, EventLimits, latency_metrics, run_events};
 use crate::workloads::common::params;
@@ -50,6 +50,7 @@ crate::workload_params! {
     pub struct PrimesParams {
         max_prime: u64 = ParamSpec {
             name: "max_prime",
+            role: ParamRole::Other,
             help: "check numbers below this (sysbench's --cpu-max-prime)",
             kind: ParamKind::Int {
                 min: 3,

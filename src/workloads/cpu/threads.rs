@@ -7,8 +7,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::engine::{
-    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext, TrialOutput,
-    Workload,
+    Case, CaseEnv, Metric, ParamKind, ParamRole, ParamSet, ParamSpec, Params, TrialContext,
+    TrialOutput, Workload,
 };
 use crate::workloads::common::event_loop::{Accounting, EventLimits, latency_metrics, run_events};
 use crate::workloads::common::params;
@@ -51,6 +51,7 @@ crate::workload_params! {
     pub struct ThreadsParams {
         yields: u64 = ParamSpec {
             name: "yields",
+            role: ParamRole::Other,
             help: "lock-yield-unlock rounds per event (sysbench's --thread-yields)",
             kind: ParamKind::Int {
                 min: 1,
@@ -60,6 +61,7 @@ crate::workload_params! {
         },
         locks: u64 = ParamSpec {
             name: "locks",
+            role: ParamRole::Other,
             help: "mutexes shared by the threads (sysbench's --thread-locks)",
             kind: ParamKind::Int {
                 min: 1,

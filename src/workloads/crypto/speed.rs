@@ -23,8 +23,8 @@ use anyhow::{Context, bail};
 
 use super::algorithm::{Algorithm, Operation};
 use crate::engine::{
-    CancelToken, Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params,
-    TrialContext, TrialOutput, Workload,
+    CancelToken, Cancelled, Case, CaseEnv, Metric, ParamKind, ParamRole, ParamSet, ParamSpec,
+    Params, TrialContext, TrialOutput, Workload,
 };
 use crate::sys::affinity::set_affinity;
 use crate::sys::workers::try_run_workers;
@@ -89,12 +89,14 @@ crate::workload_params! {
     pub struct CryptoSpeedParams {
         algorithm: Algorithm = ParamSpec {
             name: "algorithm",
+            role: ParamRole::Other,
             help: "the algorithm, by its openssl name",
             kind: ParamKind::Choice(Algorithm::NAMES),
             default: "sha256",
         },
         block_size: u64 = ParamSpec {
             name: "block_size",
+            role: ParamRole::Other,
             help: "bytes per operation (openssl's sizes: 16,64,256,1024,8192,16384)",
             kind: ParamKind::Size {
                 min: 1,
@@ -105,6 +107,7 @@ crate::workload_params! {
         },
         copies: u64 = ParamSpec {
             name: "copies",
+            role: ParamRole::CpuCount,
             help: "copies running at once, one per CPU (openssl's -multi; `all`: one per CPU)",
             kind: ParamKind::Threads { max: MAX_THREADS },
             default: "1",

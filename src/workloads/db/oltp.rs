@@ -28,8 +28,8 @@ use super::clients::Script;
 use super::conn::{Arg, Conn, Dialect, Failure};
 use super::namespace::DbChoice;
 use crate::engine::{
-    Case, CaseEnv, ParamKind, ParamSet, ParamSpec, Params, SharedPreparation, TrialContext,
-    UntimedWork, Workload,
+    Case, CaseEnv, ParamKind, ParamRole, ParamSet, ParamSpec, Params, SharedPreparation,
+    TrialContext, UntimedWork, Workload,
 };
 use crate::workloads::common::params;
 use crate::workloads::common::rng::Xoroshiro128Plus;
@@ -58,6 +58,7 @@ crate::param_choice! {
 pub fn db_param() -> ParamSpec {
     ParamSpec {
         name: "db",
+        role: ParamRole::Other,
         help: "the database: sqlite (an embedded file in WAL mode, in a scratch directory), postgres-local (a throwaway PostgreSQL server started from the installed server binaries in a scratch directory on a free port, with pg_conf's settings, removed after the case), postgres://user@host[:port]/database (or libpq's `host=... user=... dbname=...`) or mysql://user@host[:port]/database (MariaDB or MySQL; no TLS); on a server the tables go in a schema (PostgreSQL) or database (MySQL) named sledge_..., which sledge creates and drops after the case; a password is best left out: PGPASSWORD or ~/.pgpass, ~/.my.cnf or MYSQL_PWD are used; one given anyway is masked as *** wherever the case is shown or stored",
         kind: ParamKind::Text,
         default: "sqlite",
@@ -69,6 +70,7 @@ pub fn db_param() -> ParamSpec {
 pub fn pg_conf_param() -> ParamSpec {
     ParamSpec {
         name: "pg_conf",
+        role: ParamRole::Other,
         help: "settings of the db=postgres-local server, `name=value` words separated by spaces (synchronous_commit=off shared_buffers=256MB), passed as its -c options; only with db=postgres-local",
         kind: ParamKind::Text,
         default: "",
@@ -80,18 +82,21 @@ crate::workload_params! {
     pub struct OltpParams {
         mode: Mode = ParamSpec {
             name: "mode",
+            role: ParamRole::Other,
             help: "which sysbench OLTP script: read_write, read_only, write_only, point_select, update_index, update_non_index, insert or delete (oltp_<mode>)",
             kind: ParamKind::Choice(Mode::NAMES),
             default: "read_write",
         },
         tables: u64 = ParamSpec {
             name: "tables",
+            role: ParamRole::Other,
             help: "number of tables sbtest1..N (sysbench's --tables)",
             kind: ParamKind::Int { min: 1, max: 1000 },
             default: "1",
         },
         table_size: u64 = ParamSpec {
             name: "table_size",
+            role: ParamRole::Other,
             help: "rows per table (sysbench's --table-size)",
             kind: ParamKind::Int { min: 1, max: 1_000_000_000 },
             default: "10000",

@@ -24,8 +24,8 @@ use super::conn::{Arg, Conn, Dialect, Failure};
 use super::namespace::DbChoice;
 use super::oltp::{db_param, pg_conf_param, shared_db_key, uniform};
 use crate::engine::{
-    Case, CaseEnv, ParamKind, ParamSet, ParamSpec, Params, SharedPreparation, TrialContext,
-    UntimedWork, Workload,
+    Case, CaseEnv, ParamKind, ParamRole, ParamSet, ParamSpec, Params, SharedPreparation,
+    TrialContext, UntimedWork, Workload,
 };
 use crate::workloads::common::params;
 use crate::workloads::common::rng::Xoroshiro128Plus;
@@ -51,18 +51,21 @@ crate::workload_params! {
     pub struct TpcbParams {
         script: PgbenchScript = ParamSpec {
             name: "script",
+            role: ParamRole::Other,
             help: "pgbench's built-in script: tpcb-like (the default), simple-update (pgbench -N) or select-only (pgbench -S)",
             kind: ParamKind::Choice(PgbenchScript::NAMES),
             default: "tpcb-like",
         },
         scale: u64 = ParamSpec {
             name: "scale",
+            role: ParamRole::Other,
             help: "scale factor: branches; 10 tellers and 100 000 accounts each (pgbench -i -s)",
             kind: ParamKind::Int { min: 1, max: 10_000 },
             default: "1",
         },
         clients: u64 = ParamSpec {
             name: "clients",
+            role: ParamRole::CpuCount,
             help: "client connections, each on a thread of its own (pgbench -c, with -j equal)",
             kind: ParamKind::Int { min: 1, max: params::MAX_THREADS },
             default: "1",

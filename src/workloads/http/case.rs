@@ -8,7 +8,7 @@
 use anyhow::Context;
 
 use crate::engine::{
-    Case, CaseEnv, Metric, ParamKind, ParamSpec, Params, TrialContext, TrialOutput,
+    Case, CaseEnv, Metric, ParamKind, ParamRole, ParamSpec, Params, TrialContext, TrialOutput,
 };
 use crate::http::server::{DEFAULT_MAX_THREADS, DbSource, Limits};
 use crate::http::{self, LoadConfig, Model, Server, ServerConfig};
@@ -44,6 +44,7 @@ impl From<ServerModel> for Model {
 pub fn model() -> ParamSpec {
     ParamSpec {
         name: "model",
+        role: ParamRole::Other,
         help: "server model: async (event loops, like nginx) or threads (a thread per connection, like Apache prefork)",
         kind: ParamKind::Choice(ServerModel::NAMES),
         default: "async",

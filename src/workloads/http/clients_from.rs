@@ -16,7 +16,7 @@
 
 use anyhow::anyhow;
 
-use crate::engine::{CancelToken, LaterParam, ParamKind, ParamSpec};
+use crate::engine::{CancelToken, LaterParam, ParamKind, ParamRole, ParamSpec};
 use crate::http::distributed::{self, AgentLoad, SshAgents, share};
 use crate::http::{LoadConfig, LoadReport};
 use crate::remote::{self, SshHost, ThisBinary};
@@ -46,6 +46,7 @@ const NAME: &str = "clients_from";
 pub fn param() -> ParamSpec {
     ParamSpec {
         name: NAME,
+        role: ParamRole::Other,
         help: "where the load comes from: local (this host), or client hosts in double quotes, \"user@h1,user@h2\", reached with ssh (concurrency is per host, requests for all together)",
         kind: ParamKind::Text,
         default: LOCAL,

@@ -7,7 +7,9 @@
 //! fails the case in `prepare`, before any trial. Preparing creates a
 //! table for the case on the server and cleanup drops it.
 
-use crate::engine::{Case, CaseEnv, LaterParam, ParamKind, ParamSet, ParamSpec, Params, Workload};
+use crate::engine::{
+    Case, CaseEnv, LaterParam, ParamKind, ParamRole, ParamSet, ParamSpec, Params, Workload,
+};
 use crate::http::server::DbSource;
 
 use super::case::{HttpCase, HttpLoadParams, common_params};
@@ -20,6 +22,7 @@ crate::workload_params! {
     pub struct DynamicPageParams {
         db: String = ParamSpec {
         name: "db",
+        role: ParamRole::Other,
         help: "the page's database: sqlite (an embedded file), postgres://user@host[:port]/database (or libpq's `host=... user=... dbname=...`) or mysql://user@host[:port]/database (no TLS; a table is created for the case and dropped after it); a password is best left out, as the command line is visible to other users: PGPASSWORD or ~/.pgpass (PGPASSFILE), ~/.my.cnf [client] or MYSQL_PWD are used; one given anyway is masked as *** wherever the case is shown or stored",
         kind: ParamKind::Text,
         default: "sqlite",

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::bail;
 
-use crate::engine::{ParamKind, ParamSpec};
+use crate::engine::{ParamKind, ParamRole, ParamSpec};
 use crate::http::{LoadConfig, Rate};
 use crate::workloads::common::params;
 
@@ -15,6 +15,7 @@ use crate::workloads::common::params;
 pub fn concurrency() -> ParamSpec {
     ParamSpec {
         name: "concurrency",
+        role: ParamRole::Other,
         help: "concurrent connections (ab's -c, wrk's -c)",
         kind: ParamKind::Int {
             min: 1,
@@ -28,6 +29,7 @@ pub fn concurrency() -> ParamSpec {
 pub fn keepalive() -> ParamSpec {
     ParamSpec {
         name: "keepalive",
+        role: ParamRole::Other,
         help: "keep connections open between requests (false: one connection per request, as ab without -k)",
         kind: ParamKind::Bool,
         default: "true",
@@ -38,6 +40,7 @@ pub fn keepalive() -> ParamSpec {
 pub fn requests() -> ParamSpec {
     ParamSpec {
         name: "requests",
+        role: ParamRole::Other,
         help: "requests per trial (ab's -n); the trial also stops at `time`; 0 = only the time limit",
         kind: ParamKind::Int {
             min: 0,
@@ -51,6 +54,7 @@ pub fn requests() -> ParamSpec {
 pub fn think() -> ParamSpec {
     ParamSpec {
         name: "think",
+        role: ParamRole::Other,
         help: "closed loop: think time between a client's requests, uniformly random up to this (siege's realistic mode); 0 = benchmark mode",
         kind: ParamKind::Seconds {
             min: 0.0,
@@ -64,6 +68,7 @@ pub fn think() -> ParamSpec {
 pub fn rate_per_client() -> ParamSpec {
     ParamSpec {
         name: "rate_per_client",
+        role: ParamRole::Other,
         help: "open loop: requests per second per client (httperf's --rate per client machine), at least 1/3600 (one request per hour); 0 = closed loop",
         kind: ParamKind::Float { min: 0.0, max: 1e7 },
         default: "0",
@@ -75,6 +80,7 @@ pub fn rate_per_client() -> ParamSpec {
 pub fn timeout(default: &'static str) -> ParamSpec {
     ParamSpec {
         name: "timeout",
+        role: ParamRole::Other,
         help: "a request without a complete response by then is an error (httperf's --timeout); 0 = none",
         kind: ParamKind::Seconds {
             min: 0.0,

@@ -1,7 +1,9 @@
 //! `http.static`: a static response of a fixed size (the articles' 1 B,
 //! 2 KiB, 200 KiB, 2 MiB and 10 MiB pages) from the built-in server.
 
-use crate::engine::{Case, CaseEnv, LaterParam, ParamKind, ParamSet, ParamSpec, Params, Workload};
+use crate::engine::{
+    Case, CaseEnv, LaterParam, ParamKind, ParamRole, ParamSet, ParamSpec, Params, Workload,
+};
 use crate::http::server::static_path;
 
 use super::case::{HttpCase, HttpLoadParams, common_params};
@@ -14,6 +16,7 @@ crate::workload_params! {
     pub struct StaticPageParams {
         size: u64 = ParamSpec {
             name: "size",
+            role: ParamRole::Other,
             help: "response body size (the articles used 1, 2K, 200K, 2M, 10M)",
             kind: ParamKind::Size {
                 min: 0,

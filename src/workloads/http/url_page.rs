@@ -21,8 +21,8 @@ use anyhow::{anyhow, bail};
 
 use crate::engine::typed_params::{FromParam, choice_by};
 use crate::engine::{
-    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, ParamValue, Params, TrialContext,
-    TrialOutput, Workload,
+    Case, CaseEnv, Metric, ParamKind, ParamRole, ParamSet, ParamSpec, ParamValue, Params,
+    TrialContext, TrialOutput, Workload,
 };
 use crate::http::request_bytes::{check_body, read_body};
 use crate::http::url::reaches_itself;
@@ -49,36 +49,42 @@ crate::workload_params! {
     pub struct UrlParams {
         url: String = ParamSpec {
             name: "url",
+            role: ParamRole::Other,
             help: "the URL to load, http://host[:port][/path][?query] (required; no TLS)",
             kind: ParamKind::Text,
             default: "",
         },
         method: Method = ParamSpec {
             name: "method",
+            role: ParamRole::Other,
             help: "the requests' method",
             kind: ParamKind::Choice(Method::NAMES),
             default: "GET",
         },
         header: String = ParamSpec {
             name: "header",
+            role: ParamRole::Other,
             help: "headers to add, `Name: value` separated by `|` (`||` is a `|` in a value): 'header=Accept: */*|X-Id: 7'; Host, Connection and Content-Length are sledge's, Transfer-Encoding is refused; a User-Agent replaces sledge's; stored with the run like every parameter, a credential header's value (Authorization, Cookie, ...) masked",
             kind: ParamKind::Text,
             default: "",
         },
         body_file: String = ParamSpec {
             name: "body_file",
+            role: ParamRole::Other,
             help: "a file whose bytes are every request's body, with its Content-Length (a regular file of at most 64 MiB, read once when the case is prepared)",
             kind: ParamKind::Text,
             default: "",
         },
         server: String = ParamSpec {
             name: "server",
+            role: ParamRole::Other,
             help: "the server's pid or process name (as `ps -o comm` shows it), when it runs on this host: its processes and threads (and their children) are found in /proc, and each trial adds its CPU busy share, CPU-seconds per request and which side set the rate",
             kind: ParamKind::Text,
             default: "",
         },
         threads: u64 = ParamSpec {
             name: "threads",
+            role: ParamRole::CpuCount,
             help: "generator threads; 0 = the CPUs the server may not use (with server=, when there are any), half the run's CPUs for a server on this host, all of them for one elsewhere; at most one per connection",
             kind: ParamKind::Int { min: 0, max: MAX_THREADS },
             default: "0",
@@ -90,6 +96,7 @@ crate::workload_params! {
         rate_per_client: f64 = load_params::rate_per_client(),
         rate: f64 = ParamSpec {
             name: "rate",
+            role: ParamRole::Other,
             help: "open loop: requests per second in total (wrk2's -R), spread over the connections; 0 = closed loop (or rate_per_client)",
             kind: ParamKind::Float { min: 0.0, max: 1e9 },
             default: "0",

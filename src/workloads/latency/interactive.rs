@@ -11,8 +11,8 @@ use super::interactive_tasks::{self, Host, Task};
 use super::loads::{self, LoadPlan, PreparedLoad};
 use super::sleep_clock;
 use crate::engine::{
-    CancelToken, Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params,
-    TrialContext, TrialOutput, Workload,
+    CancelToken, Cancelled, Case, CaseEnv, Metric, ParamKind, ParamRole, ParamSet, ParamSpec,
+    Params, TrialContext, TrialOutput, Workload,
 };
 
 /// The `latency.interactive` workload.
@@ -23,12 +23,14 @@ crate::workload_params! {
     pub struct InteractiveParams {
         task: Task = ParamSpec {
             name: "task",
+            role: ParamRole::Other,
             help: "audio (2.5 ms of CPU every 50 ms), video (40% of every 1/60 s), x (0 to 100% of CPU in 1 ms steps), gaming (all the CPU it can get, 100 ms frames)",
             kind: ParamKind::Choice(Task::NAMES),
             default: "audio",
         },
         time: f64 = ParamSpec {
             name: "time",
+            role: ParamRole::TrialTime,
             help: "how long the task runs in one trial (X's ramp takes about 10 s; Interbench runs 30 s)",
             kind: ParamKind::Seconds {
                 min: 0.1,

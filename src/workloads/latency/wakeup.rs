@@ -24,8 +24,8 @@ use super::loads::{self, LoadPlan, PreparedLoad};
 use super::realtime::{DmaLatency, Policy};
 use super::sleep_clock;
 use crate::engine::{
-    Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext,
-    TrialOutput, Workload,
+    Cancelled, Case, CaseEnv, Metric, ParamKind, ParamRole, ParamSet, ParamSpec, Params,
+    TrialContext, TrialOutput, Workload,
 };
 use crate::stats::latency_histogram;
 use crate::workloads::common::params;
@@ -46,6 +46,7 @@ crate::workload_params! {
     pub struct WakeupParams {
         threads: u64 = ParamSpec {
             name: "threads",
+            role: ParamRole::CpuCount,
             help: "timer threads (cyclictest -t; `all`: one per CPU of the run)",
             kind: ParamKind::Threads {
                 max: params::MAX_THREADS,
@@ -54,6 +55,7 @@ crate::workload_params! {
         },
         interval: u64 = ParamSpec {
             name: "interval",
+            role: ParamRole::Other,
             help: "µs between a thread's deadlines (cyclictest -i)",
             kind: ParamKind::Int {
                 min: 1,
@@ -63,6 +65,7 @@ crate::workload_params! {
         },
         distance: u64 = ParamSpec {
             name: "distance",
+            role: ParamRole::Other,
             help: "µs added to the interval of each further thread (cyclictest -d; its default is 500, sledge's 0: every thread at `interval`)",
             kind: ParamKind::Int {
                 min: 0,
@@ -72,6 +75,7 @@ crate::workload_params! {
         },
         loops: u64 = ParamSpec {
             name: "loops",
+            role: ParamRole::Other,
             help: "wake-ups per thread in one trial (cyclictest -l)",
             kind: ParamKind::Int {
                 min: 1,
@@ -81,18 +85,21 @@ crate::workload_params! {
         },
         policy: SchedPolicy = ParamSpec {
             name: "policy",
+            role: ParamRole::Other,
             help: "other: SCHED_OTHER; fifo: SCHED_FIFO at `priority` (cyclictest -p), which needs root or CAP_SYS_NICE: refused with the reason otherwise",
             kind: ParamKind::Choice(SchedPolicy::NAMES),
             default: "other",
         },
         priority: u64 = ParamSpec {
             name: "priority",
+            role: ParamRole::Other,
             help: "SCHED_FIFO priority, 1 to 99, for policy=fifo (0 with policy=other)",
             kind: ParamKind::Int { min: 0, max: 99 },
             default: "0",
         },
         pm_qos: bool = ParamSpec {
             name: "pm_qos",
+            role: ParamRole::Other,
             help: "hold /dev/cpu_dma_latency at 0 µs during a trial, as cyclictest does (false: cyclictest --default-system)",
             kind: ParamKind::Bool,
             default: "true",

@@ -14,8 +14,8 @@ use anyhow::bail;
 
 use crate::engine::params::format_size;
 use crate::engine::{
-    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext, TrialOutput,
-    Workload,
+    Case, CaseEnv, Metric, ParamKind, ParamRole, ParamSet, ParamSpec, Params, TrialContext,
+    TrialOutput, Workload,
 };
 use crate::workloads::common::event_loop::{Accounting, EventLimits, latency_metrics, run_events};
 use crate::workloads::common::params;
@@ -130,6 +130,7 @@ crate::workload_params! {
     pub struct MemoryBlockParams {
         block_size: u64 = ParamSpec {
             name: "block_size",
+            role: ParamRole::Other,
             help: "bytes per event, a power of two (sysbench's --memory-block-size)",
             kind: ParamKind::Size {
                 min: WORD as u64,
@@ -140,6 +141,7 @@ crate::workload_params! {
         },
         total_size: u64 = ParamSpec {
             name: "total_size",
+            role: ParamRole::Other,
             help: "stop after this many bytes in total; 0 = no limit (sysbench's --memory-total-size)",
             kind: ParamKind::Size {
                 min: 0,
@@ -150,24 +152,28 @@ crate::workload_params! {
         },
         scope: Scope = ParamSpec {
             name: "scope",
+            role: ParamRole::Other,
             help: "one block shared by all threads, or one per thread (--memory-scope)",
             kind: ParamKind::Choice(Scope::NAMES),
             default: "global",
         },
         oper: Oper = ParamSpec {
             name: "oper",
+            role: ParamRole::Other,
             help: "store or load each word (--memory-oper)",
             kind: ParamKind::Choice(Oper::NAMES),
             default: "write",
         },
         access: Access = ParamSpec {
             name: "access",
+            role: ParamRole::Other,
             help: "words in order or at random offsets (--memory-access-mode)",
             kind: ParamKind::Choice(Access::NAMES),
             default: "seq",
         },
         accounting: AccountingChoice = ParamSpec {
             name: "accounting",
+            role: ParamRole::Other,
             help: "per-event bookkeeping: `sysbench` does what sysbench 1.0.20 does around each event (spinlocked timer, shared log histogram) so MiB/s agree with it; `lean` only times the event, closer to the memory's own speed",
             kind: ParamKind::Choice(AccountingChoice::NAMES),
             default: "sysbench",

@@ -24,8 +24,8 @@ use anyhow::{anyhow, bail};
 use super::chase::{self, LINE};
 use super::numa;
 use crate::engine::{
-    Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext,
-    TrialOutput, Workload,
+    Cancelled, Case, CaseEnv, Metric, ParamKind, ParamRole, ParamSet, ParamSpec, Params,
+    TrialContext, TrialOutput, Workload,
 };
 use crate::sys::affinity::set_affinity;
 use crate::sys::anon_map::{AnonMap, Sharing};
@@ -107,6 +107,7 @@ crate::workload_params! {
     pub struct MemoryLatencyParams {
         size: u64 = ParamSpec {
             name: "size",
+            role: ParamRole::Other,
             help: "working set, a power of two (sweep e.g. 16K,256K,4M,64M,1G)",
             kind: ParamKind::Size {
                 min: MIN_SIZE,
@@ -117,12 +118,14 @@ crate::workload_params! {
         },
         numa: Numa = ParamSpec {
             name: "numa",
+            role: ParamRole::Other,
             help: "memory on the thread's own node or on another one",
             kind: ParamKind::Choice(Numa::NAMES),
             default: "local",
         },
         hugepages: bool = ParamSpec {
             name: "hugepages",
+            role: ParamRole::Other,
             help: "ask for transparent huge pages so TLB misses do not add to the latency",
             kind: ParamKind::Bool,
             default: "true",

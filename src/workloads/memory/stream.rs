@@ -29,8 +29,8 @@ use super::spin_barrier::SpinBarrier;
 use super::stream_kernels::{self, Isa, Kernel, Share};
 use crate::engine::params::format_size;
 use crate::engine::{
-    Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext,
-    TrialOutput, Workload,
+    Cancelled, Case, CaseEnv, Metric, ParamKind, ParamRole, ParamSet, ParamSpec, Params,
+    TrialContext, TrialOutput, Workload,
 };
 use crate::sys::affinity::set_affinity;
 use crate::sys::anon_map::{AnonMap, Sharing};
@@ -161,6 +161,7 @@ crate::workload_params! {
     pub struct MemoryStreamParams {
         array_size: u64 = ParamSpec {
             name: "array_size",
+            role: ParamRole::Other,
             help: "elements (doubles) per array, STREAM_ARRAY_SIZE; 0 = 4 × the total cache, at least 10 M",
             kind: ParamKind::Int {
                 min: 0,
@@ -170,6 +171,7 @@ crate::workload_params! {
         },
         ntimes: u64 = ParamSpec {
             name: "ntimes",
+            role: ParamRole::Other,
             help: "passes per trial, the first one discarded (STREAM's NTIMES)",
             kind: ParamKind::Int {
                 min: 2,
@@ -180,6 +182,7 @@ crate::workload_params! {
         threads: u64 = params::threads("all"),
         copies: u64 = ParamSpec {
             name: "copies",
+            role: ParamRole::CpuCount,
             help: "independent STREAMs running at once, each with its own arrays",
             kind: ParamKind::Threads { max: MAX_THREADS },
             default: "1",

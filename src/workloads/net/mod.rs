@@ -21,12 +21,13 @@ pub mod ssh_server;
 pub mod stream;
 pub mod udp;
 
-use crate::engine::{ParamKind, ParamSpec};
+use crate::engine::{ParamKind, ParamRole, ParamSpec};
 
 /// `peer`: where the server side runs.
 pub fn peer_param() -> ParamSpec {
     ParamSpec {
         name: "peer",
+        role: ParamRole::Other,
         help: "the server side: `local` (inside sledge, over loopback), USER@HOST[:SSHPORT] (sledge copied there over ssh and its server started for the case) or HOST:PORT of a running `sledge __net-serve`",
         kind: ParamKind::Text,
         default: "local",
@@ -37,6 +38,7 @@ pub fn peer_param() -> ParamSpec {
 pub fn port_param() -> ParamSpec {
     ParamSpec {
         name: "port",
+        role: ParamRole::Other,
         help: "the port the local server (peer=local) listens on; 0 = one the kernel picks",
         kind: ParamKind::Int {
             min: 0,
@@ -50,6 +52,7 @@ pub fn port_param() -> ParamSpec {
 pub fn streams_param() -> ParamSpec {
     ParamSpec {
         name: "streams",
+        role: ParamRole::Other,
         help: "parallel connections, each with a thread at either end (iperf3's -P)",
         kind: ParamKind::Int { min: 1, max: 128 },
         default: "1",
@@ -60,6 +63,7 @@ pub fn streams_param() -> ParamSpec {
 pub fn sock_buf_param() -> ParamSpec {
     ParamSpec {
         name: "sock_buf",
+        role: ParamRole::Other,
         help: "SO_SNDBUF and SO_RCVBUF at both ends (iperf3's -w); 0 = the kernel's autotuning",
         kind: ParamKind::Size {
             min: 0,
@@ -74,6 +78,7 @@ pub fn sock_buf_param() -> ParamSpec {
 pub fn message_param(name: &'static str, help: &'static str) -> ParamSpec {
     ParamSpec {
         name,
+        role: ParamRole::Other,
         help,
         kind: ParamKind::Size {
             min: 1,

@@ -20,8 +20,8 @@ use super::peer::PeerSide;
 use super::proto::{Hello, Mode};
 use super::sock::{SockOpts, allowed_congestion, thread_cpu_ns, total_retrans};
 use crate::engine::{
-    CancelToken, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext,
-    TrialOutput, Workload,
+    CancelToken, Case, CaseEnv, Metric, ParamKind, ParamRole, ParamSet, ParamSpec, Params,
+    TrialContext, TrialOutput, Workload,
 };
 use crate::workloads::common::params;
 
@@ -119,12 +119,14 @@ crate::workload_params! {
         streams: u64 = super::streams_param(),
         direction: String = ParamSpec {
             name: "direction",
+            role: ParamRole::Other,
             help: "send: to the peer; receive: from it (iperf3's -R); both: `streams` each way (--bidir)",
             kind: ParamKind::Choice(Direction::NAMES),
             default: "send",
         },
         msg_size: u64 = ParamSpec {
             name: "msg_size",
+            role: ParamRole::Other,
             help: "bytes per write (iperf3's -l; its default for TCP)",
             kind: ParamKind::Size {
                 min: 1,
@@ -136,6 +138,7 @@ crate::workload_params! {
         sock_buf: u64 = super::sock_buf_param(),
         congestion: String = ParamSpec {
             name: "congestion",
+            role: ParamRole::Other,
             help: "TCP congestion control at both ends (iperf3's -C), e.g. cubic or bbr; `default` = the system's",
             kind: ParamKind::Text,
             default: "default",

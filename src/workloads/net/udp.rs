@@ -13,8 +13,8 @@ use super::client::{TestConn, join, wait_until};
 use super::peer::PeerSide;
 use super::proto::{DATAGRAM_HEADER, Hello, Mode};
 use crate::engine::{
-    CancelToken, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext,
-    TrialOutput, Workload,
+    CancelToken, Case, CaseEnv, Metric, ParamKind, ParamRole, ParamSet, ParamSpec, Params,
+    TrialContext, TrialOutput, Workload,
 };
 use crate::workloads::common::params;
 
@@ -62,12 +62,14 @@ crate::workload_params! {
         peer: String = super::peer_param(),
         rate: String = ParamSpec {
             name: "rate",
+            role: ParamRole::Other,
             help: "bits per second to send, per stream, with K, M or G (decimal; iperf3's -b)",
             kind: ParamKind::Text,
             default: "1G",
         },
         msg_size: u64 = ParamSpec {
             name: "msg_size",
+            role: ParamRole::Other,
             help: "bytes per datagram (iperf3's -l)",
             kind: ParamKind::Size {
                 min: DATAGRAM_HEADER as u64,

@@ -13,8 +13,8 @@ use super::hackbench_run::{self, Config, Mode};
 use super::hackbench_tasks::Ipc;
 use super::worker_processes;
 use crate::engine::{
-    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext, TrialOutput,
-    Workload,
+    Case, CaseEnv, Metric, ParamKind, ParamRole, ParamSet, ParamSpec, Params, TrialContext,
+    TrialOutput, Workload,
 };
 use crate::workloads::common::params::MAX_THREADS;
 
@@ -88,6 +88,7 @@ crate::workload_params! {
     pub struct HackbenchParams {
         groups: u64 = ParamSpec {
             name: "groups",
+            role: ParamRole::Other,
             help: "groups of senders and receivers (hackbench -g)",
             kind: ParamKind::Int {
                 min: 1,
@@ -97,12 +98,14 @@ crate::workload_params! {
         },
         fds: u64 = ParamSpec {
             name: "fds",
+            role: ParamRole::Other,
             help: "senders and receivers per group (hackbench -f)",
             kind: ParamKind::Int { min: 1, max: 1_000 },
             default: "20",
         },
         loops: u64 = ParamSpec {
             name: "loops",
+            role: ParamRole::Other,
             help: "messages each sender sends to each receiver (hackbench -l)",
             kind: ParamKind::Int {
                 min: 1,
@@ -112,6 +115,7 @@ crate::workload_params! {
         },
         datasize: u64 = ParamSpec {
             name: "datasize",
+            role: ParamRole::Other,
             help: "bytes per message (hackbench -s)",
             kind: ParamKind::Int {
                 min: 1,
@@ -121,18 +125,21 @@ crate::workload_params! {
         },
         ipc: Ipc = ParamSpec {
             name: "ipc",
+            role: ParamRole::Other,
             help: "socket: AF_UNIX socket pairs (default); pipe: pipes (hackbench -p)",
             kind: ParamKind::Choice(Ipc::NAMES),
             default: "socket",
         },
         mode: Mode = ParamSpec {
             name: "mode",
+            role: ParamRole::Other,
             help: "process: forked processes (default); thread: threads (hackbench -T)",
             kind: ParamKind::Choice(Mode::NAMES),
             default: "process",
         },
         cpus: u64 = ParamSpec {
             name: "cpus",
+            role: ParamRole::Other,
             help: "run every task on the first N CPUs of the run (`all`: on all of them); `cpus=1,all` is one core vs all cores",
             kind: ParamKind::Threads { max: MAX_THREADS },
             default: "all",

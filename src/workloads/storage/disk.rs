@@ -25,8 +25,8 @@ use anyhow::{Context, anyhow, bail};
 
 use super::io::{self, AlignedBuf, OpenFlags};
 use crate::engine::{
-    Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext, TrialOutput,
-    Workload,
+    Case, CaseEnv, Metric, ParamKind, ParamRole, ParamSet, ParamSpec, Params, TrialContext,
+    TrialOutput, Workload,
 };
 use crate::workloads::common::rng::Xoroshiro128Plus;
 use crate::workloads::common::workdir::{self, ScratchDir, remove_scratch};
@@ -116,6 +116,7 @@ crate::workload_params! {
     pub struct DiskParams {
         size: u64 = ParamSpec {
             name: "size",
+            role: ParamRole::Other,
             help: "file size; 0 = 2 × RAM (bonnie++'s rule), or 1 GiB with direct I/O",
             kind: ParamKind::Size {
                 min: 0,
@@ -126,6 +127,7 @@ crate::workload_params! {
         },
         chunk_size: u64 = ParamSpec {
             name: "chunk_size",
+            role: ParamRole::Other,
             help: "bytes per read or write (bonnie++'s chunk size)",
             kind: ParamKind::Size {
                 min: 512,
@@ -136,12 +138,14 @@ crate::workload_params! {
         },
         direct: bool = ParamSpec {
             name: "direct",
+            role: ParamRole::Other,
             help: "open the file with O_DIRECT, bypassing the page cache",
             kind: ParamKind::Bool,
             default: "false",
         },
         seeks: u64 = ParamSpec {
             name: "seeks",
+            role: ParamRole::Other,
             help: "random seeks per trial (bonnie++: 8000)",
             kind: ParamKind::Int {
                 min: 0,
@@ -151,12 +155,14 @@ crate::workload_params! {
         },
         seek_workers: u64 = ParamSpec {
             name: "seek_workers",
+            role: ParamRole::Other,
             help: "threads sharing the seeks (bonnie++'s seeker processes: 3)",
             kind: ParamKind::Int { min: 1, max: 1024 },
             default: "3",
         },
         files: u64 = ParamSpec {
             name: "files",
+            role: ParamRole::Other,
             help: "empty files to create, stat and delete; 0 skips those phases (bonnie++ -n 16: 16384)",
             kind: ParamKind::Int {
                 min: 0,

@@ -29,8 +29,8 @@ use hdrhistogram::Histogram;
 use super::fileio_requests::{Generator, Layout, Mode, Request};
 use super::io::{self, AlignedBuf, OpenFlags};
 use crate::engine::{
-    Cancelled, Case, CaseEnv, Metric, ParamKind, ParamSet, ParamSpec, Params, TrialContext,
-    TrialOutput, Workload,
+    Cancelled, Case, CaseEnv, Metric, ParamKind, ParamRole, ParamSet, ParamSpec, Params,
+    TrialContext, TrialOutput, Workload,
 };
 use crate::stats::latency_histogram;
 use crate::workloads::common::event_loop::latency_metrics;
@@ -143,12 +143,14 @@ crate::workload_params! {
     pub struct FileIoParams {
         mode: Mode = ParamSpec {
             name: "mode",
+            role: ParamRole::Other,
             help: "test mode (sysbench's --file-test-mode)",
             kind: ParamKind::Choice(Mode::NAMES),
             default: "rndrw",
         },
         file_num: u64 = ParamSpec {
             name: "file_num",
+            role: ParamRole::Other,
             help: "number of files (--file-num)",
             kind: ParamKind::Int {
                 min: 1,
@@ -158,6 +160,7 @@ crate::workload_params! {
         },
         total_size: u64 = ParamSpec {
             name: "total_size",
+            role: ParamRole::Other,
             help: "total size of the files (--file-total-size)",
             kind: ParamKind::Size {
                 min: 1,
@@ -168,6 +171,7 @@ crate::workload_params! {
         },
         block_size: u64 = ParamSpec {
             name: "block_size",
+            role: ParamRole::Other,
             help: "bytes per read or write (--file-block-size)",
             kind: ParamKind::Size {
                 min: 1,
@@ -178,12 +182,14 @@ crate::workload_params! {
         },
         rw_ratio: f64 = ParamSpec {
             name: "rw_ratio",
+            role: ParamRole::Other,
             help: "reads per write in rndrw (--file-rw-ratio)",
             kind: ParamKind::Float { min: 0.0, max: 1e9 },
             default: "1.5",
         },
         fsync_freq: u64 = ParamSpec {
             name: "fsync_freq",
+            role: ParamRole::Other,
             help: "fsync every file after this many requests; 0 = never (--file-fsync-freq)",
             kind: ParamKind::Int {
                 min: 0,
@@ -193,30 +199,35 @@ crate::workload_params! {
         },
         fsync_end: bool = ParamSpec {
             name: "fsync_end",
+            role: ParamRole::Other,
             help: "fsync every file at the end of a trial (--file-fsync-end)",
             kind: ParamKind::Bool,
             default: "true",
         },
         fsync_all: bool = ParamSpec {
             name: "fsync_all",
+            role: ParamRole::Other,
             help: "fsync after every write; turns off fsync_freq and fsync_end (--file-fsync-all)",
             kind: ParamKind::Bool,
             default: "false",
         },
         fsync_mode: FsyncMode = ParamSpec {
             name: "fsync_mode",
+            role: ParamRole::Other,
             help: "fsync or fdatasync (--file-fsync-mode)",
             kind: ParamKind::Choice(FsyncMode::NAMES),
             default: "fsync",
         },
         direct: bool = ParamSpec {
             name: "direct",
+            role: ParamRole::Other,
             help: "open with O_DIRECT, bypassing the page cache (--file-extra-flags=direct)",
             kind: ParamKind::Bool,
             default: "false",
         },
         sync_writes: SyncWrites = ParamSpec {
             name: "sync_writes",
+            role: ParamRole::Other,
             help: "open with O_SYNC or O_DSYNC (--file-extra-flags=sync / dsync)",
             kind: ParamKind::Choice(SyncWrites::NAMES),
             default: "none",

@@ -24,7 +24,8 @@ use anyhow::{Context, anyhow, bail};
 use super::fileserver_load::{Executor, LoadLimits, run_load};
 use super::fileserver_mix::{self, MAX_CLIENT_BYTES, Op};
 use crate::engine::{
-    Case, CaseEnv, ParamKind, ParamSet, ParamSpec, Params, TrialContext, TrialOutput, Workload,
+    Case, CaseEnv, ParamKind, ParamRole, ParamSet, ParamSpec, Params, TrialContext, TrialOutput,
+    Workload,
 };
 use crate::sys::fd_limit::ensure_open_files;
 use crate::workloads::common::params;
@@ -41,6 +42,7 @@ const SPARE_FDS: u64 = 64;
 pub fn clients_param() -> ParamSpec {
     ParamSpec {
         name: "clients",
+        role: ParamRole::CpuCount,
         help: "concurrent clients, each in its own tree (dbench's NPROCS); `all`: one per CPU",
         kind: ParamKind::Threads { max: MAX_CLIENTS },
         default: "1",
@@ -51,6 +53,7 @@ pub fn clients_param() -> ParamSpec {
 pub fn warmup_param() -> ParamSpec {
     ParamSpec {
         name: "warmup",
+        role: ParamRole::Other,
         help: "seconds of load before measuring starts (dbench's --warmup)",
         kind: ParamKind::Seconds {
             min: 0.0,

@@ -12,7 +12,7 @@ use super::libc_process;
 use super::program::Program;
 use super::score::combine;
 use super::shell_script;
-use crate::engine::{Case, Metric, ParamKind, ParamSpec, TrialContext, TrialOutput};
+use crate::engine::{Case, Metric, ParamKind, ParamRole, ParamSpec, TrialContext, TrialOutput};
 use crate::workloads::common::params::MAX_THREADS;
 use crate::workloads::common::workdir::{ScratchDir, remove_scratch};
 
@@ -20,6 +20,7 @@ use crate::workloads::common::workdir::{ScratchDir, remove_scratch};
 pub fn copies_param() -> ParamSpec {
     ParamSpec {
         name: "copies",
+        role: ParamRole::CpuCount,
         help: "copies of the program running at once, each its own process (UnixBench's -c; `all`: one per CPU)",
         kind: ParamKind::Threads { max: MAX_THREADS },
         default: "1",
@@ -30,6 +31,7 @@ pub fn copies_param() -> ParamSpec {
 pub fn time_param(default: &'static str) -> ParamSpec {
     ParamSpec {
         name: "time",
+        role: ParamRole::TrialTime,
         help: "length of one pass in seconds (UnixBench's duration for this test by default)",
         kind: ParamKind::Seconds {
             min: 0.01,

@@ -29,7 +29,8 @@ use super::program::Program;
 use super::protocol::Gate;
 use super::score::Outcome;
 use crate::engine::{
-    Case, CaseEnv, IndexEntry, ParamKind, ParamSet, ParamSpec, Params, RunSection, Workload,
+    Case, CaseEnv, IndexEntry, ParamKind, ParamRole, ParamSet, ParamSpec, Params, RunSection,
+    Workload,
 };
 use crate::workloads::common::workdir::{check_dir, dir_param};
 
@@ -162,6 +163,7 @@ crate::workload_params! {
         time: f64 = time_param("30"),
         buffer: u64 = ParamSpec {
             name: "buffer",
+            role: ParamRole::Other,
             help: "bytes per read and write (UnixBench's index: 256, 1024, 4096)",
             kind: ParamKind::Size {
                 min: MIN_BUFFER,
@@ -172,6 +174,7 @@ crate::workload_params! {
         },
         max_blocks: u64 = ParamSpec {
             name: "max_blocks",
+            role: ParamRole::Other,
             help: "largest file in KiB; 0 = UnixBench's limit for the buffer (2000 buffers: 500 at 256, 2000 at 1K, 8000 at 4K)",
             kind: ParamKind::Int {
                 min: 0,

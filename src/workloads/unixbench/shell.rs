@@ -22,7 +22,8 @@ use super::score::Outcome;
 use super::shell_script::{self, DRIVER};
 use super::timed;
 use crate::engine::{
-    Case, CaseEnv, IndexEntry, ParamKind, ParamSet, ParamSpec, Params, RunSection, Workload,
+    Case, CaseEnv, IndexEntry, ParamKind, ParamRole, ParamSet, ParamSpec, Params, RunSection,
+    Workload,
 };
 use crate::workloads::common::workdir::{check_dir, dir_param};
 
@@ -92,6 +93,7 @@ crate::workload_params! {
         time: f64 = time_param("60"),
         concurrent: u64 = ParamSpec {
             name: "concurrent",
+            role: ParamRole::Other,
             help: "workers each loop starts at once (UnixBench's index: 1 and 8)",
             kind: ParamKind::Int { min: 1, max: 64 },
             default: "1",

@@ -20,7 +20,8 @@ use super::protocol::Gate;
 use super::score::Outcome;
 use super::timed;
 use crate::engine::{
-    Case, CaseEnv, IndexEntry, ParamKind, ParamSet, ParamSpec, Params, RunSection, Workload,
+    Case, CaseEnv, IndexEntry, ParamKind, ParamRole, ParamSet, ParamSpec, Params, RunSection,
+    Workload,
 };
 
 /// What `calls=exec` runs in each child, as UnixBench does.
@@ -82,6 +83,7 @@ crate::workload_params! {
         time: f64 = time_param("10"),
         calls: Calls = ParamSpec {
             name: "calls",
+            role: ParamRole::Other,
             help: "mix: close(dup), getpid, getuid, umask (the index test); close or getpid alone; exec: fork + exec /bin/true + wait (UnixBench's sysexec)",
             kind: ParamKind::Choice(Calls::NAMES),
             default: "mix",

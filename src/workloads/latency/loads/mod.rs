@@ -23,7 +23,7 @@ use std::thread::JoinHandle;
 use anyhow::{Context, anyhow, bail};
 
 use crate::engine::params::format_size;
-use crate::engine::{CancelToken, CaseEnv, ParamKind, ParamSet, ParamSpec, Params};
+use crate::engine::{CancelToken, CaseEnv, ParamKind, ParamRole, ParamSet, ParamSpec, Params};
 use crate::workloads::common::params::MAX_THREADS;
 use crate::workloads::common::workdir::{self, ScratchDir};
 use crate::workloads::sched::worker_processes;
@@ -49,18 +49,21 @@ crate::workload_params! {
     pub struct LoadParams {
         load: LoadKind = ParamSpec {
         name: "load",
+        role: ParamRole::Other,
         help: "background load: cpu (spinning threads), memory (copying buffers beyond the caches), io (writes and uncached reads), hackbench, http (built-in server and generator), build (cc jobs)",
         kind: ParamKind::Choice(LoadKind::NAMES),
         default: "none",
         },
         load_threads: u64 = ParamSpec {
         name: "load_threads",
+        role: ParamRole::Other,
         help: "threads (or jobs, or hackbench groups) of the background load (`all`: one per CPU of the run, as Interbench)",
         kind: ParamKind::Threads { max: MAX_THREADS },
         default: "all",
         },
         io_size: u64 = ParamSpec {
         name: "io_size",
+        role: ParamRole::Other,
         help: "load=io: bytes of each of its two files (written, and read back from the disk)",
         kind: ParamKind::Size {
             min: 1 << 20,
@@ -71,6 +74,7 @@ crate::workload_params! {
         },
         settle: f64 = ParamSpec {
         name: "settle",
+        role: ParamRole::Other,
         help: "how long the background load runs before the measurement starts (Interbench waits 1 s)",
         kind: ParamKind::Seconds {
             min: 0.0,
