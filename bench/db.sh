@@ -18,6 +18,8 @@
 #                              # (ALTER SYSTEM, reset by --restore), modes
 #                              # write_only and point_select: B found faster
 #                              # in write_only, no verdict in point_select
+#   bench/db.sh aa [ROUNDS]    # the same pair with B's setting on too (A/A):
+#                              # nothing may be called faster or slower
 #
 # Settings (environment): TIME (s per run, default 30), THREADS (default 2),
 # TABLES (default 4), TABLE_SIZE (default 100000), SCALE (default 10),
@@ -199,19 +201,23 @@ run_tpcb() {
   done
 }
 
-run_sync() {
-  local rounds=${1:-6} psql_c
+run_sync() { # rounds [B's synchronous_commit: off, or on for the A/A pair]
+  local rounds=${1:-6} b=${2:-off} psql_c
   psql_c="psql -h $pg_host -p $pg_port -U $pg_user -d postgres -qAt -o /dev/null -c"
-  echo "== sledge ab: synchronous_commit on (A) vs off (B), db.oltp write_only and point_select"
+  echo "== sledge ab: synchronous_commit on (A) vs $b (B), db.oltp write_only and point_select"
   "$SLEDGE" --store "$store" ab db.oltp -p "db=$PG_URL/$DB" -p mode=write_only,point_select \
     -p "threads=$THREADS" -p "time=$TIME" --rounds "$rounds" --no-idle-check \
     --a-setup "$psql_c 'ALTER SYSTEM SET synchronous_commit = on' && $psql_c 'SELECT pg_reload_conf()'" \
-    --b-setup "$psql_c 'ALTER SYSTEM SET synchronous_commit = off' && $psql_c 'SELECT pg_reload_conf()'" \
+    --b-setup "$psql_c 'ALTER SYSTEM SET synchronous_commit = $b' && $psql_c 'SELECT pg_reload_conf()'" \
     --restore "$psql_c 'ALTER SYSTEM RESET synchronous_commit' && $psql_c 'SELECT pg_reload_conf()'"
 }
 
 if [ "$mode" = sync ]; then
   run_sync "$pairs"
+  exit 0
+fi
+if [ "$mode" = aa ]; then
+  run_sync "$pairs" on
   exit 0
 fi
 
