@@ -10,7 +10,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sledge::http::server::request::{Method, asks_for_head, parse};
+use sledge::http::server::request_parser::{Method, asks_for_head, parse};
 
 fuzz_target!(|data: &[u8]| {
     let head_asked = asks_for_head(data);

@@ -15,10 +15,10 @@ use std::net::{Ipv4Addr, SocketAddr};
 
 use libfuzzer_sys::fuzz_target;
 use sledge::engine::params::{
-    ParamKind, ParamSpec, ParamValue, format_size, parse_seconds, parse_size, parse_value,
+    ParamKind, ParamRole, ParamSpec, ParamValue, format_size, parse_seconds, parse_size, parse_value,
     resolve_cases, split_assignment,
 };
-use sledge::http::server::request;
+use sledge::http::server::request_parser;
 use sledge::http::url::parse_target_with;
 use sledge::remote::{SshHost, parse_host_list};
 
@@ -79,6 +79,7 @@ const fn spec(name: &'static str, kind: ParamKind, default: &'static str) -> Par
         help: "",
         kind,
         default,
+        role: ParamRole::Other,
     }
 }
 
@@ -155,7 +156,7 @@ fn url(text: &str) {
     };
     for keep_alive in [true, false] {
         let bytes = target.request(keep_alive);
-        let head = request::parse(bytes)
+        let head = request_parser::parse(bytes)
             .unwrap_or_else(|e| panic!("`{text}` makes a request refused with {e:?}"))
             .unwrap_or_else(|| panic!("`{text}` makes an unfinished request"));
         assert_eq!(
