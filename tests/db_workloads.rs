@@ -779,3 +779,53 @@ fn tables_are_loaded_once_for_the_rounds_and_cases_that_share_them() {
         }
     }
 }
+
+/// Ctrl-C while the run's own process loads the tables its rounds share
+/// (a million rows on PostgreSQL): the run stops at once with exit 130,
+/// marked partial, and its schema is dropped.
+#[test]
+fn ctrl_c_during_a_shared_load_drops_the_schema_and_the_run_is_partial() {
+    let _serial = one_at_a_time();
+    let Some(url) = Kind::Postgres.live_url() else {
+        return;
+    };
+    let before = oltp_schemas(&url);
+    let sandbox = crate::common::Sandbox::new();
+    let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("sledge"));
+    command
+        .current_dir(sandbox.path())
+        .env("SLEDGE_STORE", sandbox.store())
+        .args([
+            "run",
+            "db.oltp",
+            "-p",
+            &format!("db={url}"),
+            "-p",
+            "table_size=1000000",
+            "--rounds",
+            "2",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command.spawn().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while oltp_schemas(&url).len() <= before.len() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run made no schema in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Into the load, as a terminal's Ctrl-C reaches the whole group.
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: kill has no memory preconditions; the group is the run's.
+    unsafe {
+        libc::kill(-(child.id() as i32), libc::SIGINT);
+    }
+    let status = crate::common::wait_bounded(&mut child, Duration::from_secs(60));
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    assert_eq!(oltp_schemas(&url), before, "the schema is left");
+    let shown = sandbox.show_last();
+    assert_eq!(shown["status"], "partial", "{}", shown["status"]);
+}
