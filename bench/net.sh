@@ -38,7 +38,10 @@
 #                                            # put B near the rate)
 #
 # STREAMS="1 4" (the default) picks the stream counts, STREAM_ONLY=1
-# leaves out net.rr and net.crr.
+# leaves out net.rr and net.crr. IPERF3=PATH picks the iperf3 binary:
+# from 3.16 on, iperf3 runs one thread per stream, so at 4 streams its
+# `-P 4` is no longer bound to one CPU (Debian 12 ships 3.12; a newer
+# one builds from esnet/iperf's source with ./configure && make).
 #
 # Targets (issue 41): net.stream within ±5% of iperf3's Gbit/s at 1 and 4
 # streams (at 4, of 4 iperf3 processes: one iperf3 3.12 is single-threaded); net.rr within ±10% of sockperf's round trips per second and
@@ -56,7 +59,8 @@ set -euo pipefail
 mode=${1:-loopback}
 here=$(cd "$(dirname "$0")/.." && pwd)
 SLEDGE=${SLEDGE:-$here/target/release/sledge}
-for tool in iperf3 sockperf python3; do
+IPERF3=${IPERF3:-iperf3}
+for tool in "$IPERF3" sockperf python3; do
   command -v "$tool" >/dev/null || { echo "$tool is missing (apt-get install $tool)" >&2; exit 1; }
 done
 if [ ! -x "$SLEDGE" ]; then
@@ -128,12 +132,12 @@ sledge_run() { # workload params...
 
 compare() { # pairs seconds
   local pairs=$1 t=$2 i p
-  start "${server[@]}" iperf3 -s -p 5201
-  # Debian's iperf3 (3.12) runs every stream in one thread: at 4 streams
-  # its one thread is the limit (its sender ~96% busy), so, as iperf3's
-  # FAQ advises before 3.16, 4 streams are also measured as 4 iperf3
-  # processes of one stream each, their rates summed.
-  for k in 1 2 3 4; do start "${server[@]}" iperf3 -s -p $((5210 + k)); done
+  start "${server[@]}" "$IPERF3" -s -p 5201
+  # iperf3 before 3.16 (Debian 12's 3.12) runs every stream in one
+  # thread: at 4 streams its one thread is the limit (its sender ~96%
+  # busy), so, as iperf3's FAQ advises before 3.16, 4 streams are also
+  # measured as 4 iperf3 processes of one stream each, their rates summed.
+  for k in 1 2 3 4; do start "${server[@]}" "$IPERF3" -s -p $((5210 + k)); done
   start "${server[@]}" sockperf sr --tcp -i "$addr" -p 5203
   if [ "$addr" != 127.0.0.1 ]; then
     start "${server[@]}" "$SLEDGE" __net-serve --listen "$addr:5202"
@@ -145,13 +149,13 @@ compare() { # pairs seconds
       # process's user + system time over the test): Debian's iperf3
       # (3.12) runs every stream of a side in one thread, so a side at
       # about 100% is iperf3's own limit, not the network's.
-      ip=$("${client[@]}" iperf3 -c "$addr" -p 5201 -P "$p" -t "$t" -J |
+      ip=$("${client[@]}" "$IPERF3" -c "$addr" -p 5201 -P "$p" -t "$t" -J |
         python3 -c 'import json,sys; e=json.load(sys.stdin)["end"]; c=e["cpu_utilization_percent"]; print(e["sum_received"]["bits_per_second"]/1e9, c["host_total"], c["remote_total"])')
       local procs=${ip%% *}
       if [ "$p" -gt 1 ]; then
         local k files=() clients=()
         for k in $(seq 1 "$p"); do
-          "${client[@]}" iperf3 -c "$addr" -p $((5210 + k)) -t "$t" -J >"$work/iperf3-$k.json" &
+          "${client[@]}" "$IPERF3" -c "$addr" -p $((5210 + k)) -t "$t" -J >"$work/iperf3-$k.json" &
           clients+=($!)
           files+=("$work/iperf3-$k.json")
         done
