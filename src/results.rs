@@ -14,6 +14,7 @@ use crate::probe::HostInfo;
 use crate::stats::{Direction, Levels, Summary};
 use crate::visible::EscapeText;
 
+pub mod param_values;
 pub mod unit;
 pub use unit::Unit;
 
@@ -250,6 +251,9 @@ impl EscapeText for CaseRecord {
             trials: _,
             metrics,
             latency_histogram: _,
+            // Set only for a case this process ran from its own plan,
+            // never for one read from a store, a document or a host.
+            values: _,
         } = self;
         workload.escape_text();
         params.escape_text();
@@ -320,6 +324,16 @@ pub struct CaseRecord {
     /// JSON output.
     #[serde(skip)]
     pub latency_histogram: Option<Vec<u8>>,
+    /// The typed values the case ran with, beside their text form in
+    /// `params`: kept for a case this process ran, so that what reads
+    /// the case again here (its workload's place in an index) reads the
+    /// values it was built from rather than parsing the text back. Not
+    /// part of the JSON output nor of the store, which keep the text (it
+    /// masks passwords, and a stored case is read back against its
+    /// workload's parameters as they are then:
+    /// `crate::engine::params::stored_set`).
+    #[serde(skip)]
+    pub values: Option<param_values::ParamSet>,
 }
 
 impl CaseRecord {

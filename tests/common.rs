@@ -169,6 +169,7 @@ pub fn store_fixture_run(store: &Path, status: sledge::results::RunStatus, sampl
                 outliers: sledge::stats::tukey_outliers(samples),
             }],
             latency_histogram: None,
+            values: None,
         };
         store.add_case(id, &case).expect("fixture case");
     }

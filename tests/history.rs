@@ -122,6 +122,7 @@ fn store_run_on(
             outliers: sledge::stats::tukey_outliers(&samples),
         }],
         latency_histogram: None,
+        values: None,
     };
     store.add_case(id, &case).expect("case");
     store

@@ -1077,6 +1077,7 @@ mod tests {
                 samples,
             }],
             latency_histogram: None,
+            values: None,
         }
     }
 

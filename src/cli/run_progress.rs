@@ -92,6 +92,7 @@ mod tests {
             trials: Vec::new(),
             metrics: Vec::new(),
             latency_histogram: None,
+            values: None,
         }
     }
 

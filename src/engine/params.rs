@@ -7,9 +7,10 @@
 //! runs with the same case compare equal in the store.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use thiserror::Error;
+
+pub use crate::results::param_values::{ParamSet, ParamValue, format_size};
 
 /// What kind of value a parameter takes, with its allowed range.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,50 +106,6 @@ impl ParamSpec {
                 format!("a count from 1 to {max}, or `all` (one per CPU)")
             }
             ParamKind::Text => "any text".to_string(),
-        }
-    }
-}
-
-/// A parsed, validated parameter value.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ParamValue {
-    Int(u64),
-    /// A thread (or copy) count given as `all`: one per CPU the run may
-    /// use, that many. It reads and is stored as the number; the set
-    /// remembers that it was `all` (see [`ParamSet::given_as_all`]).
-    PerCpu(u64),
-    Float(f64),
-    Size(u64),
-    Seconds(f64),
-    Choice(String),
-    Bool(bool),
-    Text(String),
-}
-
-impl fmt::Display for ParamValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ParamValue::Int(v) | ParamValue::PerCpu(v) => write!(f, "{v}"),
-            ParamValue::Size(v) => write!(f, "{}", format_size(*v)),
-            ParamValue::Float(v) | ParamValue::Seconds(v) => write!(f, "{v}"),
-            ParamValue::Choice(v) => write!(f, "{v}"),
-            // Text may be a database URL: never show or store a password.
-            ParamValue::Text(v) => write!(f, "{}", crate::secrets::redact(v)),
-            ParamValue::Bool(v) => write!(f, "{v}"),
-        }
-    }
-}
-
-impl ParamValue {
-    /// Whether two values make the same case: a count given as `all` is
-    /// the same as that count given explicitly.
-    fn same_case(&self, other: &ParamValue) -> bool {
-        match (self, other) {
-            (
-                ParamValue::Int(a) | ParamValue::PerCpu(a),
-                ParamValue::Int(b) | ParamValue::PerCpu(b),
-            ) => a == b,
-            _ => self == other,
         }
     }
 }
@@ -291,121 +248,104 @@ pub fn parse_seconds(text: &str) -> Option<f64> {
     (v.is_finite() && v >= 0.0).then_some(v * scale)
 }
 
-/// Formats a byte count the way users type it: `1K`, `16M`, `1536`.
-pub fn format_size(bytes: u64) -> String {
-    const UNITS: [(u64, &str); 4] = [
-        (1 << 40, "T"),
-        (1 << 30, "G"),
-        (1 << 20, "M"),
-        (1 << 10, "K"),
-    ];
-    for (scale, unit) in UNITS {
-        if bytes >= scale && bytes.is_multiple_of(scale) {
-            return format!("{}{unit}", bytes / scale);
-        }
-    }
-    bytes.to_string()
-}
-
-/// The parameters of one case: every parameter of the workload, validated.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ParamSet {
-    values: BTreeMap<String, ParamValue>,
-}
-
+/// A set's values read by role: the engine asks a case for its trial
+/// length, its CPU count or its scratch directory through the role its
+/// workload's specs give a parameter, never by the parameter's name.
+/// Here rather than beside [`ParamSet`] because the specs are the
+/// engine's.
 impl ParamSet {
-    /// Builds a set from already-validated values (used by tests and by
-    /// [`resolve_cases`]).
-    pub fn from_values(values: BTreeMap<String, ParamValue>) -> Self {
-        ParamSet { values }
-    }
-
-    /// One value, by the name the workload declared it with (what
-    /// [`crate::engine::typed_params::Params::from_set`] reads). Panics on
-    /// a name the workload did not declare: a bug, not an input error.
-    pub fn value(&self, name: &str) -> &ParamValue {
-        self.values.get(name).unwrap_or_else(|| {
-            panic!("parameter `{name}` missing: the workload did not declare it")
-        })
-    }
-
     /// The first duration among the parameters of `role` in `specs` (the
     /// specs the set was resolved against), in seconds; `None` when there
     /// is none.
     pub fn seconds_of(&self, specs: &[ParamSpec], role: ParamRole) -> Option<f64> {
-        self.names_of(specs, role)
-            .find_map(|name| match self.values.get(name)? {
-                ParamValue::Seconds(v) => Some(*v),
-                _ => None,
-            })
+        names_of(specs, role).find_map(|name| match self.get(name)? {
+            ParamValue::Seconds(v) => Some(*v),
+            _ => None,
+        })
     }
 
     /// The values of the parameters of `role` in `specs` that are whole
     /// numbers, in declaration order (a count given as `all` is the CPU
     /// count it stands for).
     pub fn counts_of(&self, specs: &[ParamSpec], role: ParamRole) -> Vec<usize> {
-        self.names_of(specs, role)
-            .filter_map(|name| raw_text(self.values.get(name)?).parse().ok())
+        names_of(specs, role)
+            .filter_map(|name| match self.get(name)? {
+                ParamValue::Int(v) | ParamValue::PerCpu(v) => usize::try_from(*v).ok(),
+                _ => None,
+            })
             .collect()
     }
 
     /// The unmasked text of the parameters of `role` in `specs`, in
     /// declaration order (a directory is a path, never a secret to mask).
     pub fn texts_of(&self, specs: &[ParamSpec], role: ParamRole) -> Vec<String> {
-        self.names_of(specs, role)
-            .filter_map(|name| Some(raw_text(self.values.get(name)?)))
+        names_of(specs, role)
+            .filter_map(|name| Some(self.get(name)?.raw_text()))
             .collect()
     }
 
-    /// The names `specs` gives `role`, in declaration order.
-    fn names_of<'a>(
+    /// Whether the set is one of `workload`'s cases: every parameter of
+    /// `specs` there with a value of its kind, and no other but those
+    /// `takes` accepts (a command's placeholders). What a round's process
+    /// checks of the set it was handed, made by the same sledge; a
+    /// mismatch is a bug or another sledge's set, said plainly rather
+    /// than read as values the workload would misread.
+    pub fn check_fits(
         &self,
-        specs: &'a [ParamSpec],
-        role: ParamRole,
-    ) -> impl Iterator<Item = &'a str> {
-        specs.iter().filter(move |s| s.role == role).map(|s| s.name)
-    }
-
-    /// The names of the parameters given as `all` (one per CPU the run
-    /// may use), in name order: their stored value is the CPU count, and
-    /// this says it was not a count the user chose.
-    pub fn given_as_all(&self) -> Vec<String> {
-        self.values
+        workload: &str,
+        specs: &[ParamSpec],
+        takes: impl Fn(&str) -> bool,
+    ) -> Result<(), String> {
+        for spec in specs {
+            match self.get(spec.name) {
+                None => {
+                    return Err(format!(
+                        "`{workload}` needs `{}`: the set lacks it",
+                        spec.name
+                    ));
+                }
+                Some(value) if !value_fits(value, &spec.kind) => {
+                    return Err(format!(
+                        "`{workload}`'s `{}` takes {}, not {value:?}",
+                        spec.name,
+                        spec.allowed()
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        match self
             .iter()
-            .filter(|(_, v)| matches!(v, ParamValue::PerCpu(_)))
-            .map(|(k, _)| k.clone())
-            .collect()
-    }
-
-    /// The canonical text form of every value, for storage and display
-    /// (passwords in text values masked).
-    pub fn to_strings(&self) -> BTreeMap<String, String> {
-        self.values
-            .iter()
-            .map(|(k, v)| (k.clone(), v.to_string()))
-            .collect()
-    }
-
-    /// The text form of every value with nothing masked, which
-    /// [`resolve_cases`] parses back into the same values (a count given
-    /// as `all` comes back as that count: a round's process needs the
-    /// value, not where it came from): only for handing a case to a
-    /// round's own process over a pipe, never for showing or storing.
-    pub fn to_raw_strings(&self) -> BTreeMap<String, String> {
-        self.values
-            .iter()
-            .map(|(k, v)| (k.clone(), raw_text(v)))
-            .collect()
+            .find(|(name, _)| !specs.iter().any(|s| s.name == *name) && !takes(name))
+        {
+            Some((name, _)) => Err(format!("`{workload}` has no parameter `{name}`")),
+            None => Ok(()),
+        }
     }
 }
 
-/// A value's text form with nothing masked (see
-/// [`ParamSet::to_raw_strings`]).
-fn raw_text(value: &ParamValue) -> String {
-    match value {
-        ParamValue::Text(t) => t.clone(),
-        other => other.to_string(),
-    }
+/// The names `specs` gives `role`, in declaration order.
+fn names_of(specs: &[ParamSpec], role: ParamRole) -> impl Iterator<Item = &str> {
+    specs.iter().filter(move |s| s.role == role).map(|s| s.name)
+}
+
+/// Whether `value` is of the variant [`parse_value`] makes for `kind`
+/// (its range was checked when it was parsed).
+fn value_fits(value: &ParamValue, kind: &ParamKind) -> bool {
+    matches!(
+        (value, kind),
+        (ParamValue::Int(_), ParamKind::Int { .. })
+            | (
+                ParamValue::Int(_) | ParamValue::PerCpu(_),
+                ParamKind::Threads { .. }
+            )
+            | (ParamValue::Float(_), ParamKind::Float { .. })
+            | (ParamValue::Size(_), ParamKind::Size { .. })
+            | (ParamValue::Seconds(_), ParamKind::Seconds { .. })
+            | (ParamValue::Choice(_), ParamKind::Choice(_))
+            | (ParamValue::Bool(_), ParamKind::Bool)
+            | (ParamValue::Text(_), ParamKind::Text)
+    )
 }
 
 /// Splits `name=v1,v2,...` into the name and its values.
@@ -680,9 +620,38 @@ mod tests {
         let both = resolve_cases("w", &specs(), &assign(&["threads=all,2"]), 2).unwrap();
         assert_eq!(both.len(), 1);
         assert_eq!(both[0].given_as_all(), ["threads"]);
-        // A round's process gets the count, which gives the same values.
+        // The text form a command's placeholder gets is the count.
         let raw = cases[2].to_raw_strings();
         assert_eq!(raw["threads"], "4");
+    }
+
+    #[test]
+    fn a_set_fits_the_workload_it_was_resolved_for_and_no_other() {
+        let set = resolve_cases("w", &specs(), &assign(&["threads=all"]), 4)
+            .unwrap()
+            .remove(0);
+        let nothing_else = |_: &str| false;
+        assert_eq!(set.check_fits("w", &specs(), nothing_else), Ok(()));
+        // A parameter the workload lacks, unless it takes any such name.
+        let fewer: Vec<ParamSpec> = specs().into_iter().skip(1).collect();
+        let err = set.check_fits("w", &fewer, nothing_else).unwrap_err();
+        assert!(err.contains("no parameter `threads`"), "{err}");
+        assert_eq!(set.check_fits("w", &fewer, |n| n == "threads"), Ok(()));
+        // One the set lacks, and a value of another kind.
+        let mut more = specs();
+        more.push(ParamSpec {
+            name: "verify",
+            role: ParamRole::Other,
+            help: "",
+            kind: ParamKind::Bool,
+            default: "false",
+        });
+        let err = set.check_fits("w", &more, nothing_else).unwrap_err();
+        assert!(err.contains("needs `verify`"), "{err}");
+        let mut retyped = specs();
+        retyped[2].kind = ParamKind::Bool;
+        let err = set.check_fits("w", &retyped, nothing_else).unwrap_err();
+        assert!(err.contains("`oper` takes true or false"), "{err}");
     }
 
     #[test]

@@ -106,6 +106,7 @@ impl CaseState {
                 trials: Vec::new(),
                 metrics: Vec::new(),
                 latency_histogram: None,
+                values: Some(planned.params.clone()),
             },
             trials: Vec::new(),
             trials_per_round,

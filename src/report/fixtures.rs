@@ -50,6 +50,7 @@ pub fn case(workload: &str, params: &[(&str, &str)], headline: MetricRecord) -> 
         trials,
         metrics: vec![headline],
         latency_histogram: None,
+        values: None,
     }
 }
 

@@ -217,6 +217,7 @@ mod tests {
                 .collect(),
             metrics: vec![],
             latency_histogram: None,
+            values: None,
         }
     }
 

@@ -541,6 +541,7 @@ fn load_case(
         trials,
         metrics,
         latency_histogram,
+        values: None,
     })
 }
 

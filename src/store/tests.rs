@@ -164,6 +164,7 @@ fn full_case() -> CaseRecord {
             },
         ],
         latency_histogram: Some(histogram_bytes()),
+        values: None,
     }
 }
 
@@ -195,6 +196,7 @@ fn small_case(workload: &str) -> CaseRecord {
             outliers: vec![false],
         }],
         latency_histogram: None,
+        values: None,
     }
 }
 

@@ -16,7 +16,6 @@
 //! the parent also forwards its own cancellation as SIGTERM, which the
 //! child treats like Ctrl-C: stop, clean up, report.
 
-use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::ffi::OsStringExt;
@@ -31,8 +30,9 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer}
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{
-    CancelToken, CaseEnv, InProcess, Metric, PlannedCase, ProcMonitor, Progress, RoundExecutor,
-    RoundOutcome, RoundRequest, ScriptedMonitor, TrialContext, TrialMonitor, TrialResult,
+    CancelToken, CaseEnv, InProcess, Metric, ParamSet, PlannedCase, ProcMonitor, Progress,
+    RoundExecutor, RoundOutcome, RoundRequest, ScriptedMonitor, TrialContext, TrialMonitor,
+    TrialResult,
 };
 use crate::monitor::TrialHealth;
 
@@ -50,8 +50,10 @@ const CANCEL_POLL: Duration = Duration::from_millis(50);
 pub struct RoundJob {
     /// Workload id.
     pub workload: String,
-    /// Every parameter in text form, unredacted (a pipe, never stored).
-    pub params: BTreeMap<String, String>,
+    /// The case's parameters as the plan holds them: typed values,
+    /// serialized as such (text unmasked: a pipe, never stored), so the
+    /// round's process reads what the plan validated and parses nothing.
+    pub params: ParamSet,
     /// What the workload may know about the run.
     pub env: CaseEnv,
     /// The CPUs the run may use.
@@ -159,7 +161,7 @@ impl RoundExecutor for Subprocess {
         let started = std::time::Instant::now();
         let job = RoundJob {
             workload: planned.workload.id().to_string(),
-            params: planned.params.to_raw_strings(),
+            params: planned.params.clone(),
             env: env.clone(),
             cpus: ctx.cpus.clone(),
             request: request.clone(),
@@ -433,21 +435,15 @@ pub fn serve_round(cancel: &CancelToken) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("{ROUND_SUBCOMMAND} expects a round job on stdin: {e}"))?;
     let workload = crate::workloads::find(&job.workload)
         .ok_or_else(|| anyhow::anyhow!("unknown workload `{}`", job.workload))?;
-    let assignments = job
-        .params
-        .iter()
-        .map(|(k, v)| (k.clone(), vec![v.clone()]))
-        .collect();
-    let params = crate::engine::params::resolve_cases(
-        workload.id(),
-        &workload.params_given(&assignments),
-        &assignments,
-        job.env.cpus.len(),
-    )?
-    .into_iter()
-    .next()
-    .ok_or_else(|| anyhow::anyhow!("the round's parameters resolve to no case"))?;
-    let planned = PlannedCase { workload, params };
+    job.params
+        .check_fits(workload.id(), &workload.params(), |name| {
+            workload.takes_param(name)
+        })
+        .map_err(|e| anyhow::anyhow!("the round's parameters do not fit: {e}"))?;
+    let planned = PlannedCase {
+        workload,
+        params: job.params,
+    };
     let ctx = TrialContext {
         cpus: job.cpus,
         cancel: cancel.clone(),

@@ -563,6 +563,7 @@ shell1|60|lpm|42.4|42.4|1";
                 outliers: vec![false; samples.len()],
             }],
             latency_histogram: None,
+            values: None,
         }
     }
 
