@@ -331,7 +331,7 @@ pub struct CaseRecord {
     /// part of the JSON output nor of the store, which keep the text (it
     /// masks passwords, and a stored case is read back against its
     /// workload's parameters as they are then:
-    /// `crate::engine::params::stored_set`).
+    /// the engine's `stored_set`).
     #[serde(skip)]
     pub values: Option<param_values::ParamSet>,
 }

@@ -6,7 +6,7 @@
 //! They sit here, below the engine, because the record keeps them; the
 //! engine declares the parameters they are values of (`ParamSpec`),
 //! parses and validates text into them and reads them by role
-//! (`crate::engine::params`).
+//! (the engine's `params` module).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -97,13 +97,13 @@ pub struct ParamSet {
 
 impl ParamSet {
     /// Builds a set from already-validated values (used by tests and by
-    /// `crate::engine::params::resolve_cases`).
+    /// the engine's `resolve_cases`).
     pub fn from_values(values: BTreeMap<String, ParamValue>) -> Self {
         ParamSet { values }
     }
 
     /// One value, by the name the workload declared it with (what
-    /// `crate::engine::typed_params::Params::from_set` reads). Panics on
+    /// a workload's `Params::from_set` reads). Panics on
     /// a name the workload did not declare: a bug, not an input error.
     pub fn value(&self, name: &str) -> &ParamValue {
         self.values.get(name).unwrap_or_else(|| {
@@ -142,7 +142,7 @@ impl ParamSet {
     }
 
     /// The text form of every value with nothing masked, which
-    /// `crate::engine::params::resolve_cases` parses back into the same
+    /// the engine's `resolve_cases` parses back into the same
     /// values (a count given as `all` comes back as that count): only
     /// where a workload hands a value to a program as text (a command's
     /// placeholders), never for showing or storing.
