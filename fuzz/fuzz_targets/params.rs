@@ -128,7 +128,16 @@ fn assignment(text: &str) {
         return;
     };
     for case in cases {
-        // A round's process gets its case as these strings.
+        // A round's process gets its case serialized as its values: the
+        // same set comes back, and it fits the workload it was made for.
+        let sent = serde_json::to_string(&case).expect("a set serializes");
+        let got: sledge::engine::params::ParamSet =
+            serde_json::from_str(&sent).expect("a set deserializes");
+        assert_eq!(got, case, "{sent}");
+        got.check_fits("fuzz", SPECS, |_| false)
+            .unwrap_or_else(|e| panic!("{sent}: {e}"));
+        // A command's placeholder gets a value as this text, which reads
+        // back as the same case.
         let raw: BTreeMap<String, Vec<String>> = case
             .to_raw_strings()
             .into_iter()
