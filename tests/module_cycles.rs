@@ -12,9 +12,7 @@
 //! the front's `pub use child::...` imports the child, so a child that
 //! imports through the front what the front takes from that child closes
 //! a loop. Children import a thing from the file that defines it, never
-//! through the front. The folders listed in
-//! `FRONTS_STILL_IMPORTED` are checked with their front left out until
-//! they are fixed, and the check fails once one no longer needs it.
+//! through the front.
 //!
 //! An import is any path through `crate::`, `super::`, `self::` or
 //! `$crate::` in a file's code, and in a front any path that starts with
@@ -376,44 +374,20 @@ fn cycles(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<BTreeSet<String>> {
     found
 }
 
-/// The folders whose children still import through the front (their
-/// `mod.rs`) what it defines or takes from them, and so are checked with
-/// the front left out: the command line's `Cli` and `Command`, the
-/// exporters' `Exporter`, `Format` and `RunShown` and the HTML report's
-/// run headings are defined in their `mod.rs`, and the registry in
-/// `workloads/mod.rs` lists the UnixBench workloads whose index looks
-/// workloads up in it. A folder leaves the list once fixed.
-const FRONTS_STILL_IMPORTED: &[&str] = &["cli", "report/export", "workloads"];
-
 #[test]
 fn no_sibling_modules_import_each_other() {
-    let found = sibling_cycles(FRONTS_STILL_IMPORTED);
+    let found = sibling_cycles();
     assert!(
         found.is_empty(),
         "sibling modules, a folder's front (mod) included, import each other:\n{}",
-        found
-            .iter()
-            .map(|(_, how)| how.as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
+        found.join("\n")
     );
-    let with_every_front: BTreeSet<String> = sibling_cycles(&[])
-        .into_iter()
-        .map(|(folder, _)| folder)
-        .collect();
-    for folder in FRONTS_STILL_IMPORTED {
-        assert!(
-            with_every_front.contains(*folder),
-            "src/{folder} has no cycle through its front any more: remove it from FRONTS_STILL_IMPORTED"
-        );
-    }
 }
 
-/// Every cycle among the siblings of a folder of `src/`: the folder (as
-/// `report/html`) and the cycle with the imports that make it. The front
-/// of a folder in `fronts_left_out` is left out, as if it were none of
-/// its children's siblings.
-fn sibling_cycles(fronts_left_out: &[&str]) -> Vec<(String, String)> {
+/// Every cycle among the siblings of a folder of `src/`, a folder's
+/// front included, each as one message: the folder (`src/report/html`),
+/// the siblings in the cycle and the imports that make it.
+fn sibling_cycles() -> Vec<String> {
     let mut files = Vec::new();
     rust_files(&src(), &mut files);
     let texts: Vec<(Vec<String>, String, String, bool)> = files
@@ -465,14 +439,7 @@ fn sibling_cycles(fronts_left_out: &[&str]) -> Vec<(String, String)> {
         };
         let node = node_path(module, *front);
         for path in named_paths(module, &code_only(&code_without_tests(text)), own_children) {
-            imports.extend(
-                sibling_imports(&node, &path, file, &children)
-                    .into_iter()
-                    .filter(|i| {
-                        (i.from != FRONT && i.to != FRONT)
-                            || !fronts_left_out.contains(&i.folder.join("/").as_str())
-                    }),
-            );
+            imports.extend(sibling_imports(&node, &path, file, &children));
         }
     }
 
@@ -493,14 +460,11 @@ fn sibling_cycles(fronts_left_out: &[&str]) -> Vec<(String, String)> {
                 .filter(|i| &&i.folder == folder && part.contains(&i.from) && part.contains(&i.to))
                 .map(|i| format!("  {} uses {} ({})", i.from, i.to, i.file))
                 .collect();
-            found.push((
+            found.push(format!(
+                "src/{}: {}\n{}",
                 folder.join("/"),
-                format!(
-                    "src/{}: {}\n{}",
-                    folder.join("/"),
-                    part.into_iter().collect::<Vec<_>>().join(", "),
-                    how.join("\n")
-                ),
+                part.into_iter().collect::<Vec<_>>().join(", "),
+                how.join("\n")
             ));
         }
     }

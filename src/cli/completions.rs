@@ -5,10 +5,9 @@
 //! where those shells look for them; the help text says where to put
 //! them by hand.
 
-use clap::{Args, CommandFactory as _};
+use clap::Args;
 use clap_complete::Shell;
 
-use super::Cli;
 use super::output::{ExitStatus, print};
 
 /// Options of `sledge completions`.
@@ -19,15 +18,18 @@ pub struct CompletionsArgs {
     shell: Shell,
 }
 
-/// Prints the completion script for the chosen shell.
-pub fn execute(args: CompletionsArgs) -> anyhow::Result<ExitStatus> {
-    print(&script(args.shell))?;
+/// Prints the completion script for the chosen shell. `sledge` is the
+/// command line's clap definition (`Cli::command()`), handed in by the
+/// dispatcher: the definition names this file's options, so this file
+/// does not name it back.
+pub fn execute(args: CompletionsArgs, sledge: clap::Command) -> anyhow::Result<ExitStatus> {
+    print(&script(args.shell, sledge))?;
     Ok(ExitStatus::Success)
 }
 
 /// The completion script of `shell` for the `sledge` command.
-fn script(shell: Shell) -> String {
-    let mut command = without_hidden_subcommands(Cli::command());
+fn script(shell: Shell, sledge: clap::Command) -> String {
+    let mut command = without_hidden_subcommands(sledge);
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut command, "sledge", &mut script);
     // The generators only write text built from the (UTF-8) definitions.

@@ -3,11 +3,11 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Subcommand};
 
 use super::format_args::{FormatArgs, FormatFlag, FormatSet};
 use super::output::{ExitStatus, UsageError, open_existing_store, print, resolve_runs};
-use super::run_args::usage;
+use super::run_args::{RunArgs, usage};
 use crate::analysis::host_outliers::fleet_outliers;
 use crate::fleet::{self, FleetOutcome, FleetRequest, HostResult, Progress};
 use crate::remote::{OutputLine, SshHost, parse_host_list};
@@ -132,10 +132,20 @@ fn binary_for(text: &str) -> Result<(String, PathBuf), String> {
     }
 }
 
-/// Runs `sledge fleet`.
-pub fn execute(args: FleetArgs, store: Option<StoreLocation>) -> anyhow::Result<ExitStatus> {
+/// How this sledge reads the words after `sledge run`: the command line's
+/// own parser, which the dispatcher hands in because the command line
+/// names this file's options (and so cannot be named back from here).
+pub type RunArgsParser = fn(&[String]) -> Result<RunArgs, clap::Error>;
+
+/// Runs `sledge fleet`; `parse_run` checks the arguments meant for the
+/// hosts' `sledge run`.
+pub fn execute(
+    args: FleetArgs,
+    store: Option<StoreLocation>,
+    parse_run: RunArgsParser,
+) -> anyhow::Result<ExitStatus> {
     match args.command {
-        FleetCommand::Run(args) => execute_run(args, store),
+        FleetCommand::Run(args) => execute_run(args, store, parse_run),
         FleetCommand::Outliers(args) => execute_outliers(args, store),
     }
 }
@@ -158,13 +168,14 @@ fn execute_outliers(
 fn execute_run(
     args: FleetRunArgs,
     store_location: Option<StoreLocation>,
+    parse_run: RunArgsParser,
 ) -> anyhow::Result<ExitStatus> {
     // Every mistake is found before any host is touched.
     let hosts = parse_host_list(&args.hosts).map_err(|e| UsageError(format!("--hosts: {e}")))?;
     let pairs = match &args.pairs {
-        Some(text) => Some(pairs_host(text, &hosts, &args.run)?),
+        Some(text) => Some(pairs_host(text, &hosts, &args.run, parse_run)?),
         None => {
-            check_run_args(&args.run)?;
+            check_run_args(&args.run, parse_run)?;
             None
         }
     };
@@ -243,7 +254,12 @@ fn show_progress(progress: Progress) {
 /// The reference host of `--pairs`, checked: a host apart from the
 /// measured ones, and run arguments that take the peer it gives (`net.*`
 /// workloads, no `peer` of their own).
-fn pairs_host(text: &str, hosts: &[SshHost], run: &[String]) -> anyhow::Result<SshHost> {
+fn pairs_host(
+    text: &str,
+    hosts: &[SshHost],
+    run: &[String],
+    parse_run: RunArgsParser,
+) -> anyhow::Result<SshHost> {
     let host: SshHost = text
         .parse()
         .map_err(|e| UsageError(format!("--pairs: {e}")))?;
@@ -263,7 +279,7 @@ fn pairs_host(text: &str, hosts: &[SshHost], run: &[String]) -> anyhow::Result<S
     // run arguments must take it (only `net.*` workloads do).
     let mut with_peer = run.to_vec();
     with_peer.extend(["-p".to_string(), "peer=192.0.2.1:5201".to_string()]);
-    check_run_args(&with_peer).map_err(|e| match e.downcast::<UsageError>() {
+    check_run_args(&with_peer, parse_run).map_err(|e| match e.downcast::<UsageError>() {
         Ok(UsageError(why)) => UsageError(format!(
             "--pairs {text}: {why} (with --pairs the hosts run net.* workloads)"
         ))
@@ -275,7 +291,7 @@ fn pairs_host(text: &str, hosts: &[SshHost], run: &[String]) -> anyhow::Result<S
 
 /// Checks the arguments meant for `sledge run` on the hosts as this
 /// sledge would take them: their syntax, the targets and parameters.
-fn check_run_args(run: &[String]) -> anyhow::Result<()> {
+fn check_run_args(run: &[String], parse_run: RunArgsParser) -> anyhow::Result<()> {
     if let Some(word) = run
         .iter()
         .find(|w| *w == "--store" || w.starts_with("--store="))
@@ -286,11 +302,7 @@ fn check_run_args(run: &[String]) -> anyhow::Result<()> {
         ))
         .into());
     }
-    let words = ["sledge", "run"]
-        .into_iter()
-        .map(str::to_string)
-        .chain(run.iter().cloned());
-    let parsed = super::Cli::try_parse_from(words).map_err(|e| {
+    let run_args = parse_run(run).map_err(|e| {
         let text = e.to_string();
         let first = text
             .lines()
@@ -301,11 +313,6 @@ fn check_run_args(run: &[String]) -> anyhow::Result<()> {
             "the arguments for `sledge run` on the hosts: {first}"
         ))
     })?;
-    match parsed.command {
-        // This side's store is not the hosts' (each runs into its own).
-        super::Command::Run(run_args) => {
-            Ok(run_args.request(None)?.check_elsewhere().map_err(usage)?)
-        }
-        _ => unreachable!("parsed as `sledge run`"),
-    }
+    // This side's store is not the hosts' (each runs into its own).
+    Ok(run_args.request(None)?.check_elsewhere().map_err(usage)?)
 }

@@ -20,9 +20,8 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, CommandFactory as _};
+use clap::Args;
 
-use super::Cli;
 use super::man_dir::{Page, write_pages};
 use super::output::{ExitStatus, print};
 
@@ -46,9 +45,12 @@ pub struct ManArgs {
     force: bool,
 }
 
-/// Prints the top page, or writes every page into `--dir`.
-pub fn execute(args: ManArgs) -> anyhow::Result<ExitStatus> {
-    let pages = pages();
+/// Prints the top page, or writes every page into `--dir`. `sledge` is
+/// the command line's clap definition (`Cli::command()`), handed in by
+/// the dispatcher: the definition names this file's options, so this
+/// file does not name it back.
+pub fn execute(args: ManArgs, sledge: clap::Command) -> anyhow::Result<ExitStatus> {
+    let pages = pages(sledge);
     let Some(dir) = args.dir else {
         let top = pages.first().expect("the top page is rendered first");
         print(&top.roff)?;
@@ -60,14 +62,14 @@ pub fn execute(args: ManArgs) -> anyhow::Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
-/// Every page: `sledge.1` first, then one per visible subcommand, nested
-/// ones too (`sledge-fleet-run.1`).
-fn pages() -> Vec<Page> {
+/// Every page of `sledge`: `sledge.1` first, then one per visible
+/// subcommand, nested ones too (`sledge-fleet-run.1`).
+fn pages(sledge: clap::Command) -> Vec<Page> {
     // `help` is a subcommand only on the command line (`man sledge` is
     // its manual, so it gets no page). NAME says what sledge is, the
     // package's description; `--help`'s first line, a question, stays
     // the DESCRIPTION's opening.
-    let mut top = Cli::command()
+    let mut top = sledge
         .disable_help_subcommand(true)
         .about(env!("CARGO_PKG_DESCRIPTION"));
     // Building gives every subcommand its display name (`sledge-run`),
@@ -98,12 +100,15 @@ fn add_pages(command: &clap::Command, pages: &mut Vec<Page>) {
 
 #[cfg(test)]
 mod tests {
+    use clap::CommandFactory as _;
+
+    use super::super::command_line::Cli;
     use super::super::man_dir::is_sledge_page;
     use super::*;
 
     #[test]
     fn every_page_rendered_is_told_to_be_a_sledge_page_and_no_other_pages() {
-        let pages = pages();
+        let pages = pages(Cli::command());
         for page in &pages {
             assert!(is_sledge_page(&page.roff, page), "{}", page.file_name);
         }
@@ -114,7 +119,10 @@ mod tests {
 
     #[test]
     fn every_visible_subcommand_has_a_page_and_the_hidden_ones_none() {
-        let names: Vec<String> = pages().into_iter().map(|page| page.file_name).collect();
+        let names: Vec<String> = pages(Cli::command())
+            .into_iter()
+            .map(|page| page.file_name)
+            .collect();
         assert_eq!(names[0], "sledge.1");
         for expected in ["sledge-run.1", "sledge-compare.1", "sledge-fleet-run.1"] {
             assert!(names.iter().any(|n| n == expected), "{names:?}");

@@ -1,8 +1,12 @@
-//! The command line: clap definitions and the wiring from each subcommand
-//! to the library. No logic beyond wiring lives here.
+//! The command line: clap definitions (`command_line.rs`) and the wiring
+//! from each subcommand to the library, one file per subcommand. No logic
+//! beyond wiring lives here: this file only hands each parsed command to
+//! its file, with what that file cannot name itself (the store the user
+//! named, the command line's own definition).
 
 mod ab;
 mod calibrate;
+mod command_line;
 mod compare;
 mod completions;
 mod delete;
@@ -18,6 +22,7 @@ mod import;
 mod list;
 mod man;
 mod man_dir;
+mod named_store;
 mod net_serve;
 mod output;
 mod output_file;
@@ -33,144 +38,12 @@ mod run_steps;
 mod show;
 mod workloads;
 
-use std::path::Path;
+use clap::CommandFactory as _;
 
-use clap::builder::{PathBufValueParser, TypedValueParser};
-use clap::{Parser, Subcommand};
+use named_store::{STORE_ENV, store_arg};
 
-use crate::store::StoreLocation;
-
+pub use command_line::{Cli, Command};
 pub use output::{Cancelled, ExitStatus, UsageError};
-
-/// sledge: how fast is this server, really?
-///
-/// Runs server benchmarks (CPU, scheduler, memory, ...) with honest
-/// statistics: a warm-up, repeated trials until the 95% confidence interval
-/// is tight, outliers flagged, disturbed trials marked. Every run is stored
-/// and can be shown again or compared with another run.
-#[derive(Debug, Parser)]
-#[command(name = "sledge", version, propagate_version = true)]
-pub struct Cli {
-    /// Results database [default: $SLEDGE_STORE, else
-    /// $XDG_DATA_HOME/sledge/results.db, else
-    /// ~/.local/share/sledge/results.db]. Only the default location's
-    /// directory is created; a path given here must be in an existing
-    /// directory. A `postgres://` or `postgresql://` URL stores the runs
-    /// in that PostgreSQL database instead (its password is never shown).
-    // SLEDGE_STORE is read by `store_arg`, not by clap, whose message for
-    // an empty variable would name `--store`.
-    #[arg(long, global = true, value_name = "PATH|URL", value_parser = store_location())]
-    pub store: Option<StoreLocation>,
-
-    #[command(subcommand)]
-    pub command: Command,
-}
-
-/// The subcommands.
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Run a profile or workloads, store the results and print them.
-    ///
-    /// With no target, runs the `quick` profile. Targets are profile names
-    /// (`quick`, `standard`, `seeds`), workload ids (`cpu.primes`) or
-    /// families (`cpu`). `--param threads=1,2,4` sweeps a parameter.
-    Run(run::RunArgs),
-    /// Say what a run would do before it runs: per case the rounds, the
-    /// time and the precision expected, and the total wall time.
-    ///
-    /// Takes `run`'s targets and options (`sledge plan seeds`, `sledge
-    /// plan cpu -p threads=1,all --ci-target 0.01`) and reads this host's
-    /// history of each case in the store where there is one (else the
-    /// workloads' trial lengths). With `--detect 5%`, also how many rounds
-    /// a comparison needs to see a 5% change. Nothing is run or stored.
-    Plan(plan::PlanArgs),
-    /// Compare two settings of this host (a knob, a sysctl, CPUs, a
-    /// cgroup, an environment, a wrapper, two builds) in interleaved
-    /// rounds, so that a noisy host still gives a clear answer.
-    ///
-    /// Takes `run`'s targets and options; A and B run the same cases, each
-    /// round of a case running both sides back to back in a random order
-    /// (or at once with --duet), and each case is judged on its per-round
-    /// ratios B/A. Both sides are stored as two runs linked as a pair.
-    Ab(Box<ab::AbArgs>),
-    /// List every workload with its parameters, defaults and allowed values.
-    Workloads,
-    /// List the built-in profiles and their cases.
-    Profiles,
-    /// Show the host inventory that is stored with every run.
-    Probe(probe::ProbeArgs),
-    /// List the stored runs, newest first.
-    List(list::ListArgs),
-    /// Show one stored run (RUN is an id, `last`, or `last~N`).
-    Show(show::ShowArgs),
-    /// Run a profile or workloads several times to measure how much each
-    /// case moves between runs on this host (the noise floor comparisons
-    /// use).
-    Calibrate(calibrate::CalibrateArgs),
-    /// Compare stored runs with a baseline: ratio, CI and verdict per case.
-    Compare(compare::CompareArgs),
-    /// A host's runs of a workload's cases over time, with the change
-    /// points in each case's series and what the host's inventory says
-    /// changed at each of them.
-    History(history::HistoryArgs),
-    /// Load any HTTP/1.1 server like wrk or ab (or run the built-in one with --serve).
-    Http(http::HttpArgs),
-    /// Internal: runs one round of one case, as `sledge run` asks (a job on
-    /// stdin, JSON events on stdout).
-    #[command(name = "__round", hide = true)]
-    Round,
-    /// Internal: one client host's generator of `sledge http --from` (the
-    /// coordinator's messages on stdin, answers on stdout).
-    #[command(name = "__http-agent", hide = true)]
-    HttpAgent,
-    /// Internal: the server side of the `net.*` workloads on a peer
-    /// (`peer=HOST:PORT`); serves until SIGINT or SIGTERM.
-    #[command(name = "__net-serve", hide = true)]
-    NetServe(net_serve::NetServeArgs),
-    /// Write stored runs as one portable JSON document, to carry them to
-    /// another machine's store (`sledge import`).
-    Export(export::ExportArgs),
-    /// Add the runs of export documents to the store; a run already stored
-    /// (same UUID) is not added again.
-    Import(import::ImportArgs),
-    /// Run on many hosts over SSH, every host's run brought into this
-    /// store.
-    Fleet(fleet::FleetArgs),
-    /// Remove stored runs (asks first on a terminal unless --yes); a run
-    /// a live sledge is still running is refused.
-    Delete(delete::DeleteArgs),
-    /// Write one self-contained HTML report of runs: hosts side by side,
-    /// comparisons with the first run, charts (no network, no script).
-    Report(report::ReportArgs),
-    /// Print a shell's completion script.
-    ///
-    /// Install it where the shell looks for it (the Debian package does
-    /// this for bash, zsh and fish):
-    ///
-    ///   bash:  sledge completions bash > /etc/bash_completion.d/sledge
-    ///          (or ~/.local/share/bash-completion/completions/sledge)
-    ///   zsh:   sledge completions zsh > /usr/local/share/zsh/site-functions/_sledge
-    ///          (or a directory of your own in $fpath, before compinit)
-    ///   fish:  sledge completions fish > ~/.config/fish/completions/sledge.fish
-    ///   elvish: sledge completions elvish > ~/.config/elvish/lib/sledge.elv
-    ///          and `use sledge` in rc.elv
-    ///   powershell: sledge completions powershell >> $PROFILE
-    ///
-    /// A new shell then completes sledge's subcommands and options.
-    #[command(about = "Print a shell's completion script", verbatim_doc_comment)]
-    Completions(completions::CompletionsArgs),
-    /// Print the manual page, or write every page into a directory.
-    ///
-    /// `sledge man | man -l -` reads it now; `sledge man --dir DIR`
-    /// writes `sledge.1` and a page per subcommand (`sledge-run.1`, ...)
-    /// into DIR, for instance `/usr/local/share/man/man1` (then `man
-    /// sledge-run`). The Debian package installs them.
-    Man(man::ManArgs),
-}
-
-/// The environment variable that names the store when `--store` is not
-/// given.
-const STORE_ENV: &str = "SLEDGE_STORE";
 
 /// Runs the parsed command line.
 pub fn execute(cli: Cli) -> anyhow::Result<ExitStatus> {
@@ -194,34 +67,10 @@ pub fn execute(cli: Cli) -> anyhow::Result<ExitStatus> {
         Command::NetServe(args) => net_serve::execute(args),
         Command::Export(args) => export::execute(args, store()?),
         Command::Import(args) => import::execute(args, store()?),
-        Command::Fleet(args) => fleet::execute(args, store()?),
+        Command::Fleet(args) => fleet::execute(args, store()?, command_line::parse_run_args),
         Command::Delete(args) => delete::execute(args, store()?),
         Command::Report(args) => report::execute(args, store()?),
-        Command::Completions(args) => completions::execute(args),
-        Command::Man(args) => man::execute(args),
-    }
-}
-
-/// `--store`'s parser: a path (clap refuses an empty one, naming the
-/// flag), then a file or a PostgreSQL URL, decided once here.
-fn store_location() -> impl TypedValueParser<Value = StoreLocation> {
-    PathBufValueParser::new().map(|path| StoreLocation::from_arg(&path))
-}
-
-/// The store the user named: `--store`, else `SLEDGE_STORE` (`env`), else
-/// none (the default location). An empty `SLEDGE_STORE` is a mistake
-/// named as such, not an empty path.
-fn store_arg(
-    flag: Option<StoreLocation>,
-    env: Option<std::ffi::OsString>,
-) -> Result<Option<StoreLocation>, UsageError> {
-    match (flag, env) {
-        (Some(location), _) => Ok(Some(location)),
-        (None, Some(value)) if value.is_empty() => Err(UsageError(format!(
-            "{STORE_ENV} is set but empty: set it to a store file (a path such as ~/results.db) or a postgres:// URL, or unset it to use the default store ({})",
-            crate::store::Store::default_path().display()
-        ))),
-        (None, Some(value)) => Ok(Some(StoreLocation::from_arg(Path::new(&value)))),
-        (None, None) => Ok(None),
+        Command::Completions(args) => completions::execute(args, Cli::command()),
+        Command::Man(args) => man::execute(args, Cli::command()),
     }
 }

@@ -13,6 +13,7 @@ mod energy_metric;
 pub mod estimate;
 pub mod executor;
 pub mod host_lacks;
+pub mod index_entry;
 pub mod methodology;
 pub mod params;
 pub mod planner;
@@ -37,6 +38,7 @@ pub use ab_runner::{AbOutcome, AbSetup, AbSide, run_ab_plan};
 pub use context::{CancelToken, Cancelled, Deadline, TrialContext};
 pub use executor::{InProcess, RoundExecutor, RoundOutcome, RoundRequest, TrialResult};
 pub use host_lacks::{HostLacks, is_host_lacks};
+pub use index_entry::{IndexEntry, IndexEntryOf};
 pub use methodology::Methodology;
 pub use params::{ParamKind, ParamRole, ParamSet, ParamSpec, ParamValue};
 pub use planner::{History, NoHistory, VarianceHint};
@@ -47,5 +49,5 @@ pub use shared_data::SharedPreparation;
 pub use trial_monitor::{ProcMonitor, ScriptedMonitor, TrialMonitor, host_sensors};
 pub use typed_params::{FromParam, Params};
 pub use workload::{
-    Case, CaseEnv, IndexEntry, LaterParam, Metric, PlannedCase, TrialOutput, UntimedWork, Workload,
+    Case, CaseEnv, LaterParam, Metric, PlannedCase, TrialOutput, UntimedWork, Workload,
 };

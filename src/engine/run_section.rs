@@ -6,10 +6,13 @@
 //! that no renderer names a family, and a family that keeps an index of
 //! its own adds it in its own folder.
 
+use super::index_entry::IndexEntryOf;
 use crate::results::RunRecord;
 use crate::visible::Escaped;
 
-/// What a family adds to the report of a run that has its cases.
+/// What a family adds to the report of a run that has its cases. The
+/// report hands each method `index_entry_of`, what a stored case stands
+/// for in its family's index, for a section that is such an index.
 pub trait RunSection: Sync {
     /// A stable name: several workloads hand back the same section, and
     /// the report shows it once.
@@ -17,8 +20,8 @@ pub trait RunSection: Sync {
     /// The section as the full views print it below their table (`--full`,
     /// `--metrics all`), starting with its own blank line; empty when no
     /// case of the run counts in it (all failed, say).
-    fn text(&self, run: &Escaped<RunRecord>) -> String;
+    fn text(&self, run: &Escaped<RunRecord>, index_entry_of: IndexEntryOf) -> String;
     /// The section in one line for the scorecard, which has one screen
     /// for the whole run; `None` when it has nothing to say there.
-    fn line(&self, run: &Escaped<RunRecord>) -> Option<String>;
+    fn line(&self, run: &Escaped<RunRecord>, index_entry_of: IndexEntryOf) -> Option<String>;
 }

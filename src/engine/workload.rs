@@ -14,6 +14,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::context::TrialContext;
+use super::index_entry::IndexEntry;
 use super::params::{ParamRole, ParamSet, ParamSpec};
 use super::run_section::RunSection;
 use crate::results::Unit;
@@ -190,18 +191,6 @@ pub struct UntimedWork {
     /// With every trial, warm-ups included: the untimed set-up before its
     /// timed part (configuring a fresh build directory).
     pub per_trial_seconds: f64,
-}
-
-/// What a stored case stands for in a score index (see
-/// [`Workload::index_entry`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum IndexEntry {
-    /// One of the index's tests, by the index's own name for it
-    /// (`dhry2reg`).
-    Test(&'static str),
-    /// A variant of a test that the index lacks, titled as the index's own
-    /// tool would title it (`Shell Scripts (4 concurrent)`).
-    Variant(String),
 }
 
 /// A case waiting to run: the workload and its validated parameters.

@@ -3,7 +3,10 @@
 //! ([`crate::engine::Workload::run_section`]) so that the report names no
 //! family. Each section is shown once, in the order of the run's first
 //! case that adds it; a workload this sledge does not have (a run stored
-//! by another version) adds none.
+//! by another version) adds none. A section is handed what each case
+//! stands for in its family's index ([`crate::workloads::index_entry_of`]),
+//! which an index kept by a family cannot ask the registry for itself:
+//! the registry lists that family.
 
 use crate::engine::RunSection;
 use crate::results::RunRecord;
@@ -27,12 +30,18 @@ pub fn sections(run: &RunRecord) -> Vec<&'static dyn RunSection> {
 /// The sections as the full views print them, one after the other; empty
 /// when the run's workloads add none.
 pub fn text(run: &Escaped<RunRecord>) -> String {
-    sections(run).iter().map(|s| s.text(run)).collect()
+    sections(run)
+        .iter()
+        .map(|s| s.text(run, crate::workloads::index_entry_of))
+        .collect()
 }
 
 /// The sections' lines for the scorecard.
 pub fn lines(run: &Escaped<RunRecord>) -> Vec<String> {
-    sections(run).iter().filter_map(|s| s.line(run)).collect()
+    sections(run)
+        .iter()
+        .filter_map(|s| s.line(run, crate::workloads::index_entry_of))
+        .collect()
 }
 
 #[cfg(test)]

@@ -10,8 +10,8 @@
 //! Like `test.scripted`, it exists only with `SLEDGE_TEST_WORKLOADS=1`.
 
 use crate::engine::{
-    Case, CaseEnv, Metric, ParamKind, ParamRole, ParamSet, ParamSpec, Params, RunSection,
-    TrialContext, TrialOutput, Workload,
+    Case, CaseEnv, IndexEntryOf, Metric, ParamKind, ParamRole, ParamSet, ParamSpec, Params,
+    RunSection, TrialContext, TrialOutput, Workload,
 };
 use crate::results::RunRecord;
 use crate::visible::Escaped;
@@ -104,11 +104,11 @@ impl RunSection for ToyTotal {
         "test.toy.total"
     }
 
-    fn text(&self, run: &Escaped<RunRecord>) -> String {
+    fn text(&self, run: &Escaped<RunRecord>, _: IndexEntryOf) -> String {
         Self::total(run).map_or_else(String::new, |total| format!("\n{total}\n"))
     }
 
-    fn line(&self, run: &Escaped<RunRecord>) -> Option<String> {
+    fn line(&self, run: &Escaped<RunRecord>, _: IndexEntryOf) -> Option<String> {
         Self::total(run)
     }
 }

@@ -2,14 +2,14 @@
 //! or with `--pivot` the pivot tables instead. The text is escaped first
 //! ([`crate::visible`]), as for every format but JSON.
 
-use super::{Format, View, not_offered};
+use super::view::View;
 use crate::report::pivot;
 use crate::results::RunRecord;
 use crate::visible::Escaped;
 
-/// `view` as CSV: a run only.
-pub(super) fn render(view: &View<'_>) -> anyhow::Result<String> {
-    match *view {
+/// `view` as CSV: a run only (`None` for any other view).
+pub(super) fn render(view: &View<'_>) -> Option<anyhow::Result<String>> {
+    Some(match *view {
         View::Run { run, shown } => {
             let run = Escaped::new(run.clone());
             match shown.pivot {
@@ -26,8 +26,8 @@ pub(super) fn render(view: &View<'_>) -> anyhow::Result<String> {
         | View::FleetRun(_)
         | View::Calibration(_)
         | View::HttpLoad(_)
-        | View::HttpHosts(_) => Err(not_offered(Format::Csv, view)),
-    }
+        | View::HttpHosts(_) => return None,
+    })
 }
 
 /// One CSV row per metric with every summary statistic.

@@ -4,15 +4,16 @@
 
 use serde::Serialize;
 
-use super::{Format, View, not_offered};
+use super::view::View;
 
 /// `view` as JSON. A run's shape is `RunRecord`'s, documented field by
 /// field in `results.rs` and pinned by a snapshot test: the terminal's
 /// views of it and its pivot tables are not part of it. A comparison has
 /// every metric whichever `--metrics` is given. A calibration and a fleet
-/// run's closing table have no JSON (their runs have, through `show`).
-pub(super) fn render(view: &View<'_>) -> anyhow::Result<String> {
-    match *view {
+/// run's closing table have no JSON (their runs have, through `show`):
+/// `None`.
+pub(super) fn render(view: &View<'_>) -> Option<anyhow::Result<String>> {
+    Some(match *view {
         View::Run { run, .. } => pretty(run),
         View::Comparison(shown) => pretty(shown.comparison),
         View::History(history) => pretty(history),
@@ -24,10 +25,10 @@ pub(super) fn render(view: &View<'_>) -> anyhow::Result<String> {
             detect,
         } => crate::report::plan_table::json(estimate, methodology, detect),
         View::FleetOutliers(outliers) => pretty(outliers),
-        View::HttpLoad(load) => Ok(load.json()?),
-        View::HttpHosts(load) => Ok(load.json()?),
-        View::FleetRun(_) | View::Calibration(_) => Err(not_offered(Format::Json, view)),
-    }
+        View::HttpLoad(load) => load.json().map_err(Into::into),
+        View::HttpHosts(load) => load.json().map_err(Into::into),
+        View::FleetRun(_) | View::Calibration(_) => return None,
+    })
 }
 
 /// `value` as pretty JSON and a newline.

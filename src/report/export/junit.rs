@@ -22,13 +22,14 @@
 
 use std::fmt::Write as _;
 
-use super::{ComparisonShown, Format, View, not_offered};
+use super::view::{ComparisonShown, View};
 use crate::report::compare::{CaseComparison, MetricComparison, RunComparison, regressions};
 use crate::stats::{Direction, Verdict, VerdictBasis};
 
-/// `view` as a JUnit report: a comparison only.
-pub(super) fn render(view: &View<'_>) -> anyhow::Result<String> {
-    match *view {
+/// `view` as a JUnit report: a comparison only (`None` for any other
+/// view).
+pub(super) fn render(view: &View<'_>) -> Option<anyhow::Result<String>> {
+    Some(match *view {
         View::Comparison(shown) => Ok(report(shown)),
         View::Run { .. }
         | View::History(_)
@@ -39,8 +40,8 @@ pub(super) fn render(view: &View<'_>) -> anyhow::Result<String> {
         | View::FleetRun(_)
         | View::Calibration(_)
         | View::HttpLoad(_)
-        | View::HttpHosts(_) => Err(not_offered(Format::Junit, view)),
-    }
+        | View::HttpHosts(_) => return None,
+    })
 }
 
 /// How one case came out.

@@ -2,7 +2,7 @@
 //! into an issue or a report. The text is escaped first
 //! ([`crate::visible`]): it is for people.
 
-use super::{Format, View, not_offered};
+use super::view::View;
 use crate::report::compare_table;
 use crate::report::format::markdown_cell;
 use crate::report::pivot;
@@ -11,9 +11,10 @@ use crate::results::RunRecord;
 use crate::visible::Escaped;
 
 /// `view` as Markdown: a run (its table, then its pivot tables: each
-/// workload's own, or the ones `--pivot` chooses) or a comparison.
-pub(super) fn render(view: &View<'_>) -> anyhow::Result<String> {
-    match *view {
+/// workload's own, or the ones `--pivot` chooses) or a comparison;
+/// `None` for any other view.
+pub(super) fn render(view: &View<'_>) -> Option<anyhow::Result<String>> {
+    Some(match *view {
         View::Run { run, shown } => {
             let run = Escaped::new(run.clone());
             let choice = shown.pivot.cloned().unwrap_or_default();
@@ -33,8 +34,8 @@ pub(super) fn render(view: &View<'_>) -> anyhow::Result<String> {
         | View::FleetRun(_)
         | View::Calibration(_)
         | View::HttpLoad(_)
-        | View::HttpHosts(_) => Err(not_offered(Format::Markdown, view)),
-    }
+        | View::HttpHosts(_) => return None,
+    })
 }
 
 /// A run as one Markdown table, a row per metric.

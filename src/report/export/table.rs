@@ -1,7 +1,7 @@
 //! The default format: text for a terminal (the scorecard, the tables).
 //! The text is escaped first ([`crate::visible`]): it is for people.
 
-use super::{ComparisonShown, RunShown, RunView, View};
+use super::view::{ComparisonShown, RunShown, RunView, View};
 use crate::report::compare_table;
 use crate::report::pivot::{self, PivotChoice};
 use crate::report::{

@@ -1,7 +1,7 @@
 //! What a command prints, as one value: a [`View`] holds one kind of
 //! result (a run, a comparison, a history, ...) with what its command
 //! chose about showing it, and any format renders it
-//! ([`Format::render`](super::Format::render)).
+//! ([`Format::render`](super::output_format::Format::render)).
 //!
 //! An enum, not a trait object per kind: each format module matches on
 //! it once, so a new kind of result does not compile until every format

@@ -18,8 +18,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use crate::engine::params::stored_set;
-use crate::engine::{IndexEntry, RunSection};
+use crate::engine::{IndexEntry, IndexEntryOf, RunSection};
 use crate::results::{CaseRecord, RunRecord};
 use crate::visible::Escaped;
 
@@ -136,20 +135,19 @@ pub struct CaseTest {
 
 /// Which UnixBench test a stored case is, as its workload says
 /// ([`Workload::index_entry`]) from the case's parameters read back
-/// against its own (`cpus`: the run's CPU count); `None` for a case of any
-/// other workload, of one this sledge does not have, or with parameters
-/// it no longer accepts.
+/// against its own (`cpus`: the run's CPU count), asked through
+/// `index_entry_of` (the registry's answer, handed down by the report);
+/// `None` for a case of any other workload, of one this sledge does not
+/// have, or with parameters it no longer accepts.
 ///
 /// [`Workload::index_entry`]: crate::engine::Workload::index_entry
 pub fn case_test(
     workload: &str,
     params: &BTreeMap<String, String>,
     cpus: usize,
+    index_entry_of: IndexEntryOf,
 ) -> Option<CaseTest> {
-    let workload = crate::workloads::find(workload)?;
-    let set = stored_set(workload.id(), &workload.params(), params, cpus).ok()?;
-    let entry = workload.index_entry(&set)?;
-    Some(match entry {
+    Some(match index_entry_of(workload, params, cpus)? {
         IndexEntry::Test(name) => match index_test(name) {
             Some(test) => CaseTest {
                 title: test.title.to_string(),
@@ -202,13 +200,15 @@ impl IndexTable {
 /// successful `unixbench.*` cases, fewest copies first. When a test ran
 /// more than once with the same copies (a sweep of `time`, say), every
 /// case gets a row and the first one counts in the overall index.
-pub fn index_tables(run: &RunRecord) -> Vec<IndexTable> {
+/// `index_entry_of` says what each case stands for ([`case_test`]).
+pub fn index_tables(run: &RunRecord, index_entry_of: IndexEntryOf) -> Vec<IndexTable> {
     let mut by_copies: BTreeMap<u64, Vec<(&CaseRecord, CaseTest)>> = BTreeMap::new();
     for case in &run.cases {
         if case.error.is_some() || case.metrics.is_empty() {
             continue;
         }
-        let Some(test) = case_test(&case.workload, &case.params, run.cpus.len().max(1)) else {
+        let cpus = run.cpus.len().max(1);
+        let Some(test) = case_test(&case.workload, &case.params, cpus, index_entry_of) else {
             continue;
         };
         let copies = case
@@ -262,19 +262,19 @@ impl RunSection for SystemIndex {
         "unixbench.index"
     }
 
-    fn text(&self, run: &Escaped<RunRecord>) -> String {
-        render(run)
+    fn text(&self, run: &Escaped<RunRecord>, index_entry_of: IndexEntryOf) -> String {
+        render(run, index_entry_of)
     }
 
-    fn line(&self, run: &Escaped<RunRecord>) -> Option<String> {
-        line(run)
+    fn line(&self, run: &Escaped<RunRecord>, index_entry_of: IndexEntryOf) -> Option<String> {
+        line(run, index_entry_of)
     }
 }
 
 /// `UnixBench index: 1 copy 1234.5, 2 copies 2345.6 (partial: 1 of 12
 /// tests)`: the overall index per number of copies, for the scorecard.
-pub fn line(run: &RunRecord) -> Option<String> {
-    let tables = index_tables(run);
+pub fn line(run: &RunRecord, index_entry_of: IndexEntryOf) -> Option<String> {
+    let tables = index_tables(run, index_entry_of);
     let scores: Vec<String> = tables
         .iter()
         .filter_map(|t| {
@@ -297,9 +297,9 @@ pub fn line(run: &RunRecord) -> Option<String> {
 
 /// The tables as UnixBench prints them (`Run`'s `logIndexCat` formats),
 /// each under a line naming the copies; empty without UnixBench cases.
-pub fn render(run: &Escaped<RunRecord>) -> String {
+pub fn render(run: &Escaped<RunRecord>, index_entry_of: IndexEntryOf) -> String {
     let mut out = String::new();
-    for table in index_tables(run) {
+    for table in index_tables(run, index_entry_of) {
         let copies = if table.copies == 1 {
             "1 parallel copy".to_string()
         } else {
@@ -362,6 +362,7 @@ mod tests {
     use super::*;
     use crate::results::{MetricRecord, RunStatus};
     use crate::stats::{self, Direction};
+    use crate::workloads::index_entry_of;
 
     /// `index.base` as published (name|time|unit|sum|score|iterations), the
     /// twelve system-category lines.
@@ -441,7 +442,7 @@ shell1|60|lpm|42.4|42.4|1";
                 .collect()
         };
         let name = |w: &str, p: &[(&str, &str)]| {
-            case_test(w, &params(p), 2)
+            case_test(w, &params(p), 2, index_entry_of)
                 .and_then(|t| t.test)
                 .map(|t| t.name)
         };
@@ -478,11 +479,15 @@ shell1|60|lpm|42.4|42.4|1";
             Some("shell8")
         );
         assert_eq!(name("unixbench.shell", &[("concurrent", "16")]), None);
-        assert_eq!(case_test("cpu.primes", &params(&[]), 2), None);
+        assert_eq!(
+            case_test("cpu.primes", &params(&[]), 2, index_entry_of),
+            None
+        );
         let odd = case_test(
             "unixbench.fcopy",
             &params(&[("buffer", "512"), ("max_blocks", "0")]),
             2,
+            index_entry_of,
         )
         .unwrap();
         assert_eq!(odd.title, "File Copy 512 bufsize 1000 maxblocks");
@@ -517,7 +522,11 @@ shell1|60|lpm|42.4|42.4|1";
                     .iter()
                     .map(|(k, v)| (k.to_string(), v.to_string()))
                     .collect();
-                case_test(workload, &params, 2).unwrap().test.unwrap().name
+                case_test(workload, &params, 2, index_entry_of)
+                    .unwrap()
+                    .test
+                    .unwrap()
+                    .name
             })
             .collect();
         let expected: Vec<&str> = SYSTEM_TESTS.iter().map(|t| t.name).collect();
@@ -529,7 +538,10 @@ shell1|60|lpm|42.4|42.4|1";
         // concurrent is at most 64 now: a case stored with more is of
         // another version, which the index cannot place.
         let params = [("concurrent".to_string(), "100".to_string())].into();
-        assert_eq!(case_test("unixbench.shell", &params, 2), None);
+        assert_eq!(
+            case_test("unixbench.shell", &params, 2, index_entry_of),
+            None
+        );
     }
 
     #[test]
@@ -605,7 +617,7 @@ shell1|60|lpm|42.4|42.4|1";
             failed,
             case("cpu.primes", &[("threads", "1")], &[1.0]),
         ]);
-        let tables = index_tables(&r);
+        let tables = index_tables(&r, index_entry_of);
         assert_eq!(tables.len(), 2);
         assert_eq!(tables[0].copies, 1);
         assert_eq!(tables[0].indexed, 2);
@@ -624,7 +636,7 @@ shell1|60|lpm|42.4|42.4|1";
         assert_eq!(tables[1].copies, 2);
         assert!((tables[1].score.unwrap() - 20.0).abs() < 1e-9);
 
-        let text = render(&Escaped::new(r.clone()));
+        let text = render(&Escaped::new(r.clone()), index_entry_of);
         assert!(text.contains("running 1 parallel copy of tests"), "{text}");
         // The summary's width holds here too.
         assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
@@ -642,7 +654,7 @@ shell1|60|lpm|42.4|42.4|1";
         ]
         .join("\n");
         assert!(text.contains(&expected), "{text}");
-        assert_eq!(render(&Escaped::new(run(vec![]))), "");
+        assert_eq!(render(&Escaped::new(run(vec![])), index_entry_of), "");
     }
 
     #[test]
@@ -685,10 +697,10 @@ shell1|60|lpm|42.4|42.4|1";
                 &[42.4],
             ),
         ];
-        let tables = index_tables(&run(cases));
+        let tables = index_tables(&run(cases), index_entry_of);
         assert!(tables[0].full());
         assert!((tables[0].score.unwrap() - 10.0).abs() < 1e-9);
-        let text = render(&Escaped::new(run(vec![])));
+        let text = render(&Escaped::new(run(vec![])), index_entry_of);
         assert!(text.is_empty());
     }
 }
