@@ -4,14 +4,13 @@
 //! is handed to it ([`index_entry_of`]), since the registry lists the
 //! families' workloads and a family that named it would close a loop.
 
-use std::collections::BTreeMap;
-
 use super::{
     build, command, cpu, crypto, db, http, latency, memory, net, sched, scripted, storage, toy,
     unixbench,
 };
 use crate::engine::params::stored_set;
 use crate::engine::{IndexEntry, Workload};
+use crate::results::CaseRecord;
 
 /// Every workload, in the order `sledge workloads` lists them (with the
 /// scripted test workload when `SLEDGE_TEST_WORKLOADS=1`).
@@ -82,19 +81,19 @@ pub fn later_params_of(id: &str) -> &'static [crate::engine::LaterParam] {
     find(id).map_or(&[], |w| w.later_params())
 }
 
-/// What the stored case of workload `id` with these parameters, from a
-/// run on `cpus` CPUs, stands for in its family's index, as its workload
-/// says ([`Workload::index_entry`]) from the parameters read back against
-/// its own; `None` for a case of no index, of a workload this sledge does
-/// not have, or with parameters it no longer accepts. What the report
-/// hands to a run's sections ([`crate::engine::IndexEntryOf`]).
-pub fn index_entry_of(
-    id: &str,
-    params: &BTreeMap<String, String>,
-    cpus: usize,
-) -> Option<IndexEntry> {
-    let workload = find(id)?;
-    let set = stored_set(workload.id(), &workload.params(), params, cpus).ok()?;
+/// What a case of a run on `cpus` CPUs stands for in its family's index,
+/// as its workload says ([`Workload::index_entry`]) from the typed values
+/// the case ran with where its record keeps them, else from its stored
+/// parameters read back against its own; `None` for a case of no index,
+/// of a workload this sledge does not have, or with parameters it no
+/// longer accepts. What the report hands to a run's sections
+/// ([`crate::engine::IndexEntryOf`]).
+pub fn index_entry_of(case: &CaseRecord, cpus: usize) -> Option<IndexEntry> {
+    let workload = find(&case.workload)?;
+    let set = match &case.values {
+        Some(values) => values.clone(),
+        None => stored_set(workload.id(), &workload.params(), &case.params, cpus).ok()?,
+    };
     workload.index_entry(&set)
 }
 

@@ -133,21 +133,16 @@ pub struct CaseTest {
     pub test: Option<&'static IndexTest>,
 }
 
-/// Which UnixBench test a stored case is, as its workload says
-/// ([`Workload::index_entry`]) from the case's parameters read back
-/// against its own (`cpus`: the run's CPU count), asked through
-/// `index_entry_of` (the registry's answer, handed down by the report);
-/// `None` for a case of any other workload, of one this sledge does not
-/// have, or with parameters it no longer accepts.
+/// Which UnixBench test a case is, as its workload says
+/// ([`Workload::index_entry`]) from the values the case ran with (`cpus`:
+/// the run's CPU count), asked through `index_entry_of` (the registry's
+/// answer, handed down by the report); `None` for a case of any other
+/// workload, of one this sledge does not have, or with parameters it no
+/// longer accepts.
 ///
 /// [`Workload::index_entry`]: crate::engine::Workload::index_entry
-pub fn case_test(
-    workload: &str,
-    params: &BTreeMap<String, String>,
-    cpus: usize,
-    index_entry_of: IndexEntryOf,
-) -> Option<CaseTest> {
-    Some(match index_entry_of(workload, params, cpus)? {
+pub fn case_test(case: &CaseRecord, cpus: usize, index_entry_of: IndexEntryOf) -> Option<CaseTest> {
+    Some(match index_entry_of(case, cpus)? {
         IndexEntry::Test(name) => match index_test(name) {
             Some(test) => CaseTest {
                 title: test.title.to_string(),
@@ -208,7 +203,7 @@ pub fn index_tables(run: &RunRecord, index_entry_of: IndexEntryOf) -> Vec<IndexT
             continue;
         }
         let cpus = run.cpus.len().max(1);
-        let Some(test) = case_test(&case.workload, &case.params, cpus, index_entry_of) else {
+        let Some(test) = case_test(case, cpus, index_entry_of) else {
             continue;
         };
         let copies = case
@@ -435,14 +430,8 @@ shell1|60|lpm|42.4|42.4|1";
 
     #[test]
     fn cases_map_to_unixbench_s_tests() {
-        let params = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
-        };
         let name = |w: &str, p: &[(&str, &str)]| {
-            case_test(w, &params(p), 2, index_entry_of)
+            case_test(&case(w, p, &[1.0]), 2, index_entry_of)
                 .and_then(|t| t.test)
                 .map(|t| t.name)
         };
@@ -480,12 +469,15 @@ shell1|60|lpm|42.4|42.4|1";
         );
         assert_eq!(name("unixbench.shell", &[("concurrent", "16")]), None);
         assert_eq!(
-            case_test("cpu.primes", &params(&[]), 2, index_entry_of),
+            case_test(&case("cpu.primes", &[], &[1.0]), 2, index_entry_of),
             None
         );
         let odd = case_test(
-            "unixbench.fcopy",
-            &params(&[("buffer", "512"), ("max_blocks", "0")]),
+            &case(
+                "unixbench.fcopy",
+                &[("buffer", "512"), ("max_blocks", "0")],
+                &[1.0],
+            ),
             2,
             index_entry_of,
         )
@@ -518,11 +510,7 @@ shell1|60|lpm|42.4|42.4|1";
         let named: Vec<&str> = cases
             .iter()
             .map(|(workload, pairs)| {
-                let params = pairs
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect();
-                case_test(workload, &params, 2, index_entry_of)
+                case_test(&case(workload, pairs, &[1.0]), 2, index_entry_of)
                     .unwrap()
                     .test
                     .unwrap()
@@ -537,11 +525,24 @@ shell1|60|lpm|42.4|42.4|1";
     fn a_case_its_workload_no_longer_accepts_is_left_out() {
         // concurrent is at most 64 now: a case stored with more is of
         // another version, which the index cannot place.
-        let params = [("concurrent".to_string(), "100".to_string())].into();
-        assert_eq!(
-            case_test("unixbench.shell", &params, 2, index_entry_of),
-            None
-        );
+        let stored = case("unixbench.shell", &[("concurrent", "100")], &[1.0]);
+        assert_eq!(case_test(&stored, 2, index_entry_of), None);
+    }
+
+    #[test]
+    fn a_case_this_process_ran_is_placed_by_the_values_it_ran_with() {
+        // The text says nothing the index knows; the values the record
+        // keeps beside it say 8 concurrent shells: Shell Scripts (8).
+        let workload = crate::workloads::find("unixbench.shell").unwrap();
+        let given = [("concurrent".to_string(), vec!["8".to_string()])].into();
+        let values =
+            crate::engine::params::resolve_cases(workload.id(), &workload.params(), &given, 2)
+                .unwrap()
+                .remove(0);
+        let mut ran = case("unixbench.shell", &[("concurrent", "100")], &[1.0]);
+        ran.values = Some(values);
+        let test = case_test(&ran, 2, index_entry_of).unwrap().test.unwrap();
+        assert_eq!(test.name, "shell8");
     }
 
     #[test]
