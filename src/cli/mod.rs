@@ -19,6 +19,7 @@ mod list;
 mod man;
 mod man_dir;
 mod net_serve;
+mod open_runs;
 mod output;
 mod output_file;
 mod plan;
