@@ -6,7 +6,11 @@
 //! the outlier hosts of a fleet (`host_outliers`), pivot tables
 //! (`pivot_grouping`, over the parameters that vary: `varying`), scaling
 //! sweeps and their fits (`scaling_fit`), run-to-run noise from the store
-//! (`noise_history`), performance per unit of price (`price_ratio`).
+//! (`noise_history`), performance per unit of price (`price_ratio`), the
+//! latency percentile spectrum of a stored histogram (`latency_spectrum`).
+//! Cases, sweeps and pivot tables of several runs are lined up in
+//! `matched_across_runs`, and `report_view` gathers all a report of
+//! several runs shows into one view.
 //!
 //! The statistics themselves are `stats`'s; this layer picks what they
 //! are applied to (which cases match, which trials count, which hosts
@@ -19,9 +23,12 @@ pub mod change_points;
 pub mod history_request;
 pub mod host_facts;
 pub mod host_outliers;
+pub mod latency_spectrum;
+pub mod matched_across_runs;
 pub mod noise_history;
 pub mod pivot_grouping;
 pub mod price_ratio;
+pub mod report_view;
 pub mod scaling_fit;
 pub mod varying;
 pub mod verdicts;

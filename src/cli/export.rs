@@ -4,8 +4,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::output::{ExitStatus, open_existing_store, print, resolve_runs};
-use super::output_file::{refuse_store_as_output, write_file_atomically};
+use super::open_runs::{OpenRuns, open_runs};
+use super::output::{ExitStatus, print};
+use super::output_file::write_file_atomically;
 use crate::report::portable;
 use crate::store::StoreLocation;
 
@@ -27,16 +28,7 @@ pub struct ExportArgs {
 
 /// Writes the runs as one portable JSON document.
 pub fn execute(args: ExportArgs, store: Option<StoreLocation>) -> anyhow::Result<ExitStatus> {
-    let store = open_existing_store(store)?;
-    let output = args.output.filter(|path| path.as_os_str() != "-");
-    if let Some(path) = &output {
-        refuse_store_as_output(path, store.location())?;
-    }
-    let ids = resolve_runs(&store, &args.runs)?;
-    let runs = ids
-        .iter()
-        .map(|&id| store.load_run(id))
-        .collect::<Result<Vec<_>, _>>()?;
+    let OpenRuns { output, runs, .. } = open_runs(store, &args.runs, args.output)?;
     let exported = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let document = portable::export(&runs, &exported, args.pretty)?;
     match output {

@@ -24,6 +24,7 @@ mod man;
 mod man_dir;
 mod named_store;
 mod net_serve;
+mod open_runs;
 mod output;
 mod output_file;
 mod plan;

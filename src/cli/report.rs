@@ -4,9 +4,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::output::{ExitStatus, open_existing_store, print, resolve_runs};
-use super::output_file::{refuse_store_as_output, write_file_atomically};
+use super::open_runs::{OpenRuns, open_runs};
+use super::output::{ExitStatus, print};
+use super::output_file::write_file_atomically;
 use crate::analysis::pivot_grouping::PivotChoice;
+use crate::analysis::report_view::report_view;
 use crate::report::html;
 use crate::store::StoreLocation;
 
@@ -36,31 +38,24 @@ pub struct ReportArgs {
 
 /// Writes one self-contained HTML report of the runs.
 pub fn execute(args: ReportArgs, store: Option<StoreLocation>) -> anyhow::Result<ExitStatus> {
-    let store = open_existing_store(store)?;
-    let output = args.output.filter(|path| path.as_os_str() != "-");
-    if let Some(path) = &output {
-        refuse_store_as_output(path, store.location())?;
-    }
-    let ids = resolve_runs(&store, &args.runs)?;
-    let runs = ids
-        .iter()
-        .map(|&id| store.load_run(id))
-        .collect::<Result<Vec<_>, _>>()?;
+    let OpenRuns {
+        store,
+        output,
+        ids,
+        runs,
+    } = open_runs(store, &args.runs, args.output)?;
     let defaults: Vec<_> = runs.iter().map(crate::suite::defaults_for).collect();
     let generated = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let noise = crate::report::noise::StoreNoise::new(&store, ids.clone());
+    let noise = crate::report::noise::StoreNoise::new(&store, ids);
     let choice = args.pivot.unwrap_or_default();
     let histories = if args.history {
         crate::report::history_text::for_runs(&store, &runs)?
     } else {
         Vec::new()
     };
-    let page = html::render_with(&runs, &defaults, &generated, &noise, &choice, &histories)?;
-    if choice != PivotChoice::Natural
-        && runs
-            .iter()
-            .all(|run| crate::report::pivot::tables(run, &choice).is_empty())
-    {
+    let view = report_view(&runs, &defaults, &noise, &choice, &histories);
+    let page = html::render(&view, &generated)?;
+    if choice != PivotChoice::Natural && !view.has_pivot_tables() {
         crate::say!(
             "note: --pivot {choice}: no run has two values at least of both parameters, so there is no table"
         );

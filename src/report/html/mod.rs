@@ -24,6 +24,8 @@
 //! parameters, a bar chart per other case across runs with 95% CIs and
 //! every trial, scaling curves with the USL fit for sweeps, the latency
 //! percentile spectrum of HTTP cases); the one-screen summary of each run.
+//! What it shows is decided in `analysis::report_view`: this module draws
+//! that view and computes nothing of its own.
 //! Failures stay visible: a failed case keeps its figure, saying where it
 //! failed, and a sweep with failed steps marks them and is called partial.
 
@@ -34,20 +36,16 @@ mod pivot_chart;
 mod pivot_figures;
 mod run_names;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 
-use hdrhistogram::Histogram;
-use hdrhistogram::serialization::Deserializer;
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
-use super::pivot::PivotChoice;
 use super::summary::{self, Defaults};
 use super::sweeps::{self, Sweep};
-use super::{format, run_table, varying};
-use crate::analysis::verdicts::{
-    CaseComparison, CompareOptions, JudgedOn, MetricComparison, NoiseHistory, RunComparison,
-    compare_runs,
-};
+use super::{format, run_table};
+use crate::analysis::matched_across_runs::{CaseKey, SweepGroup};
+use crate::analysis::report_view::{ChartedCase, ReportView, WorkloadCharts};
+use crate::analysis::verdicts::{CaseComparison, JudgedOn, MetricComparison, RunComparison};
 use crate::analysis::{Verdict, VerdictBasis};
 use crate::probe::human_bytes;
 use crate::results::{CaseRecord, RunRecord, Unit};
@@ -66,46 +64,16 @@ fn style_sheet() -> Markup {
     PreEscaped(STYLE.to_string())
 }
 
-/// The report of `runs` (the first is the baseline of the comparisons);
-/// `defaults[i]` are the default parameters for run `i`'s summary;
-/// `generated` is the time of the report (RFC 3339).
-pub fn render(
-    runs: &[RunRecord],
-    defaults: &[Defaults],
-    generated: &str,
-    noise: &dyn NoiseHistory,
-) -> anyhow::Result<String> {
-    render_with(runs, defaults, generated, noise, &PivotChoice::Natural, &[])
-}
-
-/// [`render`], with the pivot tables (and their charts) that `choice`
-/// makes (`sledge report --pivot`) and a history section
-/// (`sledge report --history`): each case's runs on its host over time,
-/// with their change points.
-pub fn render_with(
-    runs: &[RunRecord],
-    defaults: &[Defaults],
-    generated: &str,
-    noise: &dyn NoiseHistory,
-    choice: &PivotChoice,
-    histories: &[super::history_text::History],
-) -> anyhow::Result<String> {
+/// The page of `view` (built by `analysis::report_view::report_view`,
+/// with the pivot tables of `sledge report --pivot` and the history
+/// section of `--history` when asked for); `generated` is the time of the
+/// report (RFC 3339).
+pub fn render(view: &ReportView, generated: &str) -> anyhow::Result<String> {
+    let runs = view.runs;
     let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
     let plural = if runs.len() == 1 { "" } else { "s" };
-    let comparisons: Vec<Markup> = runs
-        .iter()
-        .skip(1)
-        .map(|candidate| {
-            comparison(&compare_runs(
-                &runs[0],
-                candidate,
-                noise,
-                CompareOptions::default(),
-            ))
-        })
-        .collect();
-    let all_sweeps: Vec<Vec<Sweep>> = runs.iter().map(sweeps::find).collect();
-    let charts = charts_section(runs, &all_sweeps, choice)?;
+    let comparisons: Vec<Markup> = view.comparisons.iter().map(comparison).collect();
+    let charts = charts_section(view)?;
     let empty = Defaults::new();
     let page = html! {
         (DOCTYPE) "\n"
@@ -147,13 +115,13 @@ pub fn render_with(
                     @for c in &comparisons { (c) }
                 }
                 "\n"
-                (fleet_outliers::section(&crate::report::fleet_outliers::fleet_outliers(runs)))
+                (fleet_outliers::section(&view.fleet_outliers))
                 (charts)
-                (history_chart::section(histories))
+                (history_chart::section(view.histories))
                 section id="summary" {
                     "\n" h2 { "Summary per run" } "\n"
                     @for (i, run) in runs.iter().enumerate() {
-                        (run_summary(i, run, &all_sweeps[i], defaults.get(i).unwrap_or(&empty)))
+                        (run_summary(i, run, &view.sweeps[i], view.defaults.get(i).unwrap_or(&empty)))
                     }
                 }
                 "\n"
@@ -438,108 +406,40 @@ fn not_judged(case: &CaseComparison, m: &MetricComparison) -> String {
     format!("not judged: {}", sides.join("; "))
 }
 
-/// The key cases are matched on across runs: workload, version and
-/// parameters, with a parameter given as `all` read as `all` (the rule of
-/// `analysis::verdicts`).
-fn case_key(case: &CaseRecord, run: &RunRecord) -> (String, u32, BTreeMap<String, String>) {
-    (
-        case.workload.clone(),
-        case.workload_version,
-        all_cpus_as_all(&case.params, case, run),
-    )
-}
-
-/// `params` (of `case` of `run`, or a part of them) with each one given as
-/// `all` read as `all`.
-fn all_cpus_as_all(
-    params: &BTreeMap<String, String>,
-    case: &CaseRecord,
-    run: &RunRecord,
-) -> BTreeMap<String, String> {
-    params
-        .iter()
-        .map(|(k, v)| {
-            let all = crate::analysis::verdicts::reads_all(case, run, k, v);
-            (k.clone(), if all { "all".into() } else { v.clone() })
-        })
-        .collect()
-}
-
-/// The key cases are matched on in the charts, and their cases per run.
-type ChartKey = (String, u32, BTreeMap<String, String>);
-
-/// Charts per workload: a bar chart per case, scaling curves per sweep,
-/// latency spectra for HTTP cases. Cases are grouped once, by key and by
-/// workload, so the section takes time in proportion to the cases.
-fn charts_section(
-    runs: &[RunRecord],
-    all_sweeps: &[Vec<Sweep>],
-    choice: &PivotChoice,
-) -> anyhow::Result<Markup> {
-    let mut pivot_groups = pivot_figures::group_tables(runs, choice);
-    // Each key with (run index, case) per run that has it, keys in
-    // first-seen order; each workload's keys, workloads in first-seen order.
-    let mut matched: Vec<(ChartKey, Vec<(usize, &CaseRecord)>)> = Vec::new();
-    let mut key_index: HashMap<ChartKey, usize> = HashMap::new();
-    let mut workloads: Vec<(&str, Vec<usize>)> = Vec::new();
-    let mut workload_index: HashMap<&str, usize> = HashMap::new();
-    for (i, run) in runs.iter().enumerate() {
-        for case in &run.cases {
-            let key = case_key(case, run);
-            if let Some(&k) = key_index.get(&key) {
-                matched[k].1.push((i, case));
-                continue;
-            }
-            let w = *workload_index
-                .entry(case.workload.as_str())
-                .or_insert_with(|| {
-                    workloads.push((case.workload.as_str(), Vec::new()));
-                    workloads.len() - 1
-                });
-            workloads[w].1.push(matched.len());
-            key_index.insert(key.clone(), matched.len());
-            matched.push((key, vec![(i, case)]));
-        }
-    }
-    let mut sweep_groups = group_sweeps(runs, all_sweeps);
+/// Charts per workload: a pivot table and its chart per sweep over two
+/// parameters, a bar chart per other case, scaling curves per sweep,
+/// latency spectra for HTTP cases.
+fn charts_section(view: &ReportView) -> anyhow::Result<Markup> {
+    let runs = view.runs;
     let mut parts: Vec<Markup> = Vec::new();
-    for (workload, keys) in workloads {
-        // Which parameters tell this workload's cases apart.
-        let varying: Vec<String> = {
-            let cases: Vec<&CaseRecord> = keys
-                .iter()
-                .flat_map(|&k| matched[k].1.iter().map(|p| p.1))
-                .collect();
-            varying::varying_params(&cases)
-        };
-        // A pivot table's chart stands for its cases' bar charts.
-        let tables = pivot_groups.remove(workload).unwrap_or_default();
-        let mut charted: HashSet<*const CaseRecord> = HashSet::new();
+    for workload_charts in &view.workloads {
+        let WorkloadCharts {
+            workload,
+            varying,
+            pivots: tables,
+            cases,
+            sweeps: groups,
+        } = workload_charts;
         let mut pivots = Vec::new();
-        for group in &tables {
+        for group in tables {
             pivots.push(pivot_figures::figure(runs, group)?);
-            charted.extend(pivot_figures::cases(group).map(|(i, c)| &runs[i].cases[c] as *const _));
         }
+        // A pivot table's chart stands for its cases' bar charts.
         let mut bars = Vec::new();
-        for &k in &keys {
-            let (key, cases) = &matched[k];
-            if cases
-                .iter()
-                .all(|&(_, case)| charted.contains(&(case as *const _)))
-            {
-                continue;
-            }
-            bars.push(case_figure(runs, workload, key, cases, &varying)?);
+        for case in cases.iter().filter(|case| !case.in_pivot) {
+            bars.push(case_figure(
+                runs,
+                workload,
+                &case.key,
+                &case.cases,
+                varying,
+            )?);
         }
-        let groups = sweep_groups.remove(workload).unwrap_or_default();
-        let scaling = scaling_figures(runs, &groups)?;
-        let mut latency = Vec::new();
-        if shows_latency_spectrum(workload) {
-            for &k in &keys {
-                let (key, cases) = &matched[k];
-                latency.extend(latency_figure(runs, cases, &key.2, &varying)?);
-            }
-        }
+        let scaling = scaling_figures(runs, &view.sweeps, groups)?;
+        let latency: Vec<Markup> = cases
+            .iter()
+            .filter_map(|case| latency_figure(runs, case, varying).transpose())
+            .collect::<anyhow::Result<_>>()?;
         parts.push(html! {
             h3 id=(format!("w-{workload}")) { (workload) } "\n"
             @for pivot in &pivots { (pivot) }
@@ -561,19 +461,12 @@ fn charts_section(
     })
 }
 
-/// Whether the charts show `workload`'s latency percentile spectrum: the
-/// workload says so ([`crate::engine::Workload::latency_spectrum`]); a
-/// workload this sledge does not know has none.
-fn shows_latency_spectrum(workload: &str) -> bool {
-    crate::workloads::find(workload).is_some_and(|w| w.latency_spectrum())
-}
-
 /// One case across runs: its bar chart, and which runs it failed in (a
 /// case that failed everywhere is a figure with only that note).
 fn case_figure(
     runs: &[RunRecord],
     workload: &str,
-    key: &ChartKey,
+    key: &CaseKey,
     cases: &[(usize, &CaseRecord)],
     varying: &[String],
 ) -> anyhow::Result<Markup> {
@@ -613,7 +506,7 @@ fn case_figure(
 /// (`threads=2`; `threads=all (2 in run 1, 8 in run 2)` when runs differ).
 fn case_title(
     runs: &[RunRecord],
-    key: &ChartKey,
+    key: &CaseKey,
     cases: &[(usize, &CaseRecord)],
     varying: &[String],
 ) -> String {
@@ -680,48 +573,16 @@ fn bar_data(runs: &[RunRecord], cases: &[(usize, &CaseRecord)]) -> Option<BarCha
     (!bars.is_empty()).then_some(BarChart { unit, bars })
 }
 
-/// Sweeps matched across runs: by parameter and fixed parameters.
-type SweepKey = (String, BTreeMap<String, String>);
-
-/// One sweep across runs: its key and (run index, sweep) per run.
-type SweepGroup<'a> = (SweepKey, Vec<(usize, &'a Sweep)>);
-
-/// Every workload's sweeps matched across runs, in first-seen order.
-fn group_sweeps<'a>(
-    runs: &[RunRecord],
-    all_sweeps: &'a [Vec<Sweep>],
-) -> HashMap<&'a str, Vec<SweepGroup<'a>>> {
-    let mut groups: HashMap<&str, Vec<SweepGroup>> = HashMap::new();
-    let mut index: HashMap<(&str, SweepKey), usize> = HashMap::new();
-    for (i, sweeps) in all_sweeps.iter().enumerate() {
-        for sweep in sweeps {
-            // The fixed parameters are those of every step's case.
-            let Some(step) = sweep.steps.first() else {
-                continue;
-            };
-            let case = &runs[i].cases[step.case];
-            let key = (
-                sweep.param.clone(),
-                all_cpus_as_all(&sweep.fixed, case, &runs[i]),
-            );
-            let own = groups.entry(&sweep.workload).or_default();
-            let at = *index
-                .entry((sweep.workload.as_str(), key.clone()))
-                .or_insert_with(|| {
-                    own.push((key, Vec::new()));
-                    own.len() - 1
-                });
-            own[at].1.push((i, sweep));
-        }
-    }
-    groups
-}
-
 /// Scaling curves of one workload: one chart per sweep (matched across
-/// runs by parameter and fixed parameters), one line per run.
-fn scaling_figures(runs: &[RunRecord], groups: &[SweepGroup]) -> anyhow::Result<Markup> {
+/// runs by parameter and fixed parameters), one line per run;
+/// `all_sweeps` are the runs' sweeps the groups' members index.
+fn scaling_figures(
+    runs: &[RunRecord],
+    all_sweeps: &[Vec<Sweep>],
+    groups: &[SweepGroup],
+) -> anyhow::Result<Markup> {
     let varying: Vec<String> = {
-        let fixed: Vec<&BTreeMap<String, String>> = groups.iter().map(|g| &g.0.1).collect();
+        let fixed: Vec<&BTreeMap<String, String>> = groups.iter().map(|g| &g.key.1).collect();
         let names: std::collections::BTreeSet<&String> =
             fixed.iter().flat_map(|f| f.keys()).collect();
         names
@@ -731,7 +592,11 @@ fn scaling_figures(runs: &[RunRecord], groups: &[SweepGroup]) -> anyhow::Result<
             .collect()
     };
     let mut figures = Vec::new();
-    for (key, members) in groups {
+    for SweepGroup { key, members } in groups {
+        let members: Vec<(usize, &Sweep)> = members
+            .iter()
+            .map(|&(i, s)| (i, &all_sweeps[i][s]))
+            .collect();
         let first = members[0].1;
         let lines: Vec<ScalingLine> = members
             .iter()
@@ -779,7 +644,7 @@ fn scaling_figures(runs: &[RunRecord], groups: &[SweepGroup]) -> anyhow::Result<
                     }
                     tbody {
                         "\n"
-                        @for &(i, sweep) in members {
+                        @for &(i, sweep) in &members {
                             tr {
                                 td { (run_heading(i, &runs[i])) }
                                 td class="num" { (steps_text(sweep)) }
@@ -857,25 +722,25 @@ fn last_speedup_text(sweep: &Sweep) -> String {
 /// stored histograms; `None` when no run has one.
 fn latency_figure(
     runs: &[RunRecord],
-    cases: &[(usize, &CaseRecord)],
-    params: &BTreeMap<String, String>,
+    case: &ChartedCase,
     varying: &[String],
 ) -> anyhow::Result<Option<Markup>> {
-    let lines: Vec<LatencyLine> = cases
+    let lines: Vec<LatencyLine> = case
+        .spectra
         .iter()
-        .filter_map(|&(i, case)| {
-            Some(LatencyLine {
-                label: run_name(&runs[i]),
-                run: i,
-                points: percentile_spectrum(case.latency_histogram.as_deref()?)?,
-            })
+        .map(|(i, points)| LatencyLine {
+            label: run_name(&runs[*i]),
+            run: *i,
+            points: points.clone(),
         })
         .collect();
     if lines.is_empty() {
         return Ok(None);
     }
     let title = crate::report::format::params_text(
-        &params
+        &case
+            .key
+            .2
             .iter()
             .filter(|(k, _)| varying.contains(k))
             .map(|(k, v)| (k.clone(), v.clone()))
@@ -889,26 +754,6 @@ fn latency_figure(
         }
         "\n"
     }))
-}
-
-/// (nines, milliseconds) from a serialized histogram of nanoseconds: every
-/// quarter of a nine from p0 up to what the sample count supports (p99.9
-/// needs about 1000 values), at most p99.999.
-fn percentile_spectrum(bytes: &[u8]) -> Option<Vec<(f64, f64)>> {
-    let histogram: Histogram<u64> = Deserializer::new().deserialize(&mut &bytes[..]).ok()?;
-    if histogram.is_empty() {
-        return None;
-    }
-    let max_nines = (histogram.len() as f64).log10().min(5.0);
-    let points = (0..=20)
-        .map(|k| f64::from(k) / 4.0)
-        .filter(|&nines| nines <= max_nines)
-        .map(|nines| {
-            let quantile = 1.0 - 10f64.powf(-nines);
-            (nines, histogram.value_at_quantile(quantile) as f64 / 1e6)
-        })
-        .collect();
-    Some(points)
 }
 
 /// One run's summary tables (the terminal summary as HTML).

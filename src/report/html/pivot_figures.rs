@@ -1,53 +1,16 @@
 //! The report's pivot tables (`analysis::pivot_grouping`): per table
-//! matched across runs, one figure with its chart (`pivot_chart`) and the
-//! table itself, a row per row value and run, each cell the mean with its
-//! 95% CI. Failed cells say so, and the failures are listed under the table
+//! matched across runs (`analysis::matched_across_runs`), one figure with
+//! its chart (`pivot_chart`) and the table itself, a row per row value and
+//! run, each cell the mean with its 95% CI. Failed cells say so, and the failures are listed under the table
 //! with their errors, as the bar charts they replace did.
-
-use std::collections::HashMap;
 
 use maud::{Markup, html};
 
 use super::pivot_chart::{PivotChart, PivotLine, pivot_chart};
 use super::run_names::{run_heading, run_name};
-use crate::report::pivot::{self, Cell, PivotChoice, PivotTable};
+use crate::analysis::matched_across_runs::TableGroup;
+use crate::report::pivot::{self, Cell, PivotTable};
 use crate::results::RunRecord;
-
-/// One table across runs: (run index, its table) per run that has it.
-pub type TableGroup = Vec<(usize, PivotTable)>;
-
-/// Every run's tables matched by workload, metric, axes and the other
-/// parameters (a per-CPU count given as `all` matches `all`), grouped by
-/// workload, tables in first-seen order.
-pub fn group_tables(runs: &[RunRecord], choice: &PivotChoice) -> HashMap<String, Vec<TableGroup>> {
-    let mut groups: HashMap<String, Vec<TableGroup>> = HashMap::new();
-    let mut at: HashMap<_, (String, usize)> = HashMap::new();
-    for (i, run) in runs.iter().enumerate() {
-        for table in pivot::tables(run, choice) {
-            let own = groups.entry(table.workload.clone()).or_default();
-            let (_, g) = at
-                .entry(table.key())
-                .or_insert_with(|| {
-                    own.push(Vec::new());
-                    (table.workload.clone(), own.len() - 1)
-                })
-                .clone();
-            own[g].push((i, table));
-        }
-    }
-    groups
-}
-
-/// The (run index, case index) of every case the group's tables show.
-pub fn cases(group: &TableGroup) -> impl Iterator<Item = (usize, usize)> + '_ {
-    group.iter().flat_map(|(i, table)| {
-        table
-            .cells
-            .iter()
-            .flatten()
-            .filter_map(move |cell| Some((*i, cell.case()?)))
-    })
-}
 
 /// The group's figure: caption, chart, table and failures.
 pub fn figure(runs: &[RunRecord], group: &TableGroup) -> anyhow::Result<Markup> {

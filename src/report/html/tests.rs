@@ -1,16 +1,18 @@
 //! Unit tests of the HTML report.
 
 use super::*;
+use crate::analysis::pivot_grouping::PivotChoice;
+use crate::analysis::report_view::report_view;
+use crate::analysis::verdicts::NoNoiseHistory;
 use crate::report::fixtures::demo_run;
 
+/// The time every test's page says it was made.
+const GENERATED: &str = "2026-03-01T12:00:00Z";
+
+/// The page of `runs`: natural pivot tables, no history.
 fn report(runs: &[RunRecord]) -> String {
-    render(
-        runs,
-        &[],
-        "2026-03-01T12:00:00Z",
-        &crate::analysis::verdicts::NoNoiseHistory,
-    )
-    .unwrap()
+    let view = report_view(runs, &[], &NoNoiseHistory, &PivotChoice::Natural, &[]);
+    render(&view, GENERATED).unwrap()
 }
 
 #[test]
@@ -166,21 +168,6 @@ fn charts_cover_cases_sweeps_and_latency() {
 }
 
 #[test]
-fn the_percentile_spectrum_follows_the_histogram() {
-    let points = percentile_spectrum(&crate::report::fixtures::latency_histogram(100)).unwrap();
-    // 1000 values: up to p99.9 (three nines), in quarter nines.
-    assert_eq!(points.len(), 13);
-    assert_eq!(points[0].0, 0.0);
-    assert_eq!(points.last().unwrap().0, 3.0);
-    assert!(points.windows(2).all(|w| w[1].1 >= w[0].1), "{points:?}");
-    // The median is 50-150 us and the tail 20x the median: 1 ms.
-    let median = points[1].1; // p44 ~ p50
-    assert!((0.04..0.2).contains(&median), "{points:?}");
-    assert!((points.last().unwrap().1 - 1.0).abs() < 0.01, "{points:?}");
-    assert_eq!(percentile_spectrum(b"not a histogram"), None);
-}
-
-#[test]
 fn strings_from_the_store_are_escaped() {
     let hostile = "<script>alert(1)</script>";
     let mut run = demo_run(1, hostile, 1.0);
@@ -254,15 +241,14 @@ fn hostile_text_is_escaped_in_every_section_that_shows_it() {
         &BTreeMap::new(),
         None,
     )];
-    let page = render_with(
+    let view = report_view(
         &runs,
         &[],
-        "2026-03-01T12:00:00Z",
-        &crate::analysis::verdicts::NoNoiseHistory,
+        &NoNoiseHistory,
         &PivotChoice::Natural,
         &histories,
-    )
-    .unwrap();
+    );
+    let page = render(&view, GENERATED).unwrap();
     assert!(!page.to_lowercase().contains("<script"), "{page}");
     let sections: Vec<&str> = page.split("<section id=\"").skip(1).collect();
     let ids: Vec<&str> = sections
