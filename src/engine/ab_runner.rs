@@ -24,10 +24,11 @@
 //! measure the false alarms it gives.
 
 use super::context::TrialContext;
-use super::executor::{RoundExecutor, RoundOutcome, RoundRequest};
+use super::executor::{RoundExecutor, RoundOutcome};
 use super::methodology::Methodology;
 use super::planner::{History, Shuffler};
 use super::progress::{Progress, Silent};
+use super::round::{Round, RoundRequest};
 use super::runner::CaseState;
 use super::shared_pool::SharedPool;
 use super::workload::{CaseEnv, PlannedCase};
@@ -302,9 +303,13 @@ fn run_in_turn(
             shared: shared[side].clone(),
             ..state.sides[side].request(setup.method)
         };
-        let outcome =
-            this.executor
-                .run_round(planned, &request, setup.env, this.ctx, setup.progress);
+        let outcome = this.executor.run_round(&Round {
+            planned,
+            request: &request,
+            env: setup.env,
+            ctx: this.ctx,
+            progress: setup.progress,
+        });
         let stop = outcome.cancelled || this.ctx.cancel.is_cancelled();
         outcomes.push((side, outcome, 2 * order + place as u32));
         if stop {
@@ -349,7 +354,15 @@ fn run_duet(
                 };
                 let (ctx, env) = (&contexts[side], &env[side]);
                 let executor = setup.sides[side].executor;
-                scope.spawn(move || executor.run_round(planned, &request, env, ctx, &Silent))
+                scope.spawn(move || {
+                    executor.run_round(&Round {
+                        planned,
+                        request: &request,
+                        env,
+                        ctx,
+                        progress: &Silent,
+                    })
+                })
             })
             .collect();
         handles
@@ -402,7 +415,7 @@ mod tests {
     use super::*;
     use crate::engine::{
         CancelToken, Case, InProcess, Metric, ParamKind, ParamRole, ParamSet, ParamSpec,
-        RoundRequest, ScriptedMonitor, TrialOutput, Workload,
+        ScriptedMonitor, TrialOutput, Workload,
     };
     use crate::stats::{Direction, Verdict};
 
@@ -471,16 +484,9 @@ mod tests {
     }
 
     impl RoundExecutor for Scaled<'_> {
-        fn run_round(
-            &self,
-            planned: &PlannedCase,
-            request: &RoundRequest,
-            env: &CaseEnv,
-            ctx: &TrialContext,
-            progress: &dyn Progress,
-        ) -> RoundOutcome {
+        fn run_round(&self, round: &Round<'_>) -> RoundOutcome {
             self.rounds.fetch_add(1, Ordering::SeqCst);
-            let mut outcome = self.inner.run_round(planned, request, env, ctx, progress);
+            let mut outcome = self.inner.run_round(round);
             for trial in &mut outcome.trials {
                 for metric in &mut trial.metrics {
                     metric.value *= self.factor;
@@ -683,17 +689,10 @@ mod tests {
             seen: std::sync::Mutex<Vec<Vec<usize>>>,
         }
         impl RoundExecutor for Cpus<'_> {
-            fn run_round(
-                &self,
-                planned: &PlannedCase,
-                request: &RoundRequest,
-                env: &CaseEnv,
-                ctx: &TrialContext,
-                progress: &dyn Progress,
-            ) -> RoundOutcome {
-                assert_eq!(env.cpus, ctx.cpus);
-                self.seen.lock().unwrap().push(ctx.cpus.clone());
-                self.inner.run_round(planned, request, env, ctx, progress)
+            fn run_round(&self, round: &Round<'_>) -> RoundOutcome {
+                assert_eq!(round.env.cpus, round.ctx.cpus);
+                self.seen.lock().unwrap().push(round.ctx.cpus.clone());
+                self.inner.run_round(round)
             }
         }
         let monitor = ScriptedMonitor::quiet();
@@ -744,14 +743,7 @@ mod tests {
             calls: AtomicU32,
         }
         impl RoundExecutor for CancelAt<'_> {
-            fn run_round(
-                &self,
-                planned: &PlannedCase,
-                request: &RoundRequest,
-                env: &CaseEnv,
-                ctx: &TrialContext,
-                progress: &dyn Progress,
-            ) -> RoundOutcome {
+            fn run_round(&self, round: &Round<'_>) -> RoundOutcome {
                 if self.calls.fetch_add(1, Ordering::SeqCst) == 4 {
                     self.cancel.cancel();
                     return RoundOutcome {
@@ -759,7 +751,7 @@ mod tests {
                         ..RoundOutcome::default()
                     };
                 }
-                self.inner.run_round(planned, request, env, ctx, progress)
+                self.inner.run_round(round)
             }
         }
         let executor = CancelAt {

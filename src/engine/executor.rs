@@ -16,38 +16,11 @@ use hdrhistogram::Histogram;
 use super::context::{Cancelled, TrialContext};
 use super::energy_metric;
 use super::progress::Progress;
+use super::round::{Round, RoundRequest};
 use super::trial_monitor::TrialMonitor;
-use super::workload::{Case, CaseEnv, Metric, PlannedCase, TrialOutput};
+use super::workload::{Case, Metric, TrialOutput};
 use crate::monitor::TrialHealth;
 use crate::stats;
-
-/// What a round is asked to do.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct RoundRequest {
-    /// Which round of the case this is, from 0.
-    pub round: u32,
-    /// Trials run first and not counted.
-    pub warmup_trials: u32,
-    /// Counted trials at least.
-    pub min_trials: u32,
-    /// Counted trials at most; above `min_trials`, trials stop early once
-    /// the primary metric's CI is within `ci_target` of its mean.
-    pub max_trials: u32,
-    /// See `max_trials`.
-    pub ci_target: f64,
-    /// No counted trial starts past this (once `min_trials` ran).
-    pub budget: Duration,
-    /// A counted trial the monitor flagged (steal, swap, busy, throttled) is
-    /// replaced by one more trial, at most this many times per round and
-    /// never twice in a row; the flagged trial is kept, marked replaced,
-    /// and left out of the statistics.
-    pub max_replacements: u32,
-    /// Where to find what the case prepared once for all its rounds
-    /// ([`super::shared_data`]); absent from an older sledge's
-    /// request (a side of `ab` run by another build).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shared: Option<String>,
-}
 
 /// One counted trial (or a replaced one) as a round reports it.
 #[derive(Debug, Clone)]
@@ -84,16 +57,10 @@ pub struct RoundOutcome {
 
 /// Runs rounds of cases.
 pub trait RoundExecutor: Sync {
-    /// Runs one round of `planned` as `request` says. Never panics on a
-    /// workload's failure: it comes back in [`RoundOutcome::error`].
-    fn run_round(
-        &self,
-        planned: &PlannedCase,
-        request: &RoundRequest,
-        env: &CaseEnv,
-        ctx: &TrialContext,
-        progress: &dyn Progress,
-    ) -> RoundOutcome;
+    /// Runs one round of `round.planned` as `round.request` says. Never
+    /// panics on a workload's failure: it comes back in
+    /// [`RoundOutcome::error`].
+    fn run_round(&self, round: &Round<'_>) -> RoundOutcome;
 }
 
 /// Runs rounds in this process, watching trials with `monitor`.
@@ -103,14 +70,14 @@ pub struct InProcess<'a> {
 }
 
 impl RoundExecutor for InProcess<'_> {
-    fn run_round(
-        &self,
-        planned: &PlannedCase,
-        request: &RoundRequest,
-        env: &CaseEnv,
-        ctx: &TrialContext,
-        progress: &dyn Progress,
-    ) -> RoundOutcome {
+    fn run_round(&self, round: &Round<'_>) -> RoundOutcome {
+        let Round {
+            planned,
+            request,
+            env,
+            ctx,
+            progress,
+        } = *round;
         let started = Instant::now();
         let ctx = TrialContext {
             round: request.round,

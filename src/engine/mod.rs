@@ -20,6 +20,7 @@ pub mod planner;
 pub mod precision;
 pub mod progress;
 mod record;
+pub mod round;
 pub mod run_section;
 pub mod runner;
 #[cfg(test)]
@@ -36,13 +37,14 @@ pub mod workload;
 
 pub use ab_runner::{AbOutcome, AbSetup, AbSide, run_ab_plan};
 pub use context::{CancelToken, Cancelled, Deadline, TrialContext};
-pub use executor::{InProcess, RoundExecutor, RoundOutcome, RoundRequest, TrialResult};
+pub use executor::{InProcess, RoundExecutor, RoundOutcome, TrialResult};
 pub use host_lacks::{HostLacks, is_host_lacks};
 pub use index_entry::{IndexEntry, IndexEntryOf};
 pub use methodology::Methodology;
 pub use params::{ParamKind, ParamRole, ParamSet, ParamSpec, ParamValue};
 pub use planner::{History, NoHistory, VarianceHint};
 pub use progress::{Progress, Silent};
+pub use round::{Round, RoundRequest};
 pub use run_section::RunSection;
 pub use runner::{CaseOutcome, PlanOutcome, RunSetup, run_case, run_plan};
 pub use shared_data::SharedPreparation;

@@ -26,12 +26,13 @@
 //! (`planner.rs`).
 
 use super::context::TrialContext;
-use super::executor::{InProcess, RoundExecutor, RoundOutcome, RoundRequest, TrialResult};
+use super::executor::{InProcess, RoundExecutor, RoundOutcome, TrialResult};
 use super::methodology::Methodology;
 use super::planner::{History, NoHistory, Shuffler, trials_per_round};
 use super::precision::{percent, rounds_to_reach};
 use super::progress::Progress;
 use super::record;
+use super::round::{Round, RoundRequest};
 use super::shared_pool::SharedPool;
 use super::trial_monitor::ProcMonitor;
 use super::workload::{CaseEnv, PlannedCase};
@@ -259,16 +260,16 @@ pub fn run_plan(
                 .case_started(order, active.len(), &plan[i].label());
             let outcome = match shared.ensure(&plan[i], setup.env, setup.ctx) {
                 Err(failed) => failed,
-                Ok(found) => setup.executor.run_round(
-                    &plan[i],
-                    &RoundRequest {
+                Ok(found) => setup.executor.run_round(&Round {
+                    planned: &plan[i],
+                    request: &RoundRequest {
                         shared: found,
                         ..state.request(method)
                     },
-                    setup.env,
-                    setup.ctx,
-                    setup.progress,
-                ),
+                    env: setup.env,
+                    ctx: setup.ctx,
+                    progress: setup.progress,
+                }),
             };
             if outcome.cancelled || setup.ctx.cancel.is_cancelled() {
                 // The round in flight is dropped; finished rounds stay.
@@ -870,15 +871,8 @@ mod tests {
     }
 
     impl RoundExecutor for TimedRounds {
-        fn run_round(
-            &self,
-            planned: &PlannedCase,
-            _request: &RoundRequest,
-            _env: &CaseEnv,
-            _ctx: &TrialContext,
-            _progress: &dyn Progress,
-        ) -> RoundOutcome {
-            let id = planned.workload.id();
+        fn run_round(&self, round: &Round<'_>) -> RoundOutcome {
+            let id = round.planned.workload.id();
             let mut rounds = self.rounds.lock().unwrap();
             let n = rounds.entry(id.to_string()).or_default();
             let values = &self.values[id];

@@ -30,7 +30,7 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer}
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{
-    CancelToken, CaseEnv, InProcess, Metric, ParamSet, PlannedCase, ProcMonitor, Progress,
+    CancelToken, CaseEnv, InProcess, Metric, ParamSet, PlannedCase, ProcMonitor, Progress, Round,
     RoundExecutor, RoundOutcome, RoundRequest, ScriptedMonitor, TrialContext, TrialMonitor,
     TrialResult,
 };
@@ -150,14 +150,14 @@ fn own_executable() -> anyhow::Result<std::path::PathBuf> {
 }
 
 impl RoundExecutor for Subprocess {
-    fn run_round(
-        &self,
-        planned: &PlannedCase,
-        request: &RoundRequest,
-        env: &CaseEnv,
-        ctx: &TrialContext,
-        progress: &dyn Progress,
-    ) -> RoundOutcome {
+    fn run_round(&self, round: &Round<'_>) -> RoundOutcome {
+        let Round {
+            planned,
+            request,
+            env,
+            ctx,
+            progress,
+        } = *round;
         let started = std::time::Instant::now();
         let job = RoundJob {
             workload: planned.workload.id().to_string(),
@@ -461,7 +461,13 @@ pub fn serve_round(cancel: &CancelToken) -> anyhow::Result<()> {
             &ProcMonitor
         };
     let executor = InProcess { monitor };
-    let outcome = executor.run_round(&planned, &job.request, &job.env, &ctx, &LineProgress);
+    let outcome = executor.run_round(&Round {
+        planned: &planned,
+        request: &job.request,
+        env: &job.env,
+        ctx: &ctx,
+        progress: &LineProgress,
+    });
     emit(&RoundEvent::Done(to_wire(outcome)?));
     Ok(())
 }

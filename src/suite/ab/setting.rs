@@ -13,9 +13,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use super::knob::Knob;
-use crate::engine::{
-    CaseEnv, PlannedCase, Progress, RoundExecutor, RoundOutcome, RoundRequest, TrialContext,
-};
+use crate::engine::{Round, RoundExecutor, RoundOutcome};
 use crate::suite::subprocess::{Launch, Subprocess};
 use crate::sys::group_command::{Ending, run_group};
 
@@ -112,14 +110,7 @@ pub struct SideExecutor<'a> {
 }
 
 impl RoundExecutor for SideExecutor<'_> {
-    fn run_round(
-        &self,
-        planned: &PlannedCase,
-        request: &RoundRequest,
-        env: &CaseEnv,
-        ctx: &TrialContext,
-        progress: &dyn Progress,
-    ) -> RoundOutcome {
+    fn run_round(&self, round: &Round<'_>) -> RoundOutcome {
         let started = std::time::Instant::now();
         let prepared = self
             .knobs
@@ -127,7 +118,7 @@ impl RoundExecutor for SideExecutor<'_> {
             .try_for_each(|knob| knob.set(self.side))
             .and_then(|()| match &self.setup {
                 Some(command) => run_setup(command, SIDES[self.side], self.setup_limit, &|| {
-                    ctx.cancel.is_cancelled()
+                    round.ctx.cancel.is_cancelled()
                 }),
                 None => Ok(()),
             });
@@ -138,7 +129,7 @@ impl RoundExecutor for SideExecutor<'_> {
                 ..RoundOutcome::default()
             };
         }
-        self.rounds.run_round(planned, request, env, ctx, progress)
+        self.rounds.run_round(round)
     }
 }
 
