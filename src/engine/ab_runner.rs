@@ -413,9 +413,12 @@ mod tests {
     use std::sync::atomic::{AtomicU32, Ordering};
 
     use super::*;
+    use crate::engine::test_fixtures::{
+        n_param, one_cpu_env, planned, rounds_of_one_trial, run_on_one_cpu,
+    };
     use crate::engine::{
-        CancelToken, Case, InProcess, Metric, ParamKind, ParamRole, ParamSet, ParamSpec,
-        ScriptedMonitor, TrialOutput, Workload,
+        CancelToken, Case, InProcess, Metric, ParamSet, ParamSpec, ScriptedMonitor, TrialOutput,
+        Workload,
     };
     use crate::stats::{Direction, Verdict};
 
@@ -437,13 +440,7 @@ mod tests {
             "a host that drifts, for A/B tests"
         }
         fn params(&self) -> Vec<ParamSpec> {
-            vec![ParamSpec {
-                name: "n",
-                role: ParamRole::Other,
-                help: "",
-                kind: ParamKind::Int { min: 0, max: 9 },
-                default: "1",
-            }]
+            n_param()
         }
         fn build(&self, _p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
             Ok(Box::new(DriftingCase {
@@ -496,36 +493,6 @@ mod tests {
         }
     }
 
-    fn planned(w: &'static dyn Workload) -> PlannedCase {
-        let params =
-            crate::engine::params::resolve_cases(w.id(), &w.params(), &Default::default(), 1)
-                .unwrap()
-                .remove(0);
-        PlannedCase {
-            workload: w,
-            params,
-        }
-    }
-
-    fn env() -> CaseEnv {
-        CaseEnv {
-            cpus: vec![0],
-            total_cache_bytes: 0,
-            memory_bytes: 0,
-        }
-    }
-
-    fn method(rounds: u32) -> Methodology {
-        Methodology {
-            warmup_trials: 0,
-            min_rounds: rounds,
-            max_rounds: rounds,
-            min_trials: 1,
-            max_trials: 1,
-            ..Methodology::default()
-        }
-    }
-
     /// The setup of a plan of one case, both sides on `ctx`, in duet on
     /// `duet`'s CPU sets when given.
     fn one_case_setup<'a>(
@@ -537,7 +504,7 @@ mod tests {
     ) -> AbSetup<'a> {
         let duet_cases = vec![duet.is_some()];
         AbSetup {
-            env: Box::leak(Box::new(env())),
+            env: Box::leak(Box::new(one_cpu_env())),
             method,
             sides: executors.map(|executor| AbSide { executor, ctx }),
             duet,
@@ -578,24 +545,11 @@ mod tests {
             rounds: AtomicU32::new(0),
         };
         let ctx = TrialContext::new(vec![0], CancelToken::new());
-        let m = method(8);
+        let m = rounds_of_one_trial(8);
 
         // Back to back: all of A, then all of B, as two runs would.
-        let side_run = |executor: &dyn RoundExecutor| {
-            let setup = crate::engine::RunSetup {
-                env: &env(),
-                method: &m,
-                ctx: &ctx,
-                executor,
-                history: &crate::engine::NoHistory,
-                progress: &Silent,
-                seed: 1,
-            };
-            crate::engine::run_plan(&plan, &setup, &mut |_, _| Ok(()))
-                .unwrap()
-                .records
-                .remove(0)
-        };
+        let side_run =
+            |executor: &dyn RoundExecutor| run_on_one_cpu(&plan, &m, executor, 1).records.remove(0);
         let first = side_run(&a);
         let second = side_run(&b);
         let apart = stats::compare(
@@ -663,7 +617,7 @@ mod tests {
                 min_rounds: 3,
                 max_rounds: 12,
                 ci_target: target,
-                ..method(3)
+                ..rounds_of_one_trial(3)
             };
             let setup = one_case_setup(&m, [&sides[0], &sides[1]], &ctx, None, 5);
             run_ab_plan(&plan, &setup, &mut |_, _, _| Ok(())).unwrap();
@@ -702,7 +656,7 @@ mod tests {
             seen: Default::default(),
         });
         let ctx = TrialContext::new(vec![0, 1], CancelToken::new());
-        let m = method(4);
+        let m = rounds_of_one_trial(4);
         let setup = one_case_setup(
             &m,
             [&sides[0], &sides[1]],
@@ -760,7 +714,7 @@ mod tests {
             calls: AtomicU32::new(0),
         };
         let ctx = TrialContext::new(vec![0], cancel);
-        let m = method(5);
+        let m = rounds_of_one_trial(5);
         let setup = one_case_setup(&m, [&executor, &executor], &ctx, None, 5);
         let outcome = run_ab_plan(&plan, &setup, &mut |_, _, _| Ok(())).unwrap();
         assert_eq!(outcome.status, RunStatus::Partial);

@@ -29,6 +29,8 @@ pub mod shared_data;
 mod shared_pool;
 #[cfg(test)]
 mod shared_tests;
+#[cfg(test)]
+mod test_fixtures;
 pub mod trial_monitor;
 pub mod typed_params;
 #[cfg(test)]

@@ -494,9 +494,9 @@ mod tests {
 
     use super::*;
     use crate::engine::context::{CancelToken, Cancelled};
-    use crate::engine::params::ParamSet;
-    use crate::engine::params::{ParamKind, ParamRole, ParamSpec};
+    use crate::engine::params::{ParamSet, ParamSpec};
     use crate::engine::progress::Silent;
+    use crate::engine::test_fixtures::{n_param, one_cpu_env, planned, run_on_one_cpu};
     use crate::engine::trial_monitor::ScriptedMonitor;
     use crate::engine::workload::{Case, Metric, TrialOutput, Workload};
     use crate::monitor::Disturbance;
@@ -546,13 +546,7 @@ mod tests {
             "a scripted workload for engine tests"
         }
         fn params(&self) -> Vec<ParamSpec> {
-            vec![ParamSpec {
-                name: "n",
-                role: ParamRole::Other,
-                help: "",
-                kind: ParamKind::Int { min: 0, max: 9 },
-                default: "1",
-            }]
+            n_param()
         }
         fn build(&self, _p: &ParamSet, _env: &CaseEnv) -> anyhow::Result<Box<dyn Case>> {
             self.calls.build.fetch_add(1, Ordering::SeqCst);
@@ -644,25 +638,6 @@ mod tests {
         (w, calls)
     }
 
-    fn planned(w: &'static Scripted) -> PlannedCase {
-        let params =
-            crate::engine::params::resolve_cases(w.id(), &w.params(), &Default::default(), 1)
-                .unwrap()
-                .remove(0);
-        PlannedCase {
-            workload: w,
-            params,
-        }
-    }
-
-    fn env() -> CaseEnv {
-        CaseEnv {
-            cpus: vec![0],
-            total_cache_bytes: 0,
-            memory_bytes: 0,
-        }
-    }
-
     /// Three rounds of two trials after one warm-up: the defaults with no
     /// history.
     fn default_method() -> Methodology {
@@ -680,7 +655,7 @@ mod tests {
         let ctx = TrialContext::new(vec![0], cancel);
         let executor = InProcess { monitor };
         let setup = RunSetup {
-            env: &env(),
+            env: &one_cpu_env(),
             method,
             ctx: &ctx,
             executor: &executor,
@@ -913,22 +888,7 @@ mod tests {
             run_budget: Some(Duration::from_secs_f64(7.5)),
             ..default_method()
         };
-        let ctx = TrialContext::new(vec![0], CancelToken::new());
-        let setup = RunSetup {
-            env: &env(),
-            method: &method,
-            ctx: &ctx,
-            executor: &executor,
-            history: &NoHistory,
-            progress: &Silent,
-            seed: 1,
-        };
-        let outcome = run_plan(
-            &[planned(wide), planned(narrow)],
-            &setup,
-            &mut |_, _| Ok(()),
-        )
-        .unwrap();
+        let outcome = run_on_one_cpu(&[planned(wide), planned(narrow)], &method, &executor, 1);
         assert_eq!(outcome.records[0].rounds.len(), 4);
         assert_eq!(outcome.records[1].rounds.len(), 3);
         // Without a run budget both get rounds up to their case budget.
@@ -941,17 +901,7 @@ mod tests {
             case_budget: Duration::from_secs(5),
             ..default_method()
         };
-        let setup = RunSetup {
-            method: &method,
-            executor: &executor,
-            ..setup
-        };
-        let outcome = run_plan(
-            &[planned(wide), planned(narrow)],
-            &setup,
-            &mut |_, _| Ok(()),
-        )
-        .unwrap();
+        let outcome = run_on_one_cpu(&[planned(wide), planned(narrow)], &method, &executor, 1);
         assert_eq!(outcome.records[0].rounds.len(), 5);
         assert_eq!(outcome.records[1].rounds.len(), 5);
     }
@@ -986,7 +936,7 @@ mod tests {
         };
         let ctx = TrialContext::new(vec![0], CancelToken::new());
         let setup = RunSetup {
-            env: &env(),
+            env: &one_cpu_env(),
             method: &method,
             ctx: &ctx,
             executor: &executor,
@@ -1046,20 +996,7 @@ mod tests {
             ci_target: 0.03,
             ..default_method()
         };
-        let ctx = TrialContext::new(vec![0], CancelToken::new());
-        let setup = RunSetup {
-            env: &env(),
-            method: &method,
-            ctx: &ctx,
-            executor: &executor,
-            history: &NoHistory,
-            progress: &Silent,
-            seed: 1,
-        };
-        let outcome = run_plan(&[planned(noisy), planned(steady)], &setup, &mut |_, _| {
-            Ok(())
-        })
-        .unwrap();
+        let outcome = run_on_one_cpu(&[planned(noisy), planned(steady)], &method, &executor, 1);
         let warnings = &outcome.records[0].warnings;
         assert_eq!(
             warnings.last().unwrap(),
@@ -1271,13 +1208,25 @@ mod tests {
     fn run_case_reports_a_finished_or_failed_case() {
         let (w, _) = leak("test.run_case", Script::Rounds(vec![vec![100.0]]));
         let ctx = TrialContext::new(vec![0], CancelToken::new());
-        match run_case(&planned(w), &env(), &default_method(), &ctx, &Silent) {
+        match run_case(
+            &planned(w),
+            &one_cpu_env(),
+            &default_method(),
+            &ctx,
+            &Silent,
+        ) {
             CaseOutcome::Finished(record) => assert_eq!(record.rounds.len(), 3),
             other => panic!("{other:?}"),
         }
         let (bad, _) = leak("test.run_case_bad", Script::FailAt(0, 0));
         assert!(matches!(
-            run_case(&planned(bad), &env(), &default_method(), &ctx, &Silent),
+            run_case(
+                &planned(bad),
+                &one_cpu_env(),
+                &default_method(),
+                &ctx,
+                &Silent
+            ),
             CaseOutcome::Failed(_)
         ));
     }

@@ -9,12 +9,11 @@ use std::sync::{Arc, Mutex};
 use super::ab_runner::{AbSetup, AbSide, run_ab_plan};
 use super::context::{CancelToken, TrialContext};
 use super::executor::InProcess;
-use super::methodology::Methodology;
 use super::params::{ParamKind, ParamRole, ParamSet, ParamSpec, resolve_cases};
 use super::planner::NoHistory;
 use super::progress::Silent;
-use super::runner::{RunSetup, run_plan};
 use super::shared_data::SharedPreparation;
+use super::test_fixtures::{one_cpu_env, rounds_of_one_trial, run_on_one_cpu};
 use super::trial_monitor::ScriptedMonitor;
 use super::workload::{Case, CaseEnv, Metric, PlannedCase, TrialOutput, Workload};
 use crate::results::RunStatus;
@@ -138,25 +137,6 @@ fn plan(assignments: &[(&str, &[&str])]) -> (Vec<PlannedCase>, Journal) {
     (cases, journal)
 }
 
-fn method(rounds: u32) -> Methodology {
-    Methodology {
-        warmup_trials: 0,
-        min_rounds: rounds,
-        max_rounds: rounds,
-        min_trials: 1,
-        max_trials: 1,
-        ..Methodology::default()
-    }
-}
-
-fn env() -> CaseEnv {
-    CaseEnv {
-        cpus: vec![0],
-        total_cache_bytes: 0,
-        memory_bytes: 0,
-    }
-}
-
 fn count(journal: &Journal, line: &str) -> usize {
     journal
         .lock()
@@ -168,19 +148,8 @@ fn count(journal: &Journal, line: &str) -> usize {
 
 fn run(cases: &[PlannedCase], rounds: u32) -> RunStatus {
     let monitor = ScriptedMonitor::quiet();
-    let ctx = TrialContext::new(vec![0], CancelToken::new());
-    let env = env();
-    let method = method(rounds);
-    let setup = RunSetup {
-        env: &env,
-        method: &method,
-        ctx: &ctx,
-        executor: &InProcess { monitor: &monitor },
-        history: &NoHistory,
-        progress: &Silent,
-        seed: 7,
-    };
-    run_plan(cases, &setup, &mut |_, _| Ok(())).unwrap().status
+    let executor = InProcess { monitor: &monitor };
+    run_on_one_cpu(cases, &rounds_of_one_trial(rounds), &executor, 7).status
 }
 
 #[test]
@@ -236,8 +205,8 @@ fn both_sides_of_ab_share_one_copy() {
     let monitor = ScriptedMonitor::quiet();
     let executor = InProcess { monitor: &monitor };
     let ctx = TrialContext::new(vec![0], CancelToken::new());
-    let env = env();
-    let method = method(2);
+    let env = one_cpu_env();
+    let method = rounds_of_one_trial(2);
     let side = || AbSide {
         executor: &executor,
         ctx: &ctx,

@@ -5,15 +5,13 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::context::{CancelToken, TrialContext};
+use super::context::TrialContext;
 use super::executor::InProcess;
 use super::methodology::Methodology;
 use super::params::{ParamSet, ParamSpec};
-use super::planner::NoHistory;
-use super::progress::Silent;
-use super::runner::{RunSetup, run_plan};
+use super::test_fixtures::{planned, run_on_one_cpu};
 use super::trial_monitor::ScriptedMonitor;
-use super::workload::{Case, CaseEnv, Metric, PlannedCase, TrialOutput, Workload};
+use super::workload::{Case, CaseEnv, Metric, TrialOutput, Workload};
 use crate::results::RunStatus;
 
 /// Counts every trial its cases run, warm-up or counted.
@@ -68,12 +66,6 @@ fn trials_run(warms_up_itself: bool) -> u32 {
         warms_up_itself,
         trials: Arc::clone(&trials),
     }));
-    let planned = PlannedCase {
-        workload,
-        params: super::params::resolve_cases(workload.id(), &[], &Default::default(), 1)
-            .unwrap()
-            .remove(0),
-    };
     let monitor = ScriptedMonitor::quiet();
     let method = Methodology {
         warmup_trials: 1,
@@ -83,22 +75,8 @@ fn trials_run(warms_up_itself: bool) -> u32 {
         max_trials: 2,
         ..Methodology::default()
     };
-    let ctx = TrialContext::new(vec![0], CancelToken::new());
-    let env = CaseEnv {
-        cpus: vec![0],
-        total_cache_bytes: 0,
-        memory_bytes: 0,
-    };
-    let setup = RunSetup {
-        env: &env,
-        method: &method,
-        ctx: &ctx,
-        executor: &InProcess { monitor: &monitor },
-        history: &NoHistory,
-        progress: &Silent,
-        seed: 7,
-    };
-    let outcome = run_plan(std::slice::from_ref(&planned), &setup, &mut |_, _| Ok(())).unwrap();
+    let executor = InProcess { monitor: &monitor };
+    let outcome = run_on_one_cpu(&[planned(workload)], &method, &executor, 7);
     assert_eq!(outcome.status, RunStatus::Complete);
     assert_eq!(outcome.records[0].trials.len(), 6, "3 rounds of 2 counted");
     trials.load(Ordering::SeqCst)
