@@ -7,12 +7,11 @@
 //! fails the case in `prepare`, before any trial. Preparing creates a
 //! table for the case on the server and cleanup drops it.
 
-use crate::engine::{
-    Case, CaseEnv, LaterParam, ParamKind, ParamRole, ParamSet, ParamSpec, Params, Workload,
-};
+use crate::engine::{Case, CaseEnv, ParamKind, ParamRole, ParamSet, ParamSpec, Params, Workload};
 use crate::http::server::DbSource;
 
 use super::case::{HttpCase, HttpLoadParams, common_params};
+use super::served_page_hooks::served_page_hooks;
 
 /// The `http.dynamic` workload.
 pub struct DynamicPage;
@@ -56,19 +55,5 @@ impl Workload for DynamicPage {
         )?))
     }
 
-    /// A server and its load generator run together, each with threads
-    /// of its own: more than the parameters count.
-    fn cpus_used(&self, _params: &crate::engine::ParamSet) -> Option<usize> {
-        None
-    }
-
-    fn later_params(&self) -> &'static [LaterParam] {
-        super::clients_from::LATER_PARAMS
-    }
-
-    /// Its histogram is the requests' latencies: the report draws their
-    /// percentile spectrum.
-    fn latency_spectrum(&self) -> bool {
-        true
-    }
+    served_page_hooks!();
 }

@@ -9,6 +9,7 @@ mod cpu_share;
 pub mod dynamic_page;
 mod load_metrics;
 mod load_params;
+mod served_page_hooks;
 pub(crate) mod server_processes;
 pub mod static_page;
 pub mod url_page;

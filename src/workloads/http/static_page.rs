@@ -1,12 +1,11 @@
 //! `http.static`: a static response of a fixed size (the articles' 1 B,
 //! 2 KiB, 200 KiB, 2 MiB and 10 MiB pages) from the built-in server.
 
-use crate::engine::{
-    Case, CaseEnv, LaterParam, ParamKind, ParamRole, ParamSet, ParamSpec, Params, Workload,
-};
+use crate::engine::{Case, CaseEnv, ParamKind, ParamRole, ParamSet, ParamSpec, Params, Workload};
 use crate::http::server::static_path;
 
 use super::case::{HttpCase, HttpLoadParams, common_params};
+use super::served_page_hooks::served_page_hooks;
 
 /// The `http.static` workload.
 pub struct StaticPage;
@@ -59,19 +58,5 @@ impl Workload for StaticPage {
         )?))
     }
 
-    /// A server and its load generator run together, each with threads
-    /// of its own: more than the parameters count.
-    fn cpus_used(&self, _params: &crate::engine::ParamSet) -> Option<usize> {
-        None
-    }
-
-    fn later_params(&self) -> &'static [LaterParam] {
-        super::clients_from::LATER_PARAMS
-    }
-
-    /// Its histogram is the requests' latencies: the report draws their
-    /// percentile spectrum.
-    fn latency_spectrum(&self) -> bool {
-        true
-    }
+    served_page_hooks!();
 }
