@@ -453,11 +453,25 @@ mod tests {
             .unwrap();
         let server = ServerProcesses::find(&ServerSpec::Pid(child.id())).unwrap();
         let before = server.sample().unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        let after = server.sample();
+        // CPU time moves in clock ticks: on a loaded machine the loop may
+        // get none in a short wait, so wait (at most 5 s) until it has.
+        let mut after = None;
+        for _ in 0..50 {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            let sample = server.sample();
+            let ran = sample
+                .as_ref()
+                .ok()
+                .and_then(|s| s.since(&before))
+                .is_some_and(|used| used.cpu_seconds > 0.0);
+            after = Some(sample);
+            if ran {
+                break;
+            }
+        }
         let _ = child.kill();
         let _ = child.wait();
-        let after = after.unwrap();
+        let after = after.unwrap().unwrap();
         let used = after.since(&before).unwrap();
         assert!(used.cpu_seconds > 0.0, "{used:?}");
         // One thread does all the work: its share of one CPU is all the
