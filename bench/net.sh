@@ -44,7 +44,9 @@
 # one builds from esnet/iperf's source with ./configure && make).
 #
 # Targets (issue 41): net.stream within ±5% of iperf3's Gbit/s at 1 and 4
-# streams (at 4, of 4 iperf3 processes: one iperf3 3.12 is single-threaded); net.rr within ±10% of sockperf's round trips per second and
+# streams (at 4, of iperf3 3.16 or later, whose -P runs a thread per
+# stream; with Debian's 3.12, of 4 iperf3 processes); net.rr within ±10%
+# of sockperf's round trips per second and
 # latency; the netem delay found with the right magnitude, the tbf rate in
 # net.stream. Run it alone:
 # a build beside it moves every figure. net.crr is compared with
