@@ -285,11 +285,11 @@ impl ParamSet {
     }
 
     /// Whether the set is one of `workload`'s cases: every parameter of
-    /// `specs` there with a value of its kind, and no other but those
+    /// `specs` there with a value it accepts, and no other but those
     /// `takes` accepts (a command's placeholders). What a round's process
-    /// checks of the set it was handed, made by the same sledge; a
-    /// mismatch is a bug or another sledge's set, said plainly rather
-    /// than read as values the workload would misread.
+    /// checks of the set it was handed before reading it: a set from
+    /// another build (`ab --a-sledge`) may not fit, and is then not read
+    /// as values the workload would misread.
     pub fn check_fits(
         &self,
         workload: &str,
@@ -304,9 +304,10 @@ impl ParamSet {
                         spec.name
                     ));
                 }
+                // The value as shown: a text value masked.
                 Some(value) if !value_fits(value, &spec.kind) => {
                     return Err(format!(
-                        "`{workload}`'s `{}` takes {}, not {value:?}",
+                        "`{workload}`'s `{}` takes {}, not `{value}`",
                         spec.name,
                         spec.allowed()
                     ));
@@ -329,23 +330,31 @@ fn names_of(specs: &[ParamSpec], role: ParamRole) -> impl Iterator<Item = &str> 
     specs.iter().filter(move |s| s.role == role).map(|s| s.name)
 }
 
-/// Whether `value` is of the variant [`parse_value`] makes for `kind`
-/// (its range was checked when it was parsed).
+/// Whether `value` is one [`parse_value`] could have made for `kind`:
+/// its variant, and its range or word, checked again because the set may
+/// come from another build whose parameter has other bounds.
 fn value_fits(value: &ParamValue, kind: &ParamKind) -> bool {
-    matches!(
-        (value, kind),
-        (ParamValue::Int(_), ParamKind::Int { .. })
-            | (
-                ParamValue::Int(_) | ParamValue::PerCpu(_),
-                ParamKind::Threads { .. }
-            )
-            | (ParamValue::Float(_), ParamKind::Float { .. })
-            | (ParamValue::Size(_), ParamKind::Size { .. })
-            | (ParamValue::Seconds(_), ParamKind::Seconds { .. })
-            | (ParamValue::Choice(_), ParamKind::Choice(_))
-            | (ParamValue::Bool(_), ParamKind::Bool)
-            | (ParamValue::Text(_), ParamKind::Text)
-    )
+    match (value, kind) {
+        (ParamValue::Int(v), ParamKind::Int { min, max }) => in_range(*v, *min, *max),
+        (ParamValue::Int(v) | ParamValue::PerCpu(v), ParamKind::Threads { max }) => {
+            in_range(*v, 1, *max)
+        }
+        (ParamValue::Float(v), ParamKind::Float { min, max })
+        | (ParamValue::Seconds(v), ParamKind::Seconds { min, max }) => {
+            v.is_finite() && v >= min && v <= max
+        }
+        (
+            ParamValue::Size(v),
+            ParamKind::Size {
+                min,
+                max,
+                power_of_two,
+            },
+        ) => in_range(*v, *min, *max) && (!power_of_two || v.is_power_of_two()),
+        (ParamValue::Choice(word), ParamKind::Choice(words)) => words.contains(&word.as_str()),
+        (ParamValue::Bool(_), ParamKind::Bool) | (ParamValue::Text(_), ParamKind::Text) => true,
+        _ => false,
+    }
 }
 
 /// Splits `name=v1,v2,...` into the name and its values.
@@ -652,6 +661,36 @@ mod tests {
         retyped[2].kind = ParamKind::Bool;
         let err = set.check_fits("w", &retyped, nothing_else).unwrap_err();
         assert!(err.contains("`oper` takes true or false"), "{err}");
+        // A value of the right kind out of this build's bounds: another
+        // build's, with a wider range or another word.
+        let mut narrower = specs();
+        narrower[0].kind = ParamKind::Threads { max: 2 };
+        let err = set.check_fits("w", &narrower, nothing_else).unwrap_err();
+        assert!(err.contains("`threads` takes a count from 1 to 2"), "{err}");
+        let mut other_words = specs();
+        other_words[2].kind = ParamKind::Choice(&["read"]);
+        assert!(set.check_fits("w", &other_words, nothing_else).is_err());
+    }
+
+    #[test]
+    fn a_text_value_that_does_not_fit_is_named_masked() {
+        let specs = [ParamSpec {
+            name: "db",
+            role: ParamRole::Other,
+            help: "",
+            kind: ParamKind::Bool,
+            default: "false",
+        }];
+        let set = ParamSet::from_values(
+            [(
+                "db".to_string(),
+                ParamValue::Text("postgres://u:secret@h/x".into()),
+            )]
+            .into(),
+        );
+        let err = set.check_fits("w", &specs, |_| false).unwrap_err();
+        assert!(!err.contains("secret"), "{err}");
+        assert!(!format!("{set:?}").contains("secret"), "{set:?}");
     }
 
     #[test]

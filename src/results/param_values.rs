@@ -13,8 +13,10 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// A parsed, validated parameter value.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A parsed, validated parameter value. Its `Debug` masks a text value
+/// as its `Display` does, so that a set or a record printed with `{:?}`
+/// (a failed assertion, a log) shows no password.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ParamValue {
     Int(u64),
@@ -40,6 +42,24 @@ impl fmt::Display for ParamValue {
             // Text may be a database URL: never show or store a password.
             ParamValue::Text(v) => write!(f, "{}", crate::secrets::redact(v)),
             ParamValue::Bool(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+impl fmt::Debug for ParamValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParamValue::Int(v) => f.debug_tuple("Int").field(v).finish(),
+            ParamValue::PerCpu(v) => f.debug_tuple("PerCpu").field(v).finish(),
+            ParamValue::Float(v) => f.debug_tuple("Float").field(v).finish(),
+            ParamValue::Size(v) => f.debug_tuple("Size").field(v).finish(),
+            ParamValue::Seconds(v) => f.debug_tuple("Seconds").field(v).finish(),
+            ParamValue::Choice(v) => f.debug_tuple("Choice").field(v).finish(),
+            ParamValue::Bool(v) => f.debug_tuple("Bool").field(v).finish(),
+            ParamValue::Text(v) => f
+                .debug_tuple("Text")
+                .field(&crate::secrets::redact(v))
+                .finish(),
         }
     }
 }
@@ -143,9 +163,9 @@ impl ParamSet {
 
     /// The text form of every value with nothing masked, which
     /// the engine's `resolve_cases` parses back into the same
-    /// values (a count given as `all` comes back as that count): only
-    /// where a workload hands a value to a program as text (a command's
-    /// placeholders), never for showing or storing.
+    /// values (a count given as `all` comes back as that count): what a
+    /// round's process of another build reads, over a pipe, never for
+    /// showing or storing.
     pub fn to_raw_strings(&self) -> BTreeMap<String, String> {
         self.values
             .iter()

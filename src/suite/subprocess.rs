@@ -16,6 +16,7 @@
 //! the parent also forwards its own cancellation as SIGTERM, which the
 //! child treats like Ctrl-C: stop, clean up, report.
 
+use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::ffi::OsStringExt;
@@ -32,7 +33,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::{
     CancelToken, CaseEnv, InProcess, Metric, ParamSet, PlannedCase, ProcMonitor, Progress, Round,
     RoundExecutor, RoundOutcome, RoundRequest, ScriptedMonitor, TrialContext, TrialMonitor,
-    TrialResult,
+    TrialResult, Workload,
 };
 use crate::monitor::TrialHealth;
 
@@ -50,10 +51,15 @@ const CANCEL_POLL: Duration = Duration::from_millis(50);
 pub struct RoundJob {
     /// Workload id.
     pub workload: String,
-    /// The case's parameters as the plan holds them: typed values,
-    /// serialized as such (text unmasked: a pipe, never stored), so the
-    /// round's process reads what the plan validated and parses nothing.
-    pub params: ParamSet,
+    /// Every parameter in text form, unredacted (a pipe, never stored):
+    /// what a round's process of another build (`ab --a-sledge`, an
+    /// older 32-bit sledge) resolves against its own parameters.
+    pub params: BTreeMap<String, String>,
+    /// The same parameters as the plan holds them, typed values
+    /// serialized as such: what a round's process of this build reads,
+    /// parsing nothing. Absent from an older sledge's job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<ParamSet>,
     /// What the workload may know about the run.
     pub env: CaseEnv,
     /// The CPUs the run may use.
@@ -161,7 +167,8 @@ impl RoundExecutor for Subprocess {
         let started = std::time::Instant::now();
         let job = RoundJob {
             workload: planned.workload.id().to_string(),
-            params: planned.params.clone(),
+            params: planned.params.to_raw_strings(),
+            values: Some(planned.params.clone()),
             env: env.clone(),
             cpus: ctx.cpus.clone(),
             request: request.clone(),
@@ -416,6 +423,41 @@ impl Progress for LineProgress {
     }
 }
 
+/// The case a job asks for: the plan's typed values where they fit this
+/// build's workload (a job from this sledge), else the text resolved
+/// against this build's parameters as the command line's would be, with
+/// defaults for what the text lacks (a job from another build, older or
+/// newer, whose parameters may differ).
+fn job_params(
+    workload: &'static dyn Workload,
+    text: &BTreeMap<String, String>,
+    values: Option<&ParamSet>,
+    cpus: usize,
+) -> anyhow::Result<ParamSet> {
+    if let Some(values) = values
+        && values
+            .check_fits(workload.id(), &workload.params(), |name| {
+                workload.takes_param(name)
+            })
+            .is_ok()
+    {
+        return Ok(values.clone());
+    }
+    let assignments = text
+        .iter()
+        .map(|(k, v)| (k.clone(), vec![v.clone()]))
+        .collect();
+    crate::engine::params::resolve_cases(
+        workload.id(),
+        &workload.params_given(&assignments),
+        &assignments,
+        cpus,
+    )?
+    .into_iter()
+    .next()
+    .ok_or_else(|| anyhow::anyhow!("the round's parameters resolve to no case"))
+}
+
 fn emit(event: &RoundEvent) {
     let mut out = std::io::stdout().lock();
     // A parent that went away gets SIGTERM'd children; nothing to report to.
@@ -431,19 +473,22 @@ fn emit(event: &RoundEvent) {
 pub fn serve_round(cancel: &CancelToken) -> anyhow::Result<()> {
     let mut line = String::new();
     std::io::stdin().read_line(&mut line)?;
-    let job: RoundJob = serde_json::from_str(&line)
-        .map_err(|e| anyhow::anyhow!("{ROUND_SUBCOMMAND} expects a round job on stdin: {e}"))?;
+    // serde's message may quote a value of the job: masked.
+    let job: RoundJob = serde_json::from_str(&line).map_err(|e| {
+        anyhow::anyhow!(
+            "{ROUND_SUBCOMMAND} expects a round job on stdin: {}",
+            crate::secrets::redact(&e.to_string())
+        )
+    })?;
     let workload = crate::workloads::find(&job.workload)
         .ok_or_else(|| anyhow::anyhow!("unknown workload `{}`", job.workload))?;
-    job.params
-        .check_fits(workload.id(), &workload.params(), |name| {
-            workload.takes_param(name)
-        })
-        .map_err(|e| anyhow::anyhow!("the round's parameters do not fit: {e}"))?;
-    let planned = PlannedCase {
+    let params = job_params(
         workload,
-        params: job.params,
-    };
+        &job.params,
+        job.values.as_ref(),
+        job.env.cpus.len(),
+    )?;
+    let planned = PlannedCase { workload, params };
     let ctx = TrialContext {
         cpus: job.cpus,
         cancel: cancel.clone(),
@@ -475,6 +520,52 @@ pub fn serve_round(cancel: &CancelToken) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::ParamValue;
+
+    /// `cpu.primes` resolved with `threads=all` on 2 CPUs, as the plan
+    /// holds it.
+    fn planned_primes() -> (&'static dyn Workload, ParamSet) {
+        let workload = crate::workloads::find("cpu.primes").unwrap();
+        let given = [("threads".to_string(), vec!["all".to_string()])].into();
+        let set =
+            crate::engine::params::resolve_cases(workload.id(), &workload.params(), &given, 2)
+                .unwrap()
+                .remove(0);
+        (workload, set)
+    }
+
+    #[test]
+    fn a_job_from_this_sledge_is_read_as_its_values() {
+        let (workload, set) = planned_primes();
+        let got = job_params(workload, &set.to_raw_strings(), Some(&set), 2).unwrap();
+        // The text says 2; the values keep that it was `all`.
+        assert_eq!(got, set);
+        assert_eq!(got.given_as_all(), ["threads"]);
+    }
+
+    #[test]
+    fn a_job_from_another_build_is_resolved_from_its_text() {
+        let (workload, set) = planned_primes();
+        let text = set.to_raw_strings();
+        // An older sledge sends no values.
+        let older = job_params(workload, &text, None, 2).unwrap();
+        assert_eq!(older.to_strings(), set.to_strings());
+        // A newer one's values name a parameter this build lacks: the
+        // text, which names only this build's, is what is read.
+        let mut values: BTreeMap<String, ParamValue> = set
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
+        values.insert("gained_later".into(), ParamValue::Int(1));
+        let newer = ParamSet::from_values(values);
+        let got = job_params(workload, &text, Some(&newer), 2).unwrap();
+        assert_eq!(got.to_strings(), set.to_strings());
+        // Text this build refuses is an error naming it.
+        let mut bad = text.clone();
+        bad.insert("threads".into(), "none".into());
+        let err = job_params(workload, &bad, None, 2).unwrap_err().to_string();
+        assert!(err.contains("threads"), "{err}");
+    }
 
     #[test]
     fn hex_round_trips() {
