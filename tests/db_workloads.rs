@@ -346,6 +346,26 @@ fn oltp_schemas(url: &str) -> Vec<String> {
     .collect()
 }
 
+/// `sledge run db.oltp` on the server at `url` with `args` more, started
+/// in the background in `sandbox` in a process group of its own (which a
+/// test kills or interrupts whole), its output discarded.
+fn spawn_oltp_group(
+    sandbox: &crate::common::Sandbox,
+    url: &str,
+    args: &[&str],
+) -> std::process::Child {
+    let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("sledge"));
+    command
+        .current_dir(sandbox.path())
+        .env("SLEDGE_STORE", sandbox.store())
+        .args(["run", "db.oltp", "-p", &format!("db={url}")])
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    command.spawn().unwrap()
+}
+
 /// A sledge killed (SIGKILL: no cleanup runs) during a PostgreSQL trial
 /// leaves its schema; the next case on that server drops it, and leaves
 /// alone a user's schema with a sledge-like name but no mark, and one
@@ -358,26 +378,9 @@ fn a_schema_left_by_a_killed_sledge_is_dropped_by_the_next_case() {
     };
     let before = oltp_schemas(&url);
     let sandbox = crate::common::Sandbox::new();
-    let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("sledge"));
-    command
-        .current_dir(sandbox.path())
-        .env("SLEDGE_STORE", sandbox.store())
-        .args([
-            "run",
-            "db.oltp",
-            "-p",
-            &format!("db={url}"),
-            "-p",
-            "table_size=200",
-            "-p",
-            "time=30",
-        ])
-        .args(ONE_TRIAL)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    // A group of its own, killed whole.
-    std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    let mut child = command.spawn().unwrap();
+    let mut args = vec!["-p", "table_size=200", "-p", "time=30"];
+    args.extend(ONE_TRIAL);
+    let mut child = spawn_oltp_group(&sandbox, &url, &args);
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     let made = loop {
         let new: Vec<String> = oltp_schemas(&url)
@@ -791,24 +794,11 @@ fn ctrl_c_during_a_shared_load_drops_the_schema_and_the_run_is_partial() {
     };
     let before = oltp_schemas(&url);
     let sandbox = crate::common::Sandbox::new();
-    let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("sledge"));
-    command
-        .current_dir(sandbox.path())
-        .env("SLEDGE_STORE", sandbox.store())
-        .args([
-            "run",
-            "db.oltp",
-            "-p",
-            &format!("db={url}"),
-            "-p",
-            "table_size=1000000",
-            "--rounds",
-            "2",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    let mut child = command.spawn().unwrap();
+    let mut child = spawn_oltp_group(
+        &sandbox,
+        &url,
+        &["-p", "table_size=1000000", "--rounds", "2"],
+    );
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while oltp_schemas(&url).len() <= before.len() {
         assert!(
