@@ -49,7 +49,10 @@
 # of sockperf's round trips per second and
 # latency; the netem delay found with the right magnitude, the tbf rate in
 # net.stream. Run it alone:
-# a build beside it moves every figure. net.crr is compared with
+# a build beside it moves every figure. Each stream pair also runs
+# bench/stream.c, a plain C stream (blocking writes, a reading thread):
+# sledge/stream.c near 1 says sledge adds no cost of its own, whatever
+# iperf3's ratio. net.crr is compared with
 # bench/crr.c, a connect-per-request loop in C (netperf, whose TCP_CRR
 # defines it, is not in Debian's main archive).
 #
@@ -144,6 +147,10 @@ compare() { # pairs seconds
   if [ "$addr" != 127.0.0.1 ]; then
     start "${server[@]}" "$SLEDGE" __net-serve --listen "$addr:5202"
   fi
+  # The floor: bench/stream.c, the least a program can do to move the
+  # bytes (blocking 128 KiB writes, a reading thread per connection).
+  cc -O2 -pthread -o "$work/stream" "$here/bench/stream.c"
+  start "${server[@]}" "$work/stream" server "$addr" 5205 131072
   for p in ${STREAMS:-1 4}; do
     for i in $(seq 1 "$pairs"); do
       local ip sl
@@ -164,10 +171,12 @@ compare() { # pairs seconds
         wait "${clients[@]}"
         procs=$(python3 -c 'import json,sys; print(sum(json.load(open(f))["end"]["sum_received"]["bits_per_second"] for f in sys.argv[1:])/1e9)' "${files[@]}")
       fi
+      local floor
+      floor=$("${client[@]}" "$work/stream" client "$addr" 5205 131072 "$p" "$t" | awk '{ print $2 }')
       sledge_run net.stream -p "streams=$p" -p "time=$t"
       sl=$(sledge_metric gbit_per_sec)
       # shellcheck disable=SC2086
-      python3 -c 'import sys; i,hc,rc,m,s=map(float,sys.argv[2:]); print(f"stream P={sys.argv[1]}: iperf3 -P {sys.argv[1]} {i:.2f} Gbit/s (its sender {hc:.0f}% busy, receiver {rc:.0f}%), {sys.argv[1]} iperf3 processes {m:.2f}, sledge {s:.2f} Gbit/s, sledge/iperf3 {s/i:.3f}, sledge/processes {s/m:.3f}")' "$p" $ip "$procs" "$sl"
+      python3 -c 'import sys; i,hc,rc,m,c,s=map(float,sys.argv[2:]); print(f"stream P={sys.argv[1]}: iperf3 -P {sys.argv[1]} {i:.2f} Gbit/s (its sender {hc:.0f}% busy, receiver {rc:.0f}%), {sys.argv[1]} iperf3 processes {m:.2f}, stream.c {c:.2f}, sledge {s:.2f} Gbit/s, sledge/iperf3 {s/i:.3f}, sledge/processes {s/m:.3f}, sledge/stream.c {s/c:.3f}, stream.c/iperf3 {c/i:.3f}")' "$p" $ip "$procs" "$floor" "$sl"
     done
   done
   [ "${STREAM_ONLY:-}" = 1 ] && return
