@@ -43,7 +43,9 @@ use clap::CommandFactory as _;
 
 use named_store::{STORE_ENV, store_arg};
 
-pub use command_line::{Cli, Command};
+use command_line::Command;
+
+pub use command_line::Cli;
 pub use output::{Cancelled, ExitStatus, UsageError};
 
 /// Runs the parsed command line.
