@@ -15,7 +15,9 @@
  *                                           time for SECONDS (blocking, no
  *                                           TCP_NODELAY, default buffers:
  *                                           iperf3's default test), then
- *                                           prints `gbit_per_sec G`
+ *                                           prints `gbit_per_sec G`; a
+ *                                           failed send (the server gone)
+ *                                           is an error and exit status 1
  *
  * The rate is what net.stream reports: the bytes written over the
  * writers' time (every byte written is received: TCP loses none).
@@ -23,6 +25,7 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -44,7 +47,10 @@ static double deadline;
 static void *sink(void *arg) {
     int fd = (int)(long)arg;
     char *buf = malloc(msg);
-    while (buf && read(fd, buf, msg) > 0) {
+    while (buf) {
+        ssize_t n = read(fd, buf, msg);
+        if (n == 0 || (n < 0 && errno != EINTR))
+            break;
     }
     free(buf);
     close(fd);
@@ -52,7 +58,7 @@ static void *sink(void *arg) {
 }
 
 struct writer {
-    int fd;
+    int fd, failed;
     double bytes, seconds;
 };
 
@@ -64,9 +70,16 @@ static void *source(void *arg) {
     memset(buf, 0xa5, msg);
     double start = now();
     while (now() < deadline) {
-        ssize_t n = write(w->fd, buf, msg);
-        if (n <= 0)
+        /* MSG_NOSIGNAL: a server gone ends the stream with an error, not
+           a silent SIGPIPE. */
+        ssize_t n = send(w->fd, buf, msg, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            perror("stream client: send");
+            w->failed = 1;
             break;
+        }
         w->bytes += n;
     }
     w->seconds = now() - start;
@@ -105,8 +118,10 @@ int main(int argc, char **argv) {
             if (fd < 0)
                 continue;
             pthread_t t;
-            pthread_create(&t, NULL, sink, (void *)(long)fd);
-            pthread_detach(t);
+            if (pthread_create(&t, NULL, sink, (void *)(long)fd) != 0)
+                close(fd);
+            else
+                pthread_detach(t);
         }
     }
     if (strcmp(argv[1], "client") != 0 || argc < 7) {
@@ -129,10 +144,15 @@ int main(int argc, char **argv) {
     }
     deadline = now() + atof(argv[6]);
     for (int i = 0; i < streams; i++)
-        pthread_create(&t[i], NULL, source, &w[i]);
+        if (pthread_create(&t[i], NULL, source, &w[i]) != 0) {
+            fprintf(stderr, "stream client: cannot start a writer thread\n");
+            return 1;
+        }
     double bits_per_sec = 0;
     for (int i = 0; i < streams; i++) {
         pthread_join(t[i], NULL);
+        if (w[i].failed)
+            return 1;
         if (w[i].seconds > 0)
             bits_per_sec += w[i].bytes * 8 / w[i].seconds;
     }
