@@ -34,7 +34,7 @@ pub struct Cli {
     pub store: Option<StoreLocation>,
 
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 /// The subcommands.
