@@ -30,7 +30,7 @@ mod shared_pool;
 #[cfg(test)]
 mod shared_tests;
 #[cfg(test)]
-mod test_fixtures;
+pub(crate) mod test_fixtures;
 pub mod trial_monitor;
 pub mod typed_params;
 #[cfg(test)]

@@ -11,7 +11,7 @@
 use super::context::{CancelToken, TrialContext};
 use super::executor::RoundExecutor;
 use super::methodology::Methodology;
-use super::params::{ParamKind, ParamRole, ParamSpec, resolve_cases};
+use super::params::{ParamKind, ParamRole, ParamSet, ParamSpec, resolve_cases};
 use super::planner::NoHistory;
 use super::progress::Silent;
 use super::runner::{PlanOutcome, RunSetup, run_plan};
@@ -20,10 +20,27 @@ use super::workload::{CaseEnv, PlannedCase, Workload};
 /// The case of `workload` with every parameter at its default, planned
 /// for one CPU.
 pub(super) fn planned(workload: &'static dyn Workload) -> PlannedCase {
-    let params = resolve_cases(workload.id(), &workload.params(), &Default::default(), 1)
-        .expect("a test workload's defaults resolve")
-        .remove(0);
-    PlannedCase { workload, params }
+    PlannedCase {
+        workload,
+        params: one_case(workload, &[], 1),
+    }
+}
+
+/// The first case `assignments` (one value each, the rest at their
+/// defaults) make of `workload` on `cpus` CPUs, as a plan holds it: what
+/// the workloads' and the suite's tests build their cases from.
+pub(crate) fn one_case(
+    workload: &dyn Workload,
+    assignments: &[(&str, &str)],
+    cpus: usize,
+) -> ParamSet {
+    let assignments = assignments
+        .iter()
+        .map(|(name, value)| (name.to_string(), vec![value.to_string()]))
+        .collect();
+    resolve_cases(workload.id(), &workload.params(), &assignments, cpus)
+        .unwrap_or_else(|e| panic!("{}: {e}", workload.id()))
+        .remove(0)
 }
 
 /// A run on CPU 0 that knows nothing of the host's caches or memory.

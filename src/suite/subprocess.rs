@@ -526,11 +526,7 @@ mod tests {
     /// holds it.
     fn planned_primes() -> (&'static dyn Workload, ParamSet) {
         let workload = crate::workloads::find("cpu.primes").unwrap();
-        let given = [("threads".to_string(), vec!["all".to_string()])].into();
-        let set =
-            crate::engine::params::resolve_cases(workload.id(), &workload.params(), &given, 2)
-                .unwrap()
-                .remove(0);
+        let set = crate::engine::test_fixtures::one_case(workload, &[("threads", "all")], 2);
         (workload, set)
     }
 

@@ -292,13 +292,7 @@ mod tests {
     }
 
     fn resolve(workload: &dyn Workload, assignments: &[(&str, &str)]) -> crate::engine::ParamSet {
-        let assignments: BTreeMap<String, Vec<String>> = assignments
-            .iter()
-            .map(|(k, v)| (k.to_string(), vec![v.to_string()]))
-            .collect();
-        resolve_cases(workload.id(), &workload.params(), &assignments, 2)
-            .unwrap()
-            .remove(0)
+        crate::engine::test_fixtures::one_case(workload, assignments, 2)
     }
 
     fn run_once(workload: &dyn Workload, assignments: &[(&str, &str)]) -> TrialOutput {

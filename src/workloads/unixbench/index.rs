@@ -534,11 +534,7 @@ shell1|60|lpm|42.4|42.4|1";
         // The text says nothing the index knows; the values the record
         // keeps beside it say 8 concurrent shells: Shell Scripts (8).
         let workload = crate::workloads::find("unixbench.shell").unwrap();
-        let given = [("concurrent".to_string(), vec!["8".to_string()])].into();
-        let values =
-            crate::engine::params::resolve_cases(workload.id(), &workload.params(), &given, 2)
-                .unwrap()
-                .remove(0);
+        let values = crate::engine::test_fixtures::one_case(workload, &[("concurrent", "8")], 2);
         let mut ran = case("unixbench.shell", &[("concurrent", "100")], &[1.0]);
         ran.values = Some(values);
         let test = case_test(&ran, 2, index_entry_of).unwrap().test.unwrap();
