@@ -380,11 +380,18 @@ fn a_stored_run_reads_back_the_same_from_both_databases() {
 fn sledges_creating_one_postgres_store_at_once_apply_each_step_once() {
     let Some(db) = TestDb::create() else { return };
     // Without the lock, all but one would fail on `CREATE TABLE run`
-    // (already exists) or add a second sledge_meta row.
-    let handles: Vec<_> = (0..8)
-        .map(|_| {
+    // (already exists) or add a second sledge_meta row. The starts are
+    // spread over 24 ms so that some sledges look at the schema while
+    // the first one's migration commits: one that read `sledge_meta` and
+    // `run` in two statements could see `run` alone then, and call the
+    // store another program's.
+    let handles: Vec<_> = (0..24u64)
+        .map(|i| {
             let url = db.url.clone();
-            std::thread::spawn(move || Store::open(std::path::Path::new(&url)).map(drop))
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(i));
+                Store::open(std::path::Path::new(&url)).map(drop)
+            })
         })
         .collect();
     for handle in handles {

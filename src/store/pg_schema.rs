@@ -160,15 +160,24 @@ pub(crate) enum Found {
 }
 
 /// Looks at the current schema without writing anything.
+///
+/// Which of sledge's tables exist is read in one statement, so from one
+/// snapshot: another sledge's migration commits `sledge_meta` and `run`
+/// together, and two statements could see `run` without `sledge_meta`
+/// (the second run after that commit, the first before it) and take a
+/// store being made for a foreign database.
 pub(crate) fn inspect(conn: &Conn) -> Result<Found, DbError> {
-    let has_meta = table_exists(conn, "sledge_meta")?;
-    if !has_meta {
-        for table in SLEDGE_TABLES {
-            if table_exists(conn, table)? {
-                return Ok(Found::Foreign(format!(
-                    "it has a table `{table}` and no sledge_meta table"
-                )));
-            }
+    let present = sledge_tables_present(conn)?;
+    if !present.iter().any(|t| t == VERSION_KEPT_IN) {
+        // In SLEDGE_TABLES' order, so the reason names the same table
+        // whatever order the catalog returns them in.
+        if let Some(table) = SLEDGE_TABLES
+            .iter()
+            .find(|t| present.iter().any(|p| p == *t))
+        {
+            return Ok(Found::Foreign(format!(
+                "it has a table `{table}` and no sledge_meta table"
+            )));
         }
         return Ok(Found::Nothing);
     }
@@ -188,14 +197,24 @@ pub(crate) fn inspect(conn: &Conn) -> Result<Found, DbError> {
     Ok(Found::Store(row.get(1)?))
 }
 
-/// Whether the current schema has a table `name`.
-fn table_exists(conn: &Conn, name: &str) -> Result<bool, DbError> {
-    Ok(conn
-        .query_opt(
-            "SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = ?1",
-            params![name],
-        )?
-        .is_some())
+/// Which of `sledge_meta` and [`SLEDGE_TABLES`] the current schema has,
+/// read in one statement.
+fn sledge_tables_present(conn: &Conn) -> Result<Vec<String>, DbError> {
+    // The names are this file's constants, never input, so they are
+    // written into the statement.
+    let names: Vec<String> = std::iter::once(VERSION_KEPT_IN)
+        .chain(SLEDGE_TABLES.iter().copied())
+        .map(|name| format!("'{name}'"))
+        .collect();
+    let sql = format!(
+        "SELECT tablename FROM pg_catalog.pg_tables \
+         WHERE schemaname = current_schema() AND tablename IN ({})",
+        names.join(", ")
+    );
+    conn.query(&sql, params![])?
+        .iter()
+        .map(|row| row.get::<String>(0))
+        .collect()
 }
 
 /// Brings the schema of the store at `path` (its masked URL) up to the
