@@ -383,12 +383,6 @@ mod tests {
             sweeps[2].distinguishing(&["algorithm".to_string()]),
             "algorithm=aes-256-cbc"
         );
-        let line = crate::report::sweeps::usl_line(fit, "threads", "events/s");
-        assert!(line.starts_with("USL λ="), "{line}");
-        assert!(
-            line.contains("peak") && line.contains("threads at"),
-            "{line}"
-        );
     }
 
     #[test]

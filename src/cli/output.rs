@@ -35,9 +35,9 @@ impl ExitStatus {
 #[error("{0}")]
 pub struct UsageError(pub String);
 
+use crate::analysis::pivot_grouping::{self, PivotChoice};
 pub use crate::engine::Cancelled;
 use crate::report::export::{Format, RunShown, RunView, View};
-use crate::report::pivot::{self, PivotChoice};
 use crate::store::StoreLocation;
 
 /// Writes `text` to stdout. A closed pipe (`sledge show 1 | head`) is not
@@ -129,7 +129,7 @@ pub fn run_in(
 
 /// Says on stderr that `--pivot` made no table of `run`, and why.
 pub fn warn_if_no_pivot_table(run: &crate::results::RunRecord, choice: &PivotChoice) {
-    if pivot::tables(run, choice).is_empty() {
+    if pivot_grouping::tables(run, choice).is_empty() {
         crate::say!(
             "note: --pivot {choice}: no workload of run {} has two values at least of both \
              parameters, so there is no table",

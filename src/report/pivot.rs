@@ -4,10 +4,7 @@
 
 use super::format::{self, REPORT_WIDTH, markdown_cell};
 use crate::analysis::Direction;
-// The view, also at its old path for the callers that name it here.
-pub use crate::analysis::pivot_grouping::{
-    BadPivot, Cell, PivotChoice, PivotTable, ordered, tables,
-};
+use crate::analysis::pivot_grouping::{Cell, PivotTable};
 
 impl Cell {
     /// `600 ± 6`, `failed` or `-`.

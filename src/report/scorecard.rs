@@ -25,7 +25,7 @@ use std::fmt::Write as _;
 use super::format;
 use super::run_table::value_with_ci;
 use super::summary::{is_disturbance_warning, missed_target};
-use super::sweeps::{self, Step, Sweep, headline};
+use crate::analysis::scaling_fit::{self, Step, Sweep, headline};
 use crate::analysis::varying::varying_params;
 use crate::results::{CaseRecord, MetricRecord, RunRecord, Unit};
 use crate::visible::Escaped;
@@ -101,7 +101,7 @@ struct Row {
 /// The rows, workloads grouped by family in the order each family and
 /// workload first ran.
 fn rows(run: &RunRecord) -> Vec<Row> {
-    let sweeps = sweeps::find(run);
+    let sweeps = scaling_fit::find(run);
     workloads_by_family(run)
         .into_iter()
         .map(|(workload, indexes)| row(run, workload, &indexes, &sweeps))

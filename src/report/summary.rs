@@ -16,9 +16,11 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::pivot::{self, PivotChoice};
+use super::pivot;
 use super::run_table::header;
-use super::sweeps::{self, Sweep, headline};
+use super::sweeps;
+use crate::analysis::pivot_grouping::{self, PivotChoice};
+use crate::analysis::scaling_fit::{self, Sweep, headline};
 use crate::analysis::varying::varying_params;
 use crate::analysis::{Direction, SpeedUp};
 use crate::engine::runner::PRECISION_WARNING_PREFIX;
@@ -51,10 +53,10 @@ pub fn render_pivoted(
     defaults: &Defaults,
     choice: &PivotChoice,
 ) -> String {
-    let sweeps = sweeps::find(run);
+    let sweeps = scaling_fit::find(run);
     let mut out = header(run);
     let sections = sections(run, &sweeps, defaults);
-    let mut tables = pivot::tables(run, choice);
+    let mut tables = pivot_grouping::tables(run, choice);
     for section in &sections {
         out.push('\n');
         out.push_str(&section_text(section));

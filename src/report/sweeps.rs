@@ -2,10 +2,6 @@
 //! the Universal Scalability Law fit in one line.
 
 use super::format::value;
-// The view, also at its old path for the callers that name it here.
-pub use crate::analysis::scaling_fit::{
-    CPU_COUNT_PARAMS, FIXED_WORK_TIME_UNIT, FailedStep, SCALING_PARAMS, Step, Sweep, find, headline,
-};
 use crate::analysis::{POOR_FIT_R_SQUARED, UslFit};
 
 /// The fit in one line: `USL λ=812 σ=0.012 κ=0.0031 R²=0.97 · peak 17.8
@@ -54,6 +50,20 @@ fn significant(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::scaling_fit;
+    use crate::report::fixtures::demo_run;
+
+    #[test]
+    fn the_fit_of_a_found_sweep_reads_with_its_peak() {
+        let sweeps = scaling_fit::find(&demo_run(1, "a", 1.0));
+        let fit = sweeps[0].usl.as_ref().expect("cpu.primes' 4 steps: a fit");
+        let line = usl_line(fit, "threads", "events/s");
+        assert!(line.starts_with("USL λ="), "{line}");
+        assert!(
+            line.contains("peak") && line.contains("threads at"),
+            "{line}"
+        );
+    }
 
     #[test]
     fn a_fit_without_a_peak_says_why() {

@@ -3,6 +3,7 @@
 //! ([`crate::visible`]), as for every format but JSON.
 
 use super::view::View;
+use crate::analysis::pivot_grouping;
 use crate::report::pivot;
 use crate::results::RunRecord;
 use crate::visible::Escaped;
@@ -13,7 +14,7 @@ pub(super) fn render(view: &View<'_>) -> Option<anyhow::Result<String>> {
         View::Run { run, shown } => {
             let run = Escaped::new(run.clone());
             match shown.pivot {
-                Some(choice) => pivot::csv(&pivot::tables(&run, choice)),
+                Some(choice) => pivot::csv(&pivot_grouping::tables(&run, choice)),
                 None => rows(&run),
             }
         }

@@ -3,6 +3,7 @@
 //! ([`crate::visible`]): it is for people.
 
 use super::view::View;
+use crate::analysis::pivot_grouping;
 use crate::report::compare_table;
 use crate::report::format::markdown_cell;
 use crate::report::pivot;
@@ -19,7 +20,7 @@ pub(super) fn render(view: &View<'_>) -> Option<anyhow::Result<String>> {
             let run = Escaped::new(run.clone());
             let choice = shown.pivot.cloned().unwrap_or_default();
             let mut text = run_markdown(&run);
-            text.push_str(&pivot::markdown(&pivot::tables(&run, &choice)));
+            text.push_str(&pivot::markdown(&pivot_grouping::tables(&run, &choice)));
             Ok(text)
         }
         View::Comparison(shown) => Ok(compare_table::markdown(

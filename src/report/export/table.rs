@@ -2,8 +2,9 @@
 //! The text is escaped first ([`crate::visible`]): it is for people.
 
 use super::view::{ComparisonShown, RunShown, RunView, View};
+use crate::analysis::pivot_grouping::{self, PivotChoice};
 use crate::report::compare_table;
-use crate::report::pivot::{self, PivotChoice};
+use crate::report::pivot;
 use crate::report::{
     calibration, fleet_outliers, fleet_run, history_text, listing, plan_table, run_sections,
     run_table, scorecard, summary,
@@ -52,7 +53,9 @@ pub(super) fn render(view: &View<'_>) -> anyhow::Result<String> {
 fn run_text(run: &RunRecord, shown: RunShown<'_>) -> String {
     let run = Escaped::new(run.clone());
     let asked_tables = |mut text: String| {
-        let tables = shown.pivot.map(|choice| pivot::tables(&run, choice));
+        let tables = shown
+            .pivot
+            .map(|choice| pivot_grouping::tables(&run, choice));
         if let Some(tables) = tables.filter(|t| !t.is_empty()) {
             text.push('\n');
             text.push_str(&pivot::text(&tables));

@@ -11,6 +11,7 @@
 
 use std::path::Path;
 
+use crate::analysis::pivot_grouping::PivotChoice;
 use crate::engine::Methodology;
 use crate::engine::estimate::PlanEstimate;
 use crate::probe::HostInfo;
@@ -21,7 +22,6 @@ use crate::report::fleet_outliers::FleetOutliers;
 use crate::report::fleet_run::FleetRunSummary;
 use crate::report::history_text::History;
 use crate::report::http_load::{HostsShown, LoadShown};
-use crate::report::pivot::PivotChoice;
 use crate::results::RunRecord;
 use crate::store::RunListing;
 

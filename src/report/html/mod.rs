@@ -41,10 +41,11 @@ use std::collections::BTreeMap;
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use super::summary::{self, Defaults};
-use super::sweeps::{self, Sweep};
+use super::sweeps;
 use super::{format, run_table};
 use crate::analysis::matched_across_runs::{CaseKey, SweepGroup};
 use crate::analysis::report_view::{ChartedCase, ReportView, WorkloadCharts};
+use crate::analysis::scaling_fit::{self, Sweep};
 use crate::analysis::verdicts::{CaseComparison, JudgedOn, MetricComparison, RunComparison};
 use crate::analysis::{Verdict, VerdictBasis};
 use crate::probe::human_bytes;
@@ -482,7 +483,7 @@ fn case_figure(
         return Ok(html! {});
     }
     let title = case_title(runs, key, cases, varying);
-    let metric = cases.iter().find_map(|(_, c)| sweeps::headline(c));
+    let metric = cases.iter().find_map(|(_, c)| scaling_fit::headline(c));
     let svg = chart.as_ref().map(charts::bar_chart).transpose()?;
     Ok(html! {
         figure class="case" {
@@ -546,7 +547,7 @@ fn bar_data(runs: &[RunRecord], cases: &[(usize, &CaseRecord)]) -> Option<BarCha
     let bars: Vec<Bar> = cases
         .iter()
         .filter_map(|&(i, case)| {
-            let m = sweeps::headline(case)?;
+            let m = scaling_fit::headline(case)?;
             unit = m.unit.clone();
             Some(Bar {
                 label: run_name(&runs[i]),
@@ -607,7 +608,7 @@ fn scaling_figures(
                     .steps
                     .iter()
                     .filter_map(|step| {
-                        let m = sweeps::headline(&runs[i].cases[step.case])?;
+                        let m = scaling_fit::headline(&runs[i].cases[step.case])?;
                         Some((step.n, m.summary.mean, m.summary.ci_low, m.summary.ci_high))
                     })
                     .collect(),

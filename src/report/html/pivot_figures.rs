@@ -9,14 +9,14 @@ use maud::{Markup, html};
 use super::pivot_chart::{PivotChart, PivotLine, pivot_chart};
 use super::run_names::{run_heading, run_name};
 use crate::analysis::matched_across_runs::TableGroup;
-use crate::report::pivot::{self, Cell, PivotTable};
+use crate::analysis::pivot_grouping::{self, Cell, PivotTable};
 use crate::results::RunRecord;
 
 /// The group's figure: caption, chart, table and failures.
 pub fn figure(runs: &[RunRecord], group: &TableGroup) -> anyhow::Result<Markup> {
     let first = &group[0].1;
-    let rows = pivot::ordered(group.iter().flat_map(|(_, t)| t.rows.iter()));
-    let columns = pivot::ordered(group.iter().flat_map(|(_, t)| t.columns.iter()));
+    let rows = pivot_grouping::ordered(group.iter().flat_map(|(_, t)| t.rows.iter()));
+    let columns = pivot_grouping::ordered(group.iter().flat_map(|(_, t)| t.columns.iter()));
     let several = group.len() > 1;
     let mut lines = Vec::new();
     for (i, table) in group {

@@ -2,6 +2,7 @@
 //! terminal, Markdown and CSV text exactly.
 
 use super::*;
+use crate::analysis::pivot_grouping::{PivotChoice, tables};
 use crate::report::fixtures::{demo_run, pivot_run};
 use crate::results::{CaseRecord, RunRecord};
 
