@@ -11,8 +11,7 @@ use super::format_args::{FormatFlag, FormatSet};
 use super::output::{ExitStatus, MetricsShown, UsageError, print};
 use super::run_args::{RUN_JSON, RunArgs, usage};
 use super::run_progress::RunProgress;
-use crate::analysis::verdicts::{CompareOptions, NoNoiseHistory};
-use crate::report;
+use crate::analysis::verdicts::{self, CompareOptions, NoNoiseHistory};
 use crate::report::compare_table::MetricSelection;
 use crate::report::export::{ComparisonShown, Format, View};
 use crate::store::StoreLocation;
@@ -243,7 +242,7 @@ pub fn execute(args: AbArgs, store_location: Option<StoreLocation>) -> anyhow::R
         crate::say!("warning: {failure}");
     }
     let [a, b] = &done.runs;
-    let comparison = report::compare::compare_many(
+    let comparison = verdicts::compare_many(
         a,
         std::slice::from_ref(b),
         &NoNoiseHistory,

@@ -4,8 +4,8 @@ use clap::{Args, ValueEnum};
 
 use super::format_args::{FormatArgs, FormatFlag, FormatSet};
 use super::output::{ExitStatus, UsageError, open_existing_store, print};
-use crate::analysis::verdicts::{CompareOptions, NoNoiseHistory, NoiseHistory};
-use crate::report;
+use crate::analysis::noise_history::StoreNoise;
+use crate::analysis::verdicts::{self, CompareOptions, NoNoiseHistory, NoiseHistory};
 use crate::report::compare_table::MetricSelection;
 use crate::report::export::{ComparisonShown, Format, View};
 use crate::results::{RunRecord, RunStatus};
@@ -129,7 +129,7 @@ pub fn execute(args: CompareArgs, store: Option<StoreLocation>) -> anyhow::Resul
     let exclude: Vec<i64> = std::iter::once(baseline.id)
         .chain(candidates.iter().map(|c| c.id))
         .collect();
-    let history = report::noise::StoreNoise::new(&store, exclude);
+    let history = StoreNoise::new(&store, exclude);
     let noise: &dyn NoiseHistory = if args.no_history {
         &NoNoiseHistory
     } else {
@@ -139,7 +139,7 @@ pub fn execute(args: CompareArgs, store: Option<StoreLocation>) -> anyhow::Resul
         trust_flagged: args.trust_flagged,
         detect: args.detect,
     };
-    let comparison = report::compare::compare_many(&baseline, &candidates, noise, options);
+    let comparison = verdicts::compare_many(&baseline, &candidates, noise, options);
     let metrics = match args.metrics {
         Metrics::Headline => MetricSelection::Headline,
         Metrics::All => MetricSelection::All,
@@ -155,7 +155,7 @@ pub fn execute(args: CompareArgs, store: Option<StoreLocation>) -> anyhow::Resul
             }))?,
     )?;
     if let Some(pct) = args.fail_if_slower {
-        let found = report::compare::regressions(&comparison, pct);
+        let found = verdicts::regressions(&comparison, pct);
         if !found.is_empty() {
             for (run, case, ratio) in &found {
                 crate::say!(

@@ -46,10 +46,10 @@ pub fn execute(args: ReportArgs, store: Option<StoreLocation>) -> anyhow::Result
     } = open_runs(store, &args.runs, args.output)?;
     let defaults: Vec<_> = runs.iter().map(crate::suite::defaults_for).collect();
     let generated = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let noise = crate::report::noise::StoreNoise::new(&store, ids);
+    let noise = crate::analysis::noise_history::StoreNoise::new(&store, ids);
     let choice = args.pivot.unwrap_or_default();
     let histories = if args.history {
-        crate::report::history_text::for_runs(&store, &runs)?
+        crate::analysis::change_points::for_runs(&store, &runs)?
     } else {
         Vec::new()
     };

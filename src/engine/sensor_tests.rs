@@ -242,15 +242,15 @@ fn throttled_trials_are_flagged_and_energy_gives_a_per_joule_metric() {
     for trial in &mut clean.trials {
         trial.health.flags.clear();
     }
-    let cmp = crate::report::compare::compare_runs(
+    let cmp = crate::analysis::verdicts::compare_runs(
         &run(1, vec![clean.clone()]),
         &run(2, vec![record.clone()]),
-        &crate::report::compare::NoNoiseHistory,
+        &crate::analysis::verdicts::NoNoiseHistory,
         Default::default(),
     );
     let case = &cmp.cases[0];
     assert_eq!(case.candidate_disturbed, ["throttled 1/6"]);
-    let unflagged = crate::report::compare::JudgedOn::Unflagged;
+    let unflagged = crate::analysis::verdicts::JudgedOn::Unflagged;
     assert!(
         case.metrics
             .iter()
@@ -264,10 +264,10 @@ fn throttled_trials_are_flagged_and_energy_gives_a_per_joule_metric() {
     // verdict is withheld.
     let mut worse = record.clone();
     worse.trials[6].health.flags = vec![Disturbance::Throttled];
-    let cmp = crate::report::compare::compare_runs(
+    let cmp = crate::analysis::verdicts::compare_runs(
         &run(1, vec![clean]),
         &run(2, vec![worse]),
-        &crate::report::compare::NoNoiseHistory,
+        &crate::analysis::verdicts::NoNoiseHistory,
         Default::default(),
     );
     let case = &cmp.cases[0];

@@ -10,8 +10,7 @@ use comfy_table::{Cell, CellAlignment};
 use super::format;
 use super::listing::new_table;
 use crate::analysis::MIN_HISTORY_RUNS;
-// The view, also at its old path for the callers that name it here.
-pub use crate::analysis::noise_history::{Calibration, CaseCalibration, calibration};
+use crate::analysis::noise_history::Calibration;
 use crate::visible;
 
 /// The table `sledge calibrate` prints, with the line that says what the

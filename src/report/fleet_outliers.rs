@@ -6,11 +6,7 @@ use std::fmt::{self, Write as _};
 
 use serde::{Serialize, Serializer};
 
-// The view, also at its old path for the callers that name it here.
-pub use crate::analysis::host_outliers::{
-    CaseAcrossHosts, CaseNotJudged, FactDifference, FleetOutliers, HostCaseValue, LeftOut,
-    NotJudgedWhy, Outlier, Population, PopulationHost, fleet_outliers,
-};
+use crate::analysis::host_outliers::{FleetOutliers, NotJudgedWhy};
 use crate::visible::escape;
 
 impl fmt::Display for NotJudgedWhy {

@@ -4,10 +4,7 @@
 
 use std::fmt::Write as _;
 
-// The view, also at its old path for the callers that name it here.
-pub use crate::analysis::change_points::{
-    CaseHistory, FactChange, History, HistoryChange, HistoryPoint, HistoryRun, build, for_runs,
-};
+use crate::analysis::change_points::{CaseHistory, History};
 use crate::analysis::{Direction, MIN_SIDE};
 use crate::visible;
 

@@ -30,11 +30,3 @@ pub mod run_table;
 pub mod scorecard;
 pub mod summary;
 pub mod sweeps;
-
-// The judgement moved to `crate::analysis`; its modules stay reachable at
-// their old paths under `report` for the callers that name them there.
-pub use crate::analysis::history_request as host_history;
-pub use crate::analysis::noise_history as noise;
-pub use crate::analysis::price_ratio as price;
-pub use crate::analysis::varying;
-pub use crate::analysis::verdicts as compare;

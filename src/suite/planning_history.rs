@@ -1,7 +1,7 @@
 //! What the store knows about earlier runs of a case on the same host:
 //! variance components and costs for planning a run. (The run-to-run noise
 //! that judges a comparison comes from the same history: see
-//! `report::noise`.)
+//! `analysis::noise_history`.)
 
 use std::collections::HashMap;
 

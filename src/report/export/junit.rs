@@ -23,7 +23,7 @@
 use std::fmt::Write as _;
 
 use super::view::{ComparisonShown, View};
-use crate::report::compare::{CaseComparison, MetricComparison, RunComparison, regressions};
+use crate::analysis::verdicts::{CaseComparison, MetricComparison, RunComparison, regressions};
 use crate::stats::{Direction, Verdict, VerdictBasis};
 
 /// `view` as a JUnit report: a comparison only (`None` for any other

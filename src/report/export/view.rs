@@ -11,16 +11,16 @@
 
 use std::path::Path;
 
+use crate::analysis::change_points::History;
+use crate::analysis::host_outliers::FleetOutliers;
+use crate::analysis::noise_history::Calibration;
 use crate::analysis::pivot_grouping::PivotChoice;
+use crate::analysis::verdicts::MultiComparison;
 use crate::engine::Methodology;
 use crate::engine::estimate::PlanEstimate;
 use crate::probe::HostInfo;
-use crate::report::calibration::Calibration;
-use crate::report::compare::MultiComparison;
 use crate::report::compare_table::MetricSelection;
-use crate::report::fleet_outliers::FleetOutliers;
 use crate::report::fleet_run::FleetRunSummary;
-use crate::report::history_text::History;
 use crate::report::http_load::{HostsShown, LoadShown};
 use crate::results::RunRecord;
 use crate::store::RunListing;

@@ -4,7 +4,7 @@
 
 use maud::{Markup, html};
 
-use crate::report::fleet_outliers::FleetOutliers;
+use crate::analysis::host_outliers::FleetOutliers;
 
 /// The section, or nothing when no CPU model has three hosts among the
 /// runs.
@@ -76,8 +76,8 @@ pub fn section(view: &FleetOutliers) -> Markup {
 mod tests {
     use super::*;
     use crate::analysis::Direction;
+    use crate::analysis::host_outliers::fleet_outliers;
     use crate::report::fixtures;
-    use crate::report::fleet_outliers::fleet_outliers;
 
     #[test]
     fn the_section_names_the_slow_host_and_is_absent_for_two_hosts() {

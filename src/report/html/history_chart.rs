@@ -9,7 +9,7 @@
 
 use maud::{Markup, html};
 
-use crate::report::history_text::{CaseHistory, History};
+use crate::analysis::change_points::{CaseHistory, History};
 use crate::results::case_label;
 
 /// The chart's size in SVG units.
@@ -203,7 +203,7 @@ pub fn chart(case: &CaseHistory) -> Markup {
 mod tests {
     use super::*;
     use crate::analysis::Direction;
-    use crate::report::history_text::{FactChange, HistoryChange, HistoryPoint};
+    use crate::analysis::change_points::{FactChange, HistoryChange, HistoryPoint};
 
     fn point(run: i64, mean: f64) -> HistoryPoint {
         HistoryPoint {

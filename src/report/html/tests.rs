@@ -189,8 +189,8 @@ fn strings_from_the_store_are_escaped() {
 
 #[test]
 fn hostile_text_is_escaped_in_every_section_that_shows_it() {
+    use crate::analysis::change_points::{self, HistoryRun};
     use crate::report::fixtures::{case, metric, run};
-    use crate::report::history_text::{self, HistoryRun};
     const HOSTILE: &str = "<script>alert(1)</script>";
     const ESCAPED: &str = "&lt;script&gt;alert(1)&lt;/script&gt;";
     // Three hosts of one CPU model, the third slow, for the fleet section;
@@ -234,7 +234,7 @@ fn hostile_text_is_escaped_in_every_section_that_shows_it() {
             imported: false,
         })
         .collect();
-    let histories = [history_text::build(
+    let histories = [change_points::build(
         &runs[0].host.hostname,
         "cpu.primes",
         &stored,
