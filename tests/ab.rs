@@ -349,6 +349,32 @@ fn duet_is_refused_with_host_wide_settings_and_with_one_cpu() {
 }
 
 #[test]
+fn a_side_whose_program_is_not_sledge_fails_naming_it_and_its_exit() {
+    // A program that ends without reading its job: its exit status is
+    // the error, whether or not writing the job met a closed pipe.
+    let sandbox = Sandbox::new();
+    for (program, status) in [
+        ("/bin/true", "exit status: 0"),
+        ("/bin/false", "exit status: 1"),
+    ] {
+        let out = ab(&sandbox)
+            .args(["--a-sledge", program, "test.scripted"])
+            .args(FAST)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!(
+                "the round's process ({program}) ended without a result ({status})"
+            )),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("Broken pipe"), "{stderr}");
+    }
+}
+
+#[test]
 fn a_knob_that_is_not_a_kernel_tunable_is_refused_and_left_untouched() {
     let sandbox = Sandbox::new();
     let root = knob_root(&sandbox);

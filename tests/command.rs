@@ -154,6 +154,51 @@ fn a_failing_command_fails_its_trial_with_the_end_of_its_stderr() {
 }
 
 #[test]
+fn the_command_gets_sigint_with_its_default_action_as_in_a_shell() {
+    // A round's process ignores SIGINT (its parent stops it), and an
+    // ignored signal stays ignored across exec: the command must not
+    // inherit that, or `kill -INT` and `timeout -s INT` would not stop it.
+    let sandbox = Sandbox::new();
+    let err = failure(&run_command(&sandbox, &["cmd=kill -INT $$; sleep 5"]));
+    assert!(err.contains("2 (SIGINT)"), "{err}");
+}
+
+#[test]
+fn a_metric_may_not_take_the_name_of_another_figure() {
+    let sandbox = Sandbox::new();
+    // Twice, or a figure every trial stores: refused before anything runs.
+    for (metric, says) in [
+        (
+            "metric=a:s:lower:regex:([0-9]+);;a:s:lower:regex:([0-9]+)",
+            "metric `a` is given twice",
+        ),
+        (
+            "metric=wall:s:lower:regex:([0-9]+)",
+            "every trial stores wall, user, system, max_rss, exit_status itself",
+        ),
+    ] {
+        let err = failure(&run_command(&sandbox, &["cmd=echo 5", metric]));
+        assert!(err.contains(says), "{metric}: {err}");
+    }
+    // One of a parser's figures, known once it has read the output.
+    let fio = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/corpus/command_output/fio-randread.stdout");
+    let cmd = format!("cmd=cat {}", fio.display());
+    let err = failure(&run_command(
+        &sandbox,
+        &[
+            &cmd,
+            "parser=fio",
+            "metric=read_iops:ios/s:higher:json:/jobs/0/read/iops",
+        ],
+    ));
+    assert!(
+        err.contains("metric `read_iops` has the name of a figure the fio parser reads"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_program_that_is_not_there_is_refused_before_anything_runs() {
     let sandbox = Sandbox::new();
     for cmd in [

@@ -59,6 +59,22 @@ fn bad_net_parameters_are_refused_naming_them() {
         String::from_utf8_lossy(&out.stderr).contains("rate=fast"),
         "{out:?}"
     );
+    // A rate too low to send two datagrams in a trial (one every 11.7 s
+    // here) measures nothing, and its sender would wait past the trial.
+    let out = sandbox
+        .sledge()
+        .args(["run", "net.udp", "-p", "rate=1K", "-p", "time=0.2"])
+        .args(crate::common::FAST)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .expect("sledge runs");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("rate=1K sends a datagram of msg_size=1460 bytes every 11.680 s")
+            && err.contains("a trial needs at least 2"),
+        "{err}"
+    );
     // A peer over ssh whose name is no safe host name is refused before
     // any ssh starts, by its value; one that does not resolve here (the
     // data connections go to it) fails its case naming it.

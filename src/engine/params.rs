@@ -133,6 +133,10 @@ pub enum ParamError {
     )]
     EmptyValue { name: String, position: usize },
     #[error(
+        "--param {name}: no value after `=`; give one, or leave `{name}` out to take its default"
+    )]
+    NoValue { name: String },
+    #[error(
         "--param {name}: value {position} {problem}; a value in double quotes runs to the next lone `\"` (write `\"\"` for a quote inside it), as in dir=\"/mnt/a,b\",/mnt/c"
     )]
     BadQuote {
@@ -372,8 +376,13 @@ pub fn split_assignment(text: &str) -> Result<(String, Vec<String>), ParamError>
         .split_once('=')
         .ok_or_else(|| ParamError::Malformed(crate::secrets::redact(text)))?;
     let name = name.trim();
-    if name.is_empty() || values.trim().is_empty() {
+    if name.is_empty() {
         return Err(ParamError::Malformed(crate::secrets::redact(text)));
+    }
+    if values.trim().is_empty() {
+        return Err(ParamError::NoValue {
+            name: name.to_string(),
+        });
     }
     let values = split_values(name, values)?;
     Ok((name.to_string(), values))
@@ -817,7 +826,16 @@ mod tests {
     fn malformed_assignments_are_rejected() {
         assert!(split_assignment("threads").is_err());
         assert!(split_assignment("=2").is_err());
-        assert!(split_assignment("threads=").is_err());
+        assert_eq!(
+            split_assignment("threads=").unwrap_err().to_string(),
+            "--param threads: no value after `=`; give one, or leave `threads` out to take its default"
+        );
+        assert!(
+            split_assignment("=2")
+                .unwrap_err()
+                .to_string()
+                .contains("is not of the form name=value")
+        );
         assert_eq!(
             split_assignment("threads=1, 2").unwrap(),
             (

@@ -26,6 +26,10 @@ pub enum UrlError {
     Empty,
     #[error("`{}`: a URL cannot hold whitespace or control characters", .0.escape_debug())]
     Unprintable(String),
+    #[error(
+        "`{0}`: a user name or password in a URL is not sent; give the credential as a header (`header=Authorization: Basic ...`)"
+    )]
+    UserInfo(String),
 }
 
 /// One URL to request, with its request bytes pre-formatted.
@@ -118,7 +122,10 @@ fn parse_target_requesting(
     request: &RequestSpec,
     resolve: impl FnOnce(&str, u16) -> Option<SocketAddr>,
 ) -> Result<Target, UrlError> {
-    let malformed = || UrlError::Malformed(url.to_string());
+    // Every error shows the URL with any password in it masked: an error
+    // reaches the terminal and the logs.
+    let shown = crate::secrets::redact(url);
+    let malformed = || UrlError::Malformed(shown.clone());
     // Something that is no URL at all (`not a url`) is said to be so
     // before its characters are judged.
     let (scheme, rest) = url.split_once("://").ok_or_else(malformed)?;
@@ -126,10 +133,10 @@ fn parse_target_requesting(
     // control character would make requests that servers refuse, and a
     // line break would add header lines of its own.
     if url.contains(|c: char| c.is_whitespace() || c.is_control()) {
-        return Err(UrlError::Unprintable(url.to_string()));
+        return Err(UrlError::Unprintable(shown));
     }
     if !scheme.eq_ignore_ascii_case("http") {
-        return Err(UrlError::Scheme(url.to_string()));
+        return Err(UrlError::Scheme(shown));
     }
     let (authority, path) = match rest.find(['/', '?']) {
         Some(i) if rest.as_bytes()[i] == b'/' => (&rest[..i], &rest[i..]),
@@ -141,12 +148,15 @@ fn parse_target_requesting(
     } else {
         path.to_string()
     };
-    if authority.is_empty() || authority.contains('@') {
+    if authority.contains('@') {
+        return Err(UrlError::UserInfo(shown));
+    }
+    if authority.is_empty() {
         return Err(malformed());
     }
     let (host, port) = split_host_port(authority).ok_or_else(malformed)?;
     let addr = resolve(host, port).ok_or_else(|| UrlError::Resolve {
-        url: url.to_string(),
+        url: shown.clone(),
         host: host.to_string(),
     })?;
     Ok(Target {
@@ -193,6 +203,25 @@ mod tests {
                 .unwrap()
                 .contains("Connection: close\r\n\r\n")
         );
+    }
+
+    #[test]
+    fn a_user_part_is_refused_and_its_password_never_shown() {
+        for url in [
+            "http://user:s3cret@127.0.0.1:18080/",
+            "https://user:s3cret@127.0.0.1/",
+            "http://user:s3cret@127.0.0.1/a b",
+        ] {
+            let err = parse_target(url).unwrap_err().to_string();
+            assert!(!err.contains("s3cret"), "{err}");
+            assert!(err.contains("user:***@127.0.0.1"), "{err}");
+        }
+        let err = parse_target("http://user:s3cret@127.0.0.1:18080/").unwrap_err();
+        assert_eq!(
+            err,
+            UrlError::UserInfo("http://user:***@127.0.0.1:18080/".to_string())
+        );
+        assert!(err.to_string().contains("give the credential as a header"));
     }
 
     #[test]

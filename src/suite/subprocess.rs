@@ -289,8 +289,16 @@ fn run_child(
     let result = (|| {
         {
             let mut stdin = child.stdin.take().expect("stdin is piped");
-            serde_json::to_writer(&mut stdin, job)?;
-            stdin.write_all(b"\n")?;
+            // A process that ends without reading its job (a program that
+            // is not sledge, given as --a-sledge) closes the pipe: that is
+            // said below from its exit status, not as a broken pipe.
+            let sent = serde_json::to_writer(&mut stdin, job)
+                .map_err(std::io::Error::from)
+                .and_then(|()| stdin.write_all(b"\n"));
+            match sent {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return Err(e.into()),
+                _ => {}
+            }
         }
         let stdout = child.stdout.take().expect("stdout is piped");
         let mut outcome = None;
@@ -325,7 +333,10 @@ fn run_child(
                     ..RoundOutcome::default()
                 })
             } else {
-                anyhow::bail!("the round's process ended without a result ({status})")
+                anyhow::bail!(
+                    "the round's process ({}) ended without a result ({status})",
+                    program.display()
+                )
             }
         }
     }

@@ -48,15 +48,18 @@ pub fn die_with_parent(parent: libc::pid_t, signal: libc::c_int) -> io::Result<(
 /// receive SIGKILL when the thread that starts it ends, so that a build or
 /// a compiler never outlives sledge, and [`kill_group`] with its pid ends
 /// it together with everything it started (tar's decompressor, make's
-/// compilers).
+/// compilers). SIGINT has its default action in it, as in a shell, even
+/// where sledge ignores it ([`super::signal::default_sigint`]); in a group
+/// of its own it gets no Ctrl-C from the terminal either way.
 pub fn own_group_dying_with_parent(command: &mut Command) -> &mut Command {
     command.process_group(0);
-    // SAFETY: prctl is async-signal-safe, as pre_exec requires. A failed
-    // request is ignored, as it always was: the child still runs, and
-    // sledge's own cleanup kills it on every ordinary exit.
+    // SAFETY: prctl and signal are async-signal-safe, as pre_exec
+    // requires. A failed request is ignored, as it always was: the child
+    // still runs, and sledge's own cleanup kills it on every ordinary exit.
     unsafe {
         command.pre_exec(|| {
             let _ = ask_for_parent_death_signal(libc::SIGKILL);
+            super::signal::default_sigint();
             Ok(())
         })
     }

@@ -1,7 +1,8 @@
 //! Signals by number and name, for messages that say how a process ended
 //! (`signal 9 (SIGKILL)`): a number alone sends the user to a manual page;
 //! and the one disposition sledge sets by hand, SIGINT ignored (a handler
-//! is installed in `suite::interrupt`, nowhere else).
+//! is installed in `suite::interrupt`, nowhere else), with its undoing in
+//! the programs sledge starts.
 
 /// Ignores SIGINT in this process from now on. A Ctrl-C on a terminal
 /// reaches the whole foreground process group, so a child that its parent
@@ -11,6 +12,18 @@ pub fn ignore_sigint() {
     // SAFETY: setting a signal's disposition to SIG_IGN has no memory
     // effects.
     unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
+}
+
+/// Gives SIGINT its default action again. An ignored signal stays ignored
+/// across `exec`, so a program a round's process starts (the user's
+/// command, a build) would otherwise ignore SIGINT where it would not in
+/// a shell: `kill -INT` or `timeout -s INT` would not stop it, and a
+/// benchmark that ends on SIGINT would run on. Async-signal-safe, for
+/// `pre_exec`.
+pub fn default_sigint() {
+    // SAFETY: setting a signal's disposition to SIG_DFL has no memory
+    // effects, and signal(2) is async-signal-safe.
+    unsafe { libc::signal(libc::SIGINT, libc::SIG_DFL) };
 }
 
 /// `signal N (SIGNAME)`, or `signal N` for one without a standard name

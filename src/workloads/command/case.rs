@@ -45,6 +45,17 @@ impl Reader {
             metrics.extend(parsed);
         }
         for metric in &self.metrics {
+            // Which figures a parser gives is known only once it has read
+            // an output; a user's metric may not hide one.
+            if let Some(parser) = self.parser
+                && metrics.iter().any(|m| m.name == metric.name())
+            {
+                anyhow::bail!(
+                    "metric `{}` has the name of a figure the {} parser reads; give it another name",
+                    metric.name(),
+                    parser.name()
+                );
+            }
             metrics.push(metric.read(&ran.stdout).map_err(anyhow::Error::msg)?);
         }
         Ok(metrics)

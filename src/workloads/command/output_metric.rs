@@ -30,6 +30,10 @@ pub struct OutputMetric {
     source: Source,
 }
 
+/// The figures every trial of a command stores whatever it prints
+/// (`case.rs`): a metric read from the output may not take their names.
+pub const TIMED_METRICS: &[&str] = &["wall", "user", "system", "max_rss", "exit_status"];
+
 /// The separator between two metrics in one `metric=` value.
 const SEPARATOR: &str = ";;";
 
@@ -37,13 +41,33 @@ const SEPARATOR: &str = ";;";
 const FORM: &str = "NAME:UNIT:higher|lower:regex:PATTERN or NAME:UNIT:higher|lower:json:/POINTER (several separated by ;;), for example rps:req/s:higher:regex:([0-9.]+) requests per second";
 
 impl OutputMetric {
-    /// The metrics of a `metric=` value; none for an empty one.
+    /// The metrics of a `metric=` value; none for an empty one. A name
+    /// given twice, or one a trial stores anyway (`wall`, ...), is refused:
+    /// two figures of one name would be stored as one, and the
+    /// measured time would be lost under the output's.
     pub fn parse_all(text: &str) -> Result<Vec<OutputMetric>, String> {
-        text.split(SEPARATOR)
+        let metrics: Vec<OutputMetric> = text
+            .split(SEPARATOR)
             .map(str::trim)
             .filter(|t| !t.is_empty())
             .map(OutputMetric::parse)
-            .collect()
+            .collect::<Result<_, _>>()?;
+        for (i, metric) in metrics.iter().enumerate() {
+            if TIMED_METRICS.contains(&metric.name()) {
+                return Err(format!(
+                    "metric `{}`: every trial stores {} itself; give this metric another name",
+                    metric.name(),
+                    TIMED_METRICS.join(", ")
+                ));
+            }
+            if metrics[..i].iter().any(|m| m.name() == metric.name()) {
+                return Err(format!(
+                    "metric `{}` is given twice; each metric needs a name of its own",
+                    metric.name()
+                ));
+            }
+        }
+        Ok(metrics)
     }
 
     fn parse(text: &str) -> Result<OutputMetric, String> {
@@ -275,6 +299,14 @@ mod tests {
             ("rps:x:higher:regex:(", "does not compile"),
             ("rps:x:higher:json:jobs", "starts with /"),
             ("took:s:higher:regex:a", "in s lower is better"),
+            (
+                "wall:s:lower:regex:([0-9]+)",
+                "every trial stores wall, user",
+            ),
+            (
+                "a:s:lower:regex:([0-9]+);;a:s:lower:regex:([0-9]+)",
+                "`a` is given twice",
+            ),
         ] {
             let err = OutputMetric::parse_all(text).unwrap_err();
             assert!(err.contains(expect), "{text}: {err}");

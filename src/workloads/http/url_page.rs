@@ -193,7 +193,7 @@ impl UrlCase {
         // Resolved here too, so that a URL that cannot be used fails the
         // run before its first case.
         let target = http::url::parse_target_for(&p.url, &request)
-            .map_err(|e| anyhow!("url={}: {e}", p.url))?;
+            .map_err(|e| anyhow!("url={}: {e}", crate::secrets::redact(&p.url)))?;
         let server_spec = ServerSpec::parse(&p.server)?;
         if let Some(spec) = &server_spec {
             ServerProcesses::find(spec)?;
@@ -304,7 +304,7 @@ impl Case for UrlCase {
             self.request.body = read_body(path).map_err(|e| anyhow!("body_file: {e}"))?;
         }
         self.load.targets = http::parse_targets_for(std::slice::from_ref(&self.url), &self.request)
-            .map_err(|e| anyhow!("url={}: {e}", self.url))?;
+            .map_err(|e| anyhow!("url={}: {e}", crate::secrets::redact(&self.url)))?;
         let server = self
             .server_spec
             .as_ref()

@@ -51,6 +51,22 @@ impl SockOpts {
     }
 }
 
+/// `sock_buf=262144 congestion=bbr nagle=on`, as messages name them;
+/// `sock_buf=0` and an empty congestion read as `auto` and `default`.
+impl std::fmt::Display for SockOpts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.sock_buf {
+            0 => write!(f, "sock_buf=auto")?,
+            n => write!(f, "sock_buf={n}")?,
+        }
+        match self.congestion.as_str() {
+            "" => write!(f, " congestion=default")?,
+            name => write!(f, " congestion={name}")?,
+        }
+        write!(f, " nagle={}", if self.nagle { "on" } else { "off" })
+    }
+}
+
 /// How long a connection attempt may take before the peer counts as
 /// unreachable.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -64,7 +80,7 @@ pub fn connect(addr: SocketAddr, opts: &SockOpts) -> anyhow::Result<TcpStream> {
     let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
         .context("creating a TCP socket")?;
     opts.apply(&socket)
-        .with_context(|| format!("setting the socket options {opts:?}"))?;
+        .with_context(|| format!("setting the socket options ({opts})"))?;
     socket
         .connect_timeout(&addr.into(), CONNECT_TIMEOUT)
         .with_context(|| format!("connecting to the peer {addr}"))?;
@@ -114,6 +130,25 @@ pub fn thread_cpu_ns() -> u64 {
 /// The congestion-control algorithms an unprivileged socket may choose
 /// on this host, or `None` when the kernel does not list them.
 pub fn allowed_congestion() -> Option<Vec<String>> {
-    let text = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_allowed_congestion_control").ok()?;
+    congestion_list("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+}
+
+/// The congestion-control algorithms the kernel has loaded, or `None`
+/// when it does not list them.
+pub fn available_congestion() -> Option<Vec<String>> {
+    congestion_list("/proc/sys/net/ipv4/tcp_available_congestion_control")
+}
+
+fn congestion_list(file: &str) -> Option<Vec<String>> {
+    let text = std::fs::read_to_string(file).ok()?;
     Some(text.split_whitespace().map(str::to_string).collect())
+}
+
+/// Sets congestion control `name` on a socket that is never connected:
+/// what the kernel will say of the trial's sockets. An unprivileged
+/// process may choose only the allowed ones (EPERM), root any the kernel
+/// has or can load (ENOENT for one it cannot).
+pub fn try_congestion(name: &str) -> std::io::Result<()> {
+    Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP))?
+        .set_tcp_congestion(name.as_bytes())
 }

@@ -18,7 +18,10 @@ use anyhow::{anyhow, bail};
 use super::client::{TestConn, gone, join, wait_until};
 use super::peer::PeerSide;
 use super::proto::{Hello, Mode};
-use super::sock::{SockOpts, allowed_congestion, thread_cpu_ns, total_retrans};
+use super::sock::{
+    SockOpts, allowed_congestion, available_congestion, thread_cpu_ns, total_retrans,
+    try_congestion,
+};
 use crate::engine::{
     CancelToken, Case, CaseEnv, Metric, ParamKind, ParamRole, ParamSet, ParamSpec, Params,
     TrialContext, TrialOutput, Workload,
@@ -98,15 +101,17 @@ pub fn check_congestion(workload: &str, name: &str) -> anyhow::Result<String> {
             "{workload}: congestion={name:?} is not the name of a congestion control (e.g. cubic, bbr, reno) or `default`"
         );
     }
-    if let Some(allowed) = allowed_congestion()
-        && !allowed.iter().any(|a| a == name)
-        // root may choose any the kernel has loaded.
-        // SAFETY: geteuid has no failure and no side effect.
-        && unsafe { libc::geteuid() } != 0
-    {
+    // Asked of the kernel on a socket of this host's, for root as for
+    // anyone: a name it cannot set would otherwise fail the first trial,
+    // after the peer's server waited for it.
+    if let Err(e) = try_congestion(name) {
+        let list =
+            |names: Option<Vec<String>>| names.map_or("unknown".to_string(), |n| n.join(", "));
         bail!(
-            "{workload}: congestion={name} is not allowed on this host; allowed: {} (root may load others; see /proc/sys/net/ipv4/tcp_allowed_congestion_control)",
-            allowed.join(", ")
+            "{workload}: congestion={name} cannot be set on this host ({e}); loaded: {}; allowed without root: {} \
+             (/proc/sys/net/ipv4/tcp_available_congestion_control and tcp_allowed_congestion_control; root may load others)",
+            list(available_congestion()),
+            list(allowed_congestion())
         );
     }
     Ok(name.to_string())
@@ -401,5 +406,54 @@ fn receive(
         None => Err(anyhow!(
             "the peer {addr} ended its stream before the trial's end (was it stopped or killed?)"
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_congestion_control_is_checked_with_the_kernel_before_any_trial() {
+        // reno is built into every kernel and always allowed.
+        assert_eq!(check_congestion("net.stream", "reno").unwrap(), "reno");
+        assert_eq!(check_congestion("net.stream", "default").unwrap(), "");
+        // A name no kernel has fails here, for root too, naming what
+        // this host has.
+        let err = check_congestion("net.stream", "nosuch")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("net.stream: congestion=nosuch cannot be set on this host (")
+                && err.contains("; loaded: ")
+                && err.contains("reno"),
+            "{err}"
+        );
+        let err = check_congestion("net.stream", "a-b")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("is not the name of a congestion control"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn socket_options_read_as_parameters_in_messages() {
+        let opts = SockOpts {
+            sock_buf: 0,
+            congestion: String::new(),
+            nagle: true,
+        };
+        assert_eq!(
+            opts.to_string(),
+            "sock_buf=auto congestion=default nagle=on"
+        );
+        let opts = SockOpts {
+            sock_buf: 262_144,
+            congestion: "bbr".to_string(),
+            nagle: false,
+        };
+        assert_eq!(opts.to_string(), "sock_buf=262144 congestion=bbr nagle=off");
     }
 }

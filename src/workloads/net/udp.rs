@@ -42,6 +42,19 @@ impl Workload for NetUdp {
         let p = UdpParams::from_set(p);
         let rate = parse_rate(&p.rate)
             .ok_or_else(|| anyhow!("{ID}: rate={} is not a rate in bits per second with an optional K, M or G (decimal, as iperf3's -b), from 1K to 100G", p.rate))?;
+        // Jitter is the spread of the gaps between datagrams: a trial must
+        // send at least two of them, or it measures nothing.
+        let per_trial = rate * p.time.as_secs_f64() / (p.msg_size as f64 * 8.0);
+        if per_trial < MIN_DATAGRAMS_PER_TRIAL {
+            bail!(
+                "{ID}: rate={} sends a datagram of msg_size={} bytes every {:.3} s, {per_trial:.2} in a trial of time={} s; \
+                 a trial needs at least {MIN_DATAGRAMS_PER_TRIAL}: raise rate or time, or lower msg_size",
+                p.rate,
+                p.msg_size,
+                p.msg_size as f64 * 8.0 / rate,
+                p.time.as_secs_f64()
+            );
+        }
         Ok(Box::new(UdpCase {
             peer: PeerSide::parse(ID, &p.peer, p.port)?,
             rate_bps: rate,
@@ -55,6 +68,9 @@ impl Workload for NetUdp {
         super::cpus_used()
     }
 }
+
+/// The fewest datagrams a stream may send in a trial: two make one gap.
+const MIN_DATAGRAMS_PER_TRIAL: f64 = 2.0;
 
 crate::workload_params! {
     /// The parameters of `net.udp`.
@@ -216,6 +232,10 @@ pub fn run_udp(
     })
 }
 
+/// The longest a sender sleeps between looks at the deadline and the
+/// cancel token.
+const MAX_NAP: Duration = Duration::from_millis(20);
+
 /// Sends datagrams of `size` bytes at `rate` bits per second until the
 /// deadline: each leaves when the rate says it is due, so a late one is
 /// followed at once by the next (iperf3's pacing).
@@ -246,11 +266,14 @@ fn send_paced(
         }
         let due = start + Duration::from_secs_f64(seq as f64 * interval);
         if due > now {
-            let wait = due - now;
+            // Never past the deadline, and in short naps so that a cancel
+            // is seen: at a low rate the next datagram may be due long
+            // after the trial ends.
+            let wait = due.min(deadline) - now;
             // Sleeping is coarse (tens of microseconds late); spin the
             // last stretch.
             if wait > Duration::from_micros(200) {
-                std::thread::sleep(wait - Duration::from_micros(100));
+                std::thread::sleep((wait - Duration::from_micros(100)).min(MAX_NAP));
             }
             continue;
         }
