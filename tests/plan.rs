@@ -83,6 +83,23 @@ fn plan_refuses_a_bad_detect_naming_what_is_allowed() {
 }
 
 #[test]
+fn plan_refuses_a_pivot_no_planned_workload_can_make_as_run_does() {
+    for command in ["plan", "run"] {
+        let sandbox = Sandbox::new();
+        sandbox
+            .sledge()
+            .args([command, "cpu.primes", "--pivot", "nosuch,threads"])
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::contains(
+                "--pivot nosuch,threads: no selected workload has both parameters",
+            ));
+        sandbox.assert_no_runs();
+    }
+}
+
+#[test]
 fn detect_refuses_a_malformed_or_negative_percentage_with_its_own_message() {
     for given in ["5%%", "5 %", "%5", "-5%", "-5"] {
         Sandbox::new()

@@ -9,7 +9,7 @@
 
 use clap::Args;
 
-use super::output::{ExitStatus, print};
+use super::output::{ExitStatus, UsageError, print};
 use super::run_args::{RunArgs, usage};
 use crate::report::export::View;
 use crate::store::StoreLocation;
@@ -62,13 +62,20 @@ pub fn execute(
     store_location: Option<StoreLocation>,
 ) -> anyhow::Result<ExitStatus> {
     let request = args.run.request(store_location)?;
+    let bad_request_is_usage = |err: anyhow::Error| match err.downcast::<BadRequest>() {
+        Ok(bad) => usage(bad).into(),
+        Err(err) => err,
+    };
+    // Refused as `run` refuses it: a plan of a run that would not start
+    // tells the user nothing.
+    if let Some(choice) = &args.run.pivot {
+        let (plan, _, _) = request.plan_only().map_err(bad_request_is_usage)?;
+        choice.check_for(&plan).map_err(UsageError)?;
+    }
     let (estimate, methodology) = estimate_run(&request, args.detect, &mut |line: String| {
         crate::say!("warning: {line}")
     })
-    .map_err(|err| match err.downcast::<BadRequest>() {
-        Ok(bad) => usage(bad).into(),
-        Err(err) => err,
-    })?;
+    .map_err(bad_request_is_usage)?;
     print(&args.run.format().render(&View::Plan {
         estimate: &estimate,
         methodology: &methodology,
