@@ -7,7 +7,7 @@ use std::net::{SocketAddr, TcpStream};
 use anyhow::{anyhow, bail};
 
 use super::proto::{Header, Hello, Kind, READY, STOP, Welcome, WorkerStats, read_stats};
-use super::sock::{SockOpts, connect};
+use super::sock::{SockOpts, connect, timed_out};
 
 /// One test on the server: its control connection.
 pub struct TestConn {
@@ -108,9 +108,7 @@ pub fn gone(addr: SocketAddr, doing: &str, e: std::io::Error) -> anyhow::Error {
         ErrorKind::UnexpectedEof | ErrorKind::ConnectionReset | ErrorKind::BrokenPipe => {
             "it closed the connection (was it stopped or killed?)".to_string()
         }
-        ErrorKind::WouldBlock | ErrorKind::TimedOut => {
-            "it did not answer in time (is it still there?)".to_string()
-        }
+        _ if timed_out(&e) => "it did not answer in time (is it still there?)".to_string(),
         _ => e.to_string(),
     };
     anyhow!("the peer {addr} failed mid-trial while {doing}: {why}")

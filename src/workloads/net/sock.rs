@@ -74,6 +74,15 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// what bounds every wait on the other end.
 pub const IO_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Whether `e` is a socket timeout (SO_RCVTIMEO or SO_SNDTIMEO ran out,
+/// which Linux reports as EAGAIN).
+pub fn timed_out(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
+}
+
 /// Connects to `addr` with the options set before the handshake (so
 /// that the window scale follows the buffer size), and the I/O timeouts.
 pub fn connect(addr: SocketAddr, opts: &SockOpts) -> anyhow::Result<TcpStream> {

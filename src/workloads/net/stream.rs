@@ -19,8 +19,8 @@ use super::client::{TestConn, gone, join, wait_until};
 use super::peer::PeerSide;
 use super::proto::{Hello, Mode};
 use super::sock::{
-    SockOpts, allowed_congestion, available_congestion, thread_cpu_ns, total_retrans,
-    try_congestion,
+    IO_TIMEOUT, SockOpts, allowed_congestion, available_congestion, thread_cpu_ns, timed_out,
+    total_retrans, try_congestion,
 };
 use crate::engine::{
     CancelToken, Case, CaseEnv, Metric, ParamKind, ParamRole, ParamSet, ParamSpec, Params,
@@ -347,10 +347,19 @@ fn send(
     let cpu = thread_cpu_ns();
     let buf = vec![0xa5u8; msg as usize];
     let mut bytes = 0u64;
+    // A write blocks until all of `buf` is queued, which through a small
+    // window (a small sock_buf) can take seconds: bounded by the time
+    // left, it returns at the deadline with what it queued, or with
+    // nothing queued as a timeout. Set once, so the loop pays nothing.
+    let left = deadline.saturating_duration_since(Instant::now());
+    stream
+        .set_write_timeout(Some(left.clamp(Duration::from_millis(1), IO_TIMEOUT)))
+        .map_err(|e| gone(addr, "sending", e))?;
     while Instant::now() < deadline && !cancel.is_cancelled() {
         match stream.write(&buf) {
             Ok(n) => bytes += n as u64,
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) if timed_out(&e) && Instant::now() >= deadline => break,
             Err(e) => return Err(gone(addr, "sending", e)),
         }
     }
