@@ -199,6 +199,23 @@ fn a_metric_may_not_take_the_name_of_another_figure() {
 }
 
 #[test]
+fn a_metric_not_found_past_the_output_kept_says_the_output_was_cut() {
+    let sandbox = Sandbox::new();
+    let err = failure(&run_command(
+        &sandbox,
+        &[
+            "cmd=head -c 68000000 /dev/zero; echo took 5",
+            "metric=took:s:lower:regex:took ([0-9]+)",
+        ],
+    ));
+    assert!(
+        err.contains("matched nothing")
+            && err.contains("(the command's output passed 64 MiB, and only that much was read)"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_program_that_is_not_there_is_refused_before_anything_runs() {
     let sandbox = Sandbox::new();
     for cmd in [

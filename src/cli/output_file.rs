@@ -163,7 +163,14 @@ pub fn temp_file_in(dir: &Path) -> anyhow::Result<tempfile::NamedTempFile> {
         .prefix(".sledge-")
         .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
         .tempfile_in(dir)
-        .with_context(|| format!("cannot create a file in {}", dir.display()))
+        .map_err(|e| {
+            // tempfile ends its message with ` at path "..."`, the
+            // temporary name it tried, which the user never gave and can
+            // do nothing with: the system's error before it is enough.
+            let text = e.to_string();
+            let why = text.split(" at path \"").next().unwrap_or(&text);
+            anyhow::anyhow!("cannot create a file in {}: {why}", dir.display())
+        })
 }
 
 /// Gives `temp` the permission bits of the file it is about to replace
@@ -203,6 +210,17 @@ mod tests {
         assert_eq!(names_in(dir.path()), ["out.json"]);
         let err = write_file_atomically(dir.path(), "x").unwrap_err();
         assert!(err.to_string().contains("is a directory"), "{err}");
+        // A directory that is not there is named with the system's error,
+        // not with the temporary name tried in it.
+        let missing = dir.path().join("nope");
+        let err = write_file_atomically(&missing.join("out.json"), "x").unwrap_err();
+        assert_eq!(
+            format!("{err:#}"),
+            format!(
+                "cannot create a file in {}: No such file or directory (os error 2)",
+                missing.display()
+            )
+        );
     }
 
     #[test]

@@ -32,6 +32,21 @@ impl Reader {
     /// The figures in one run's output: the parser's first, then the
     /// user's.
     fn read(&self, ran: &Ran) -> anyhow::Result<Vec<Metric>> {
+        // What was not read cannot be found: an error says so when the
+        // output was cut.
+        self.read_kept(ran).map_err(|e| {
+            if ran.stdout_cut {
+                anyhow::anyhow!(
+                    "{e:#} (the command's output passed {} MiB, and only that much was read)",
+                    super::run_once::MAX_KEPT / (1024 * 1024)
+                )
+            } else {
+                e
+            }
+        })
+    }
+
+    fn read_kept(&self, ran: &Ran) -> anyhow::Result<Vec<Metric>> {
         let mut metrics = Vec::new();
         if let Some(parser) = self.parser {
             let parsed = parser.parse(&ran.stdout).map_err(|why| {
