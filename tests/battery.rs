@@ -110,13 +110,25 @@ fn a_bad_battery_is_refused_with_its_line_and_column_before_anything_runs() {
         ),
         (
             "[[case]]\nworkload = \"test.toy\"\nparams = { size = 0 }\n",
-            "size",
+            "battery file ./bad.toml: case 1 ([[case]] number 1): line 3, column 19: parameter `size`",
+        ),
+        (
+            "[[case]]\ncommand = \"true\"\nmetric = [\"a:s:lower:regex:x\", 5]\n",
+            "entry 2 of the list is an integer",
+        ),
+        (
+            "rounds = 101\n[[case]]\ncommand = \"true\"\n",
+            "from 1 to 100, not 101",
         ),
         ("[[case]]\ncommand = \"true\"\nparams = { n = 1 }\n", "`n`"),
         ("budget = -1\n[[case]]\ncommand = \"true\"\n", "`budget`"),
     ] {
-        let file = write(&sandbox, "bad.toml", text);
-        let out = sledge(&sandbox).arg("run").arg(&file).output().unwrap();
+        write(&sandbox, "bad.toml", text);
+        let out = sledge(&sandbox)
+            .args(["run", "./bad.toml"])
+            .current_dir(sandbox.path())
+            .output()
+            .unwrap();
         assert_eq!(out.status.code(), Some(2), "{text}: {out:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(expect), "{text}: {stderr}");

@@ -15,16 +15,13 @@ use clap::Args;
 use super::format_args::{FormatArgs, FormatFlag, FormatSet};
 use super::output::{MetricsShown, UsageError, run_view};
 use crate::analysis::pivot_grouping::PivotChoice;
+use crate::engine::methodology::MAX_ROUNDS;
 use crate::report::export::{Format, RunShown};
 use crate::store::StoreLocation;
 use crate::suite::run_request::{BadRequest, Repetition, RunRequest};
 
 /// The longest case budget accepted: a week.
 const MAX_BUDGET_SECS: u64 = 7 * 24 * 3600;
-
-/// The most rounds a case may be given (`--rounds`, `--max-rounds`): ten
-/// times the default's most, each a fresh process.
-const MAX_ROUNDS: u32 = 100;
 
 /// The most warm-up trials per round (`--warmup`); the default is one.
 const MAX_WARMUP: u32 = 20;

@@ -45,6 +45,11 @@ pub struct Methodology {
     pub run_budget: Option<Duration>,
 }
 
+/// The most rounds a case may be given, by `--rounds` and `--max-rounds`
+/// or a battery's `rounds` and `max_rounds`: ten times the default's most,
+/// each a fresh process.
+pub const MAX_ROUNDS: u32 = 100;
+
 impl Default for Methodology {
     fn default() -> Self {
         Methodology {

@@ -37,10 +37,14 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use sha2::Digest as _;
+use toml::Spanned;
 
 use super::battery_file::BatteryFile;
+use super::battery_values::{Metrics, Precision, Rounds, Scalar, Seconds, Value};
 use super::profile::{Entry, Profile};
 use crate::engine::Methodology;
+use crate::engine::methodology::MAX_ROUNDS;
+use crate::engine::params::{ParamError, parse_value, split_assignment};
 use crate::workloads;
 
 /// The largest battery file read.
@@ -62,10 +66,10 @@ pub struct BatteryError {
 struct FileForm {
     name: Option<String>,
     summary: Option<String>,
-    precision: Option<f64>,
+    precision: Option<Precision>,
     budget: Option<Seconds>,
-    rounds: Option<u32>,
-    max_rounds: Option<u32>,
+    rounds: Option<Rounds>,
+    max_rounds: Option<Spanned<Rounds>>,
     #[serde(default)]
     case: Vec<CaseForm>,
 }
@@ -76,7 +80,7 @@ struct CaseForm {
     workload: Option<String>,
     command: Option<String>,
     #[serde(default)]
-    params: BTreeMap<String, Value>,
+    params: BTreeMap<String, Spanned<Value>>,
     prepare: Option<String>,
     setup: Option<String>,
     cleanup: Option<String>,
@@ -85,49 +89,6 @@ struct CaseForm {
     parser: Option<String>,
     metric: Option<Metrics>,
     ignore_failure: Option<bool>,
-}
-
-/// A parameter's value, or a list of them (a sweep).
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum Value {
-    One(Scalar),
-    Many(Vec<Scalar>),
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum Scalar {
-    Bool(bool),
-    Int(i64),
-    Float(f64),
-    Text(String),
-}
-
-/// Seconds as a number or a text (`"5m"`, `"500ms"`).
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum Seconds {
-    Number(f64),
-    Text(String),
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum Metrics {
-    One(String),
-    Many(Vec<String>),
-}
-
-impl Scalar {
-    fn text(&self) -> String {
-        match self {
-            Scalar::Bool(b) => b.to_string(),
-            Scalar::Int(i) => i.to_string(),
-            Scalar::Float(f) => f.to_string(),
-            Scalar::Text(t) => t.clone(),
-        }
-    }
 }
 
 impl Value {
@@ -272,39 +233,34 @@ pub fn parse(text: &str, stem: &str) -> Result<Profile, String> {
         );
     }
     let mut methodology = Methodology::default();
-    if let Some(precision) = form.precision {
-        if !(precision > 0.0 && precision < 1.0) {
-            return Err(format!(
-                "`precision` is the CI's half-width as a share of the mean, above 0 and below 1 (0.03 is ±3%), not {precision}"
-            ));
-        }
+    if let Some(Precision(precision)) = form.precision {
         methodology.ci_target = precision;
     }
     if let Some(budget) = &form.budget {
         methodology.case_budget = budget.duration("budget")?;
     }
-    if let Some(rounds) = form.rounds {
-        if rounds == 0 || rounds > 1000 {
-            return Err(format!("`rounds` must be from 1 to 1000, not {rounds}"));
-        }
+    if let Some(Rounds(rounds)) = form.rounds {
         methodology.min_rounds = rounds;
         methodology.max_rounds = methodology.max_rounds.max(rounds);
     }
     if let Some(max) = form.max_rounds {
-        if max < methodology.min_rounds || max > 1000 {
+        let Rounds(rounds) = *max.get_ref();
+        if rounds < methodology.min_rounds {
             return Err(format!(
-                "`max_rounds` must be from `rounds` ({}) to 1000, not {max}",
+                "{}: `max_rounds` must be from `rounds` ({}) to {MAX_ROUNDS}, not {rounds}",
+                place(text, max.span()),
                 methodology.min_rounds
             ));
         }
-        methodology.max_rounds = max;
+        methodology.max_rounds = rounds;
     }
     let entries = form
         .case
         .into_iter()
         .enumerate()
         .map(|(i, case)| {
-            entry(case).map_err(|why| format!("case {} ([[case]] number {}): {why}", i + 1, i + 1))
+            entry(case, text)
+                .map_err(|why| format!("case {} ([[case]] number {}): {why}", i + 1, i + 1))
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Profile {
@@ -339,10 +295,20 @@ fn shortened(error: &str) -> String {
         .join("\n")
 }
 
-/// One `[[case]]` as a profile's entry.
-fn entry(case: CaseForm) -> Result<Entry, String> {
+/// Where in `text` a byte `span` starts, as the TOML reader says it:
+/// `line 3, column 22`.
+fn place(text: &str, span: std::ops::Range<usize>) -> String {
+    let before = &text[..span.start.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+    format!("line {line}, column {column}")
+}
+
+/// One `[[case]]` of the battery `text` as a profile's entry.
+fn entry(case: CaseForm, text: &str) -> Result<Entry, String> {
     let mut params = Vec::with_capacity(case.params.len());
     for (name, value) in &case.params {
+        let value = value.get_ref();
         let named = name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
             && name
                 .chars()
@@ -415,7 +381,43 @@ fn entry(case: CaseForm) -> Result<Entry, String> {
                 .ok_or_else(|| format!("`{id}` is not a workload; `sledge workloads` lists them"))?
         }
     };
+    check_params(workload, &params).map_err(|(name, error)| match case.params.get(&name) {
+        Some(value) => format!("{}: {error}", place(text, value.span())),
+        None => error.to_string(),
+    })?;
     Ok(Entry { workload, params })
+}
+
+/// Whether `workload` takes every one of the `name=values` assignments
+/// with every value, checked as the plan will check them, so that a bad
+/// one is refused here, where the file and the case can be named; the
+/// error names the parameter. `all` is checked as one CPU: what it stands
+/// for is the running host's, and the plan checks it there.
+fn check_params(
+    workload: &'static dyn crate::engine::Workload,
+    assignments: &[String],
+) -> Result<(), (String, ParamError)> {
+    let mut merged = BTreeMap::new();
+    for text in assignments {
+        let (name, values) = split_assignment(text)
+            .map_err(|e| (text.split('=').next().unwrap_or("").to_string(), e))?;
+        merged.insert(name, values);
+    }
+    let specs = workload.params_given(&merged);
+    for (name, values) in &merged {
+        let fail = |error| (name.clone(), error);
+        let spec = specs.iter().find(|s| s.name == name).ok_or_else(|| {
+            fail(ParamError::Unknown {
+                workload: workload.id().to_string(),
+                name: name.clone(),
+                known: specs.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
+            })
+        })?;
+        for value in values {
+            parse_value(workload.id(), spec, value, 1).map_err(fail)?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -504,6 +506,72 @@ metric = ["a:s:lower:regex:x ([0-9]+)", "b:req/s:higher:json:/b"]
         )
         .unwrap_err();
         assert!(err.contains("params.n: a value is empty"), "{err}");
+    }
+
+    #[test]
+    fn a_bad_parameter_is_named_with_its_case_line_and_column() {
+        let err = parse(
+            "[[case]]\nworkload = \"cpu.primes\"\nparams = { threads = 0 }\n",
+            "f",
+        )
+        .unwrap_err();
+        assert!(
+            err.starts_with(
+                "case 1 ([[case]] number 1): line 3, column 22: parameter `threads` of `cpu.primes`: `0` is not allowed"
+            ),
+            "{err}"
+        );
+        let text = "[[case]]\nworkload = \"cpu.primes\"\n\n[[case]]\nworkload = \"cpu.primes\"\nparams = { max_prime = 20000, streams = 500 }\n";
+        let err = parse(text, "f").unwrap_err();
+        assert!(
+            err.starts_with(
+                "case 2 ([[case]] number 2): line 6, column 41: workload `cpu.primes` has no parameter `streams`"
+            ),
+            "{err}"
+        );
+        // A sweep is checked value by value; `all` is any host's.
+        let err = parse(
+            "[[case]]\nworkload = \"cpu.primes\"\nparams = { threads = [\"all\", 1, 5000] }\n",
+            "f",
+        )
+        .unwrap_err();
+        assert!(err.contains("`5000` is not allowed"), "{err}");
+        // A command's placeholder takes what the placeholder takes.
+        let err = parse(
+            "[[case]]\ncommand = \"make -j{jobs}\"\nparams = { jobs = \"many\" }\n",
+            "f",
+        )
+        .unwrap_err();
+        assert!(err.contains("line 3, column 19: parameter `jobs`"), "{err}");
+        assert!(
+            parse(
+                "[[case]]\ncommand = \"make -j{jobs}\"\nparams = { jobs = [1, \"all\"] }\n",
+                "f"
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn rounds_take_the_command_line_range() {
+        let rounds = |text: &str| parse(&format!("{text}\n[[case]]\ncommand = \"true\"\n"), "f");
+        let most = rounds(&format!("rounds = {MAX_ROUNDS}\nmax_rounds = {MAX_ROUNDS}")).unwrap();
+        assert_eq!(most.methodology.min_rounds, MAX_ROUNDS);
+        assert_eq!(most.methodology.max_rounds, MAX_ROUNDS);
+        for key in ["rounds", "max_rounds"] {
+            let err = rounds(&format!("{key} = {}", MAX_ROUNDS + 1)).unwrap_err();
+            assert!(
+                err.contains(&format!("from 1 to {MAX_ROUNDS}, not {}", MAX_ROUNDS + 1)),
+                "{err}"
+            );
+        }
+        let err = rounds("rounds = 5\nmax_rounds = 3").unwrap_err();
+        assert_eq!(
+            err,
+            format!(
+                "line 2, column 14: `max_rounds` must be from `rounds` (5) to {MAX_ROUNDS}, not 3"
+            )
+        );
     }
 
     #[test]

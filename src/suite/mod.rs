@@ -4,6 +4,7 @@ pub mod ab;
 mod bad_request;
 pub mod battery;
 pub mod battery_file;
+mod battery_values;
 pub mod defaults;
 pub mod execute;
 pub mod fallback;
