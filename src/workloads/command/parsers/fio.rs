@@ -56,7 +56,7 @@ impl ToolParser for Fio {
     }
 
     fn parse(&self, stdout: &str) -> Result<Vec<Metric>, String> {
-        let report = first_object(stdout).ok_or("no JSON object in fio's output")?;
+        let report = first_object(stdout, "fio")?;
         let entries = report
             .get("jobs")
             .and_then(Value::as_array)
@@ -244,5 +244,17 @@ mod tests {
             .parse(include_str!("fixtures/sysbench-fileio-rndrw.stdout"))
             .unwrap_err();
         assert_eq!(err, "no JSON object in fio's output");
+    }
+
+    #[test]
+    fn a_report_cut_in_half_says_it_ends_early_and_where() {
+        let whole = include_str!("fixtures/fio-randread.stdout");
+        let half = &whole[..whole.len() / 2];
+        let err = Fio.parse(half).unwrap_err();
+        let lines = half.lines().count();
+        assert!(
+            err.starts_with(&format!("fio's JSON ends early at line {lines}, column ")),
+            "{err}"
+        );
     }
 }

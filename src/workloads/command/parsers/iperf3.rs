@@ -40,7 +40,7 @@ impl ToolParser for Iperf3 {
     }
 
     fn parse(&self, stdout: &str) -> Result<Vec<Metric>, String> {
-        let report = first_object(stdout).ok_or("no JSON object in iperf3's output")?;
+        let report = first_object(stdout, TOOL)?;
         if let Some(error) = report.get("error") {
             let text = error
                 .as_str()
@@ -128,6 +128,16 @@ fn is_udp(report: &Map<String, Value>) -> bool {
 mod tests {
     use super::*;
     use crate::workloads::command::parsers::tests::{figure, names};
+
+    #[test]
+    fn a_report_cut_in_half_says_it_ends_early() {
+        let whole = include_str!("fixtures/iperf3-tcp.stdout");
+        let err = Iperf3.parse(&whole[..whole.len() / 2]).unwrap_err();
+        assert!(
+            err.starts_with("iperf3's JSON ends early at line "),
+            "{err}"
+        );
+    }
 
     #[test]
     fn tcp_gives_both_bitrates_retransmits_and_cpu() {

@@ -6,22 +6,56 @@
 
 use serde_json::{Map, Value};
 
-/// The first JSON object in `text` that begins a line (after its
-/// indentation) and parses whole.
-pub fn first_object(text: &str) -> Option<Map<String, Value>> {
+/// The first JSON object in `tool`'s output `text` that begins a line
+/// (after its indentation) and parses whole. When none does, the error
+/// says why the first that began to was not one, where in the output: a
+/// report cut short (the tool killed, its output truncated) or one that
+/// does not parse is told apart from output with no JSON at all, which
+/// usually means the option that makes the tool print JSON is missing.
+pub fn first_object(text: &str, tool: &str) -> Result<Map<String, Value>, String> {
     let mut offset = 0;
-    for line in text.split_inclusive('\n') {
+    let mut first_error = None;
+    for (number, line) in text.split_inclusive('\n').enumerate() {
         let indent = line.len() - line.trim_start().len();
         if line.trim_start().starts_with('{') {
             let start = offset + indent;
             let mut values = serde_json::Deserializer::from_str(&text[start..]).into_iter();
-            if let Some(Ok(Value::Object(object))) = values.next() {
-                return Some(object);
+            match values.next() {
+                Some(Ok(Value::Object(object))) => return Ok(object),
+                Some(Err(error)) if first_error.is_none() => {
+                    first_error = Some(unreadable(tool, &error, number + 1, indent));
+                }
+                _ => {}
             }
         }
         offset += line.len();
     }
-    None
+    Err(first_error.unwrap_or_else(|| format!("no JSON object in {tool}'s output")))
+}
+
+/// Why `tool`'s JSON, begun on `line` of its output after `indent`
+/// bytes, could not be read, with the place in the whole output; worded
+/// as `sledge import` words a document that ends early.
+fn unreadable(tool: &str, error: &serde_json::Error, line: usize, indent: usize) -> String {
+    let at_line = line + error.line() - 1;
+    let at_column = if error.line() == 1 {
+        indent + error.column()
+    } else {
+        error.column()
+    };
+    if error.is_eof() {
+        format!(
+            "{tool}'s JSON ends early at line {at_line}, column {at_column}: its output was cut short"
+        )
+    } else {
+        // serde_json's message ends with its own place, relative to where
+        // the object began; the whole output's replaces it.
+        let message = error.to_string();
+        let what = message
+            .rsplit_once(" at line ")
+            .map_or(message.as_str(), |(what, _)| what);
+        format!("{tool}'s JSON does not parse at line {at_line}, column {at_column}: {what}")
+    }
 }
 
 /// The number at `pointer` (`/read/iops`) in `value`, or an error naming
@@ -41,15 +75,37 @@ mod tests {
     #[test]
     fn text_before_and_after_the_object_is_skipped() {
         let text = "note: capped at 1\n{\n  \"jobs\" : [1, 2]\n}\nfio: trailing line\n";
-        let object = first_object(text).expect("an object");
+        let object = first_object(text, "fio").expect("an object");
         assert_eq!(object["jobs"], serde_json::json!([1, 2]));
     }
 
     #[test]
     fn a_brace_that_opens_no_object_is_passed_over() {
         let text = "{ not json\n  {\"a\": 1}\n";
-        assert_eq!(first_object(text).expect("an object")["a"], 1);
-        assert!(first_object("no braces at all\n").is_none());
+        assert_eq!(first_object(text, "fio").expect("an object")["a"], 1);
+        assert_eq!(
+            first_object("no braces at all\n", "fio").unwrap_err(),
+            "no JSON object in fio's output"
+        );
+    }
+
+    #[test]
+    fn a_report_cut_short_or_broken_says_where() {
+        let text = "note: capped at 1\n{\n  \"jobs\" : [1,";
+        assert_eq!(
+            first_object(text, "fio").unwrap_err(),
+            "fio's JSON ends early at line 3, column 14: its output was cut short"
+        );
+        let text = "note\n  {\"a\": 1 \"b\": 2}\n";
+        assert_eq!(
+            first_object(text, "iperf3").unwrap_err(),
+            "iperf3's JSON does not parse at line 2, column 11: expected `,` or `}`"
+        );
+        let text = "{\n  \"a\": 1,\n  \"b\": x\n}\n";
+        assert_eq!(
+            first_object(text, "fio").unwrap_err(),
+            "fio's JSON does not parse at line 3, column 8: expected value"
+        );
     }
 
     #[test]
