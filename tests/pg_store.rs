@@ -378,47 +378,62 @@ fn a_stored_run_reads_back_the_same_from_both_databases() {
 
 #[test]
 fn sledges_creating_one_postgres_store_at_once_apply_each_step_once() {
-    let Some(db) = TestDb::create() else { return };
-    // Without the lock, all but one would fail on `CREATE TABLE run`
-    // (already exists) or add a second sledge_meta row. The starts are
-    // spread over 24 ms so that some sledges look at the schema while
-    // the first one's migration commits: one that read `sledge_meta` and
-    // `run` in two statements could see `run` alone then, and call the
-    // store another program's.
-    let handles: Vec<_> = (0..24u64)
-        .map(|i| {
-            let url = db.url.clone();
-            std::thread::spawn(move || {
-                std::thread::sleep(std::time::Duration::from_millis(i));
-                Store::open(std::path::Path::new(&url)).map(drop)
+    // Under the server's default isolation and under repeatable read set
+    // as the database's default: the migration must see what another
+    // committed while it waited for the lock either way.
+    for isolation in ["read committed", "repeatable read"] {
+        let Some(db) = TestDb::create() else { return };
+        db.client()
+            .batch_execute(&format!(
+                "ALTER DATABASE {} SET default_transaction_isolation = '{isolation}'",
+                db.name
+            ))
+            .unwrap();
+        // Without the lock, all but one would fail on `CREATE TABLE run`
+        // (already exists) or add a second sledge_meta row. The starts
+        // are spread over 24 ms so that some sledges look at the schema
+        // while the first one's migration commits: one that read
+        // `sledge_meta` and `run` in two statements could see `run` alone
+        // then, and call the store another program's.
+        let handles: Vec<_> = (0..24u64)
+            .map(|i| {
+                let url = db.url.clone();
+                std::thread::spawn(move || {
+                    std::thread::sleep(std::time::Duration::from_millis(i));
+                    Store::open(std::path::Path::new(&url)).map(drop)
+                })
             })
-        })
-        .collect();
-    for handle in handles {
-        handle.join().unwrap().unwrap();
+            .collect();
+        for handle in handles {
+            handle
+                .join()
+                .unwrap()
+                .unwrap_or_else(|e| panic!("{isolation}: {e:?}"));
+        }
+        let mut client = db.client();
+        let meta = client
+            .query(
+                "SELECT application_id, schema_version FROM sledge_meta",
+                &[],
+            )
+            .unwrap();
+        assert_eq!(meta.len(), 1, "{isolation}");
+        assert_eq!(meta[0].get::<_, i64>(0), 0x736C_6467);
+        assert_eq!(meta[0].get::<_, i64>(1), sledge::store::SCHEMA_VERSION);
+        assert_eq!(
+            db.tables(),
+            [
+                "histogram",
+                "metric",
+                "run",
+                "run_case",
+                "sample",
+                "sledge_meta",
+                "trial"
+            ],
+            "{isolation}"
+        );
     }
-    let mut client = db.client();
-    let meta = client
-        .query(
-            "SELECT application_id, schema_version FROM sledge_meta",
-            &[],
-        )
-        .unwrap();
-    assert_eq!(meta.len(), 1);
-    assert_eq!(meta[0].get::<_, i64>(0), 0x736C_6467);
-    assert_eq!(meta[0].get::<_, i64>(1), sledge::store::SCHEMA_VERSION);
-    assert_eq!(
-        db.tables(),
-        [
-            "histogram",
-            "metric",
-            "run",
-            "run_case",
-            "sample",
-            "sledge_meta",
-            "trial"
-        ]
-    );
 }
 
 #[test]

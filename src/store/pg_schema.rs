@@ -238,6 +238,12 @@ pub(crate) fn migrate(conn: &Conn, path: &Path, doing: &'static str) -> Result<(
         Found::Nothing => {}
     }
     let tx = conn.begin(TxKind::Write).map_err(sql)?;
+    // Each statement must see what committed before it: under the
+    // server's default isolation set to repeatable read, the snapshot
+    // would be taken at the lock, before the wait, and the look again
+    // after it would miss another sledge's migration.
+    tx.batch("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")
+        .map_err(sql)?;
     // Waits for another sledge's migration of this database, if any; held
     // until this transaction ends.
     tx.execute(
