@@ -256,5 +256,15 @@ mod tests {
             err.starts_with(&format!("fio's JSON ends early at line {lines}, column ")),
             "{err}"
         );
+        // Cut after its jobs have closed (in disk_util, or only the last
+        // brace missing): a job object inside would parse whole, and must
+        // not be taken for the report.
+        for cut in [
+            whole.rfind("\"disk_util\"").unwrap() + 20,
+            whole.rfind('}').unwrap(),
+        ] {
+            let err = Fio.parse(&whole[..cut]).unwrap_err();
+            assert!(err.starts_with("fio's JSON ends early at line "), "{err}");
+        }
     }
 }

@@ -15,15 +15,26 @@ use serde_json::{Map, Value};
 pub fn first_object(text: &str, tool: &str) -> Result<Map<String, Value>, String> {
     let mut offset = 0;
     let mut first_error = None;
+    // Lines inside an object that failed are not looked at again: one of
+    // its inner objects (a fio job) would parse whole and be taken for
+    // the report.
+    let mut inside_failed_until = 0;
     for (number, line) in text.split_inclusive('\n').enumerate() {
         let indent = line.len() - line.trim_start().len();
-        if line.trim_start().starts_with('{') {
+        if number + 1 > inside_failed_until && line.trim_start().starts_with('{') {
             let start = offset + indent;
             let mut values = serde_json::Deserializer::from_str(&text[start..]).into_iter();
             match values.next() {
                 Some(Ok(Value::Object(object))) => return Ok(object),
-                Some(Err(error)) if first_error.is_none() => {
-                    first_error = Some(unreadable(tool, &error, number + 1, indent));
+                // Cut short: every line after is inside it.
+                Some(Err(error)) if error.is_eof() => {
+                    return Err(
+                        first_error.unwrap_or_else(|| unreadable(tool, &error, number + 1, indent))
+                    );
+                }
+                Some(Err(error)) => {
+                    inside_failed_until = number + error.line();
+                    first_error.get_or_insert_with(|| unreadable(tool, &error, number + 1, indent));
                 }
                 _ => {}
             }
