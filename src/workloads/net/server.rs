@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 
 use super::proto::{Header, Hello, Kind, Mode, READY, STOP, Welcome, WorkerStats, write_stats};
-use super::sock::{IO_TIMEOUT, SockOpts, thread_cpu_ns, timed_out, total_retrans};
+use super::sock::{IO_TIMEOUT, SockOpts, thread_cpu_ns, timed_out, total_retrans, write_until};
 
 /// Longest the accept loop waits before it looks at the stop flag again.
 const ACCEPT_POLL_MS: i32 = 50;
@@ -452,36 +452,12 @@ fn sink(mut stream: &TcpStream, msg: u32) -> WorkerStats {
     }
 }
 
-/// How long a source's write may block before it looks at the stop.
-const SOURCE_STOP_POLL: Duration = Duration::from_millis(100);
-
-/// Writes until the test stops, then closes its side.
-fn source(mut stream: &TcpStream, msg: u32, stop: &AtomicBool) -> WorkerStats {
+/// Writes until the test stops (or the client is gone: the client sees
+/// that itself), then closes its side.
+fn source(stream: &TcpStream, msg: u32, stop: &AtomicBool) -> WorkerStats {
     let cpu = thread_cpu_ns();
     let buf = vec![0x5au8; msg.max(1) as usize];
-    let mut count = 0u64;
-    // A write blocks until all of `buf` is queued, which through a small
-    // window (a small sock_buf) can take seconds: with a short timeout it
-    // returns what it queued, or nothing as a timeout, and the stop is
-    // looked at between writes. A peer gone silent is given up on after
-    // IO_TIMEOUT without a byte queued, as the socket's own timeout did.
-    let _ = stream.set_write_timeout(Some(SOURCE_STOP_POLL));
-    let mut stalled_since: Option<Instant> = None;
-    while !stop.load(Ordering::SeqCst) {
-        match stream.write(&buf) {
-            Ok(n) => {
-                count += n as u64;
-                stalled_since = None;
-            }
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) if timed_out(&e) => {
-                if stalled_since.get_or_insert_with(Instant::now).elapsed() >= IO_TIMEOUT {
-                    break;
-                }
-            }
-            Err(_) => break,
-        }
-    }
+    let (count, _) = write_until(stream, &buf, || stop.load(Ordering::SeqCst));
     let _ = stream.shutdown(Shutdown::Write);
     WorkerStats {
         count,
@@ -534,7 +510,7 @@ fn receive_datagrams(socket: &UdpSocket, stop: &AtomicBool, drop_every: u32) -> 
             Ok(n) => n,
             Err(e) if e.kind() == ErrorKind::Interrupted => continue,
             Err(_) if stopping => break,
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => continue,
+            Err(e) if timed_out(&e) => continue,
             Err(_) => break,
         };
         let arrival = origin.elapsed().as_nanos() as f64;

@@ -1,5 +1,6 @@
 //! Socket options and per-thread CPU time for the `net.*` workloads.
 
+use std::io::Write as _;
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
 use std::time::Duration;
@@ -73,6 +74,49 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// How long a read or write may block before the peer counts as gone:
 /// what bounds every wait on the other end.
 pub const IO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a stream's write may block before its loop looks at the
+/// clock and the stop again.
+pub const WRITE_POLL: Duration = Duration::from_millis(50);
+
+/// Writes `buf` again and again until `done()`: the bytes queued, and
+/// the error that ended the writing before that, if one did.
+///
+/// A write blocks until all of `buf` is queued, which through a small
+/// window (a small `sock_buf`) can take seconds. With the socket's write
+/// timeout at [`WRITE_POLL`], a blocked write returns what it queued by
+/// then, or a timeout with nothing queued, and `done` is asked again: no
+/// write runs more than [`WRITE_POLL`] past the end. A peer that takes
+/// nothing for [`IO_TIMEOUT`] is gone. The timeout costs nothing while
+/// no write waits that long, as none does at speed.
+pub fn write_until(
+    mut stream: &TcpStream,
+    buf: &[u8],
+    done: impl Fn() -> bool,
+) -> (u64, Option<std::io::Error>) {
+    if let Err(e) = stream.set_write_timeout(Some(WRITE_POLL)) {
+        return (0, Some(e));
+    }
+    let mut bytes = 0u64;
+    let mut stalled_since: Option<std::time::Instant> = None;
+    while !done() {
+        match stream.write(buf) {
+            Ok(n) => {
+                bytes += n as u64;
+                stalled_since = None;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if timed_out(&e) => {
+                let since = *stalled_since.get_or_insert_with(std::time::Instant::now);
+                if since.elapsed() >= IO_TIMEOUT {
+                    return (bytes, Some(e));
+                }
+            }
+            Err(e) => return (bytes, Some(e)),
+        }
+    }
+    (bytes, None)
+}
 
 /// Whether `e` is a socket timeout (SO_RCVTIMEO or SO_SNDTIMEO ran out,
 /// which Linux reports as EAGAIN).

@@ -9,7 +9,7 @@
 //! the senders' `tcpi_total_retrans`; CPU per gigabit is the thread CPU
 //! time of the senders and of the receivers over the data moved.
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::{ErrorKind, Read};
 use std::net::{Shutdown, TcpStream};
 use std::time::{Duration, Instant};
 
@@ -19,8 +19,8 @@ use super::client::{TestConn, gone, join, wait_until};
 use super::peer::PeerSide;
 use super::proto::{Hello, Mode};
 use super::sock::{
-    IO_TIMEOUT, SockOpts, allowed_congestion, available_congestion, thread_cpu_ns, timed_out,
-    total_retrans, try_congestion,
+    SockOpts, allowed_congestion, available_congestion, thread_cpu_ns, total_retrans,
+    try_congestion, write_until,
 };
 use crate::engine::{
     CancelToken, Case, CaseEnv, Metric, ParamKind, ParamRole, ParamSet, ParamSpec, Params,
@@ -337,7 +337,7 @@ pub fn run_stream(
 
 /// Writes until the deadline, then closes its side.
 fn send(
-    mut stream: &TcpStream,
+    stream: &TcpStream,
     msg: u32,
     start: Instant,
     deadline: Instant,
@@ -346,22 +346,11 @@ fn send(
 ) -> anyhow::Result<Side> {
     let cpu = thread_cpu_ns();
     let buf = vec![0xa5u8; msg as usize];
-    let mut bytes = 0u64;
-    // A write blocks until all of `buf` is queued, which through a small
-    // window (a small sock_buf) can take seconds: bounded by the time
-    // left, it returns at the deadline with what it queued, or with
-    // nothing queued as a timeout. Set once, so the loop pays nothing.
-    let left = deadline.saturating_duration_since(Instant::now());
-    stream
-        .set_write_timeout(Some(left.clamp(Duration::from_millis(1), IO_TIMEOUT)))
-        .map_err(|e| gone(addr, "sending", e))?;
-    while Instant::now() < deadline && !cancel.is_cancelled() {
-        match stream.write(&buf) {
-            Ok(n) => bytes += n as u64,
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) if timed_out(&e) && Instant::now() >= deadline => break,
-            Err(e) => return Err(gone(addr, "sending", e)),
-        }
+    let (bytes, failed) = write_until(stream, &buf, || {
+        Instant::now() >= deadline || cancel.is_cancelled()
+    });
+    if let Some(e) = failed {
+        return Err(gone(addr, "sending", e));
     }
     let seconds = start.elapsed().as_secs_f64();
     let cpu_ns = thread_cpu_ns().saturating_sub(cpu);
