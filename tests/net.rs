@@ -71,8 +71,9 @@ fn bad_net_parameters_are_refused_naming_them() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("rate=1K sends a datagram of msg_size=1460 bytes every 11.680 s")
-            && err.contains("a trial needs at least 2"),
+        err.contains(
+            "rate=1K sends a datagram of msg_size=1460 bytes every 11.680 s, one in a trial of time=0.2 s"
+        ) && err.contains("a trial needs two at least"),
         "{err}"
     );
     // A peer over ssh whose name is no safe host name is refused before

@@ -424,5 +424,11 @@ fn run_from(
 pub(crate) fn probe(target: &Target) -> anyhow::Result<()> {
     StdTcpStream::connect_timeout(&target.addr, PROBE_TIMEOUT)
         .map(drop)
-        .with_context(|| format!("cannot connect to {} ({})", target.url, target.addr))
+        .with_context(|| {
+            format!(
+                "cannot connect to {} ({})",
+                crate::secrets::redact(&target.url),
+                target.addr
+            )
+        })
 }

@@ -86,7 +86,7 @@ pub fn parse_targets_for(urls: &[String], request: &RequestSpec) -> Result<Vec<T
         .map(|u| parse_target_for(u, request))
         .collect::<Result<Vec<_>, _>>()?;
     if let Some(other) = targets.iter().find(|t| t.addr != targets[0].addr) {
-        return Err(UrlError::MixedHosts(other.url.clone()));
+        return Err(UrlError::MixedHosts(shown_url(&other.url)));
     }
     Ok(targets)
 }
@@ -107,6 +107,22 @@ pub fn parse_target_for(url: &str, request: &RequestSpec) -> Result<Target, UrlE
     })
 }
 
+/// `url` as errors show it: passwords masked ([`crate::secrets::redact`]),
+/// and, in text with no `scheme://` (where `redact` finds no user part),
+/// everything before its last `@` outside the query, which may end one
+/// (masking too much in an error is harmless; too little is not).
+fn shown_url(url: &str) -> String {
+    let masked = crate::secrets::redact(url);
+    if masked.contains("://") {
+        return masked;
+    }
+    let query = masked.find('?').unwrap_or(masked.len());
+    match masked[..query].rfind('@') {
+        Some(at) => format!("{}{}", crate::secrets::MASK, &masked[at..]),
+        None => masked,
+    }
+}
+
 /// [`parse_target`] with the name lookup given, so that tests (and the
 /// fuzz target of URLs) need not send a DNS query.
 #[doc(hidden)]
@@ -124,7 +140,7 @@ fn parse_target_requesting(
 ) -> Result<Target, UrlError> {
     // Every error shows the URL with any password in it masked: an error
     // reaches the terminal and the logs.
-    let shown = crate::secrets::redact(url);
+    let shown = shown_url(url);
     let malformed = || UrlError::Malformed(shown.clone());
     // Something that is no URL at all (`not a url`) is said to be so
     // before its characters are judged.
@@ -215,6 +231,12 @@ mod tests {
             let err = parse_target(url).unwrap_err().to_string();
             assert!(!err.contains("s3cret"), "{err}");
             assert!(err.contains("user:***@127.0.0.1"), "{err}");
+        }
+        // Without a scheme, where no user part is looked for.
+        for url in ["user:s3cret@127.0.0.1/", "http:/user:s3cret@127.0.0.1/x"] {
+            let err = parse_target(url).unwrap_err().to_string();
+            assert!(!err.contains("s3cret"), "{err}");
+            assert!(err.contains("***@127.0.0.1"), "{err}");
         }
         let err = parse_target("http://user:s3cret@127.0.0.1:18080/").unwrap_err();
         assert_eq!(

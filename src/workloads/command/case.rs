@@ -32,27 +32,25 @@ impl Reader {
     /// The figures in one run's output: the parser's first, then the
     /// user's.
     fn read(&self, ran: &Ran) -> anyhow::Result<Vec<Metric>> {
-        // What was not read cannot be found: an error says so when the
-        // output was cut.
-        self.read_kept(ran).map_err(|e| {
+        // What was not read cannot be found: an error of reading says so
+        // when the output was cut.
+        let unread = |why: String| {
             if ran.stdout_cut {
-                anyhow::anyhow!(
-                    "{e:#} (the command's output passed {} MiB, and only that much was read)",
+                format!(
+                    "{why} (the command's output passed {} MiB, and only that much was read)",
                     super::run_once::MAX_KEPT / (1024 * 1024)
                 )
             } else {
-                e
+                why
             }
-        })
-    }
-
-    fn read_kept(&self, ran: &Ran) -> anyhow::Result<Vec<Metric>> {
+        };
         let mut metrics = Vec::new();
         if let Some(parser) = self.parser {
             let parsed = parser.parse(&ran.stdout).map_err(|why| {
                 anyhow::anyhow!(
-                    "the {} parser could not read the command's output: {why} (it reads what `{}` prints with {}; parser=none turns it off)",
+                    "the {} parser could not read the command's output: {} (it reads what `{}` prints with {}; parser=none turns it off)",
                     parser.name(),
+                    unread(why),
                     parser.name(),
                     parser.needs()
                 )
@@ -71,7 +69,11 @@ impl Reader {
                     parser.name()
                 );
             }
-            metrics.push(metric.read(&ran.stdout).map_err(anyhow::Error::msg)?);
+            metrics.push(
+                metric
+                    .read(&ran.stdout)
+                    .map_err(|why| anyhow::Error::msg(unread(why)))?,
+            );
         }
         Ok(metrics)
     }

@@ -343,7 +343,7 @@ impl Case for UrlCase {
         if succeeded == 0 {
             bail!(
                 "no request to {} succeeded: {} sent, {} complete responses ({} 4xx, {} 5xx), {} without a response (refused {}, reset {}, timeout {}, protocol {}, other {})",
-                self.url,
+                crate::secrets::redact(&self.url),
                 report.sent,
                 report.responses,
                 errors.status_4xx,

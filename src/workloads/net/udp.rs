@@ -43,15 +43,15 @@ impl Workload for NetUdp {
         let rate = parse_rate(&p.rate)
             .ok_or_else(|| anyhow!("{ID}: rate={} is not a rate in bits per second with an optional K, M or G (decimal, as iperf3's -b), from 1K to 100G", p.rate))?;
         // Jitter is the spread of the gaps between datagrams: a trial must
-        // send at least two of them, or it measures nothing.
-        let per_trial = rate * p.time.as_secs_f64() / (p.msg_size as f64 * 8.0);
-        if per_trial < MIN_DATAGRAMS_PER_TRIAL {
+        // send two of them, or it measures nothing. The first leaves at
+        // the start, so a gap shorter than the trial gives a second.
+        let gap = p.msg_size as f64 * 8.0 / rate;
+        if gap >= p.time.as_secs_f64() {
             bail!(
-                "{ID}: rate={} sends a datagram of msg_size={} bytes every {:.3} s, {per_trial:.2} in a trial of time={} s; \
-                 a trial needs at least {MIN_DATAGRAMS_PER_TRIAL}: raise rate or time, or lower msg_size",
+                "{ID}: rate={} sends a datagram of msg_size={} bytes every {gap:.3} s, one in a trial of time={} s; \
+                 a trial needs two at least: raise rate or time, or lower msg_size",
                 p.rate,
                 p.msg_size,
-                p.msg_size as f64 * 8.0 / rate,
                 p.time.as_secs_f64()
             );
         }
@@ -68,9 +68,6 @@ impl Workload for NetUdp {
         super::cpus_used()
     }
 }
-
-/// The fewest datagrams a stream may send in a trial: two make one gap.
-const MIN_DATAGRAMS_PER_TRIAL: f64 = 2.0;
 
 crate::workload_params! {
     /// The parameters of `net.udp`.
