@@ -146,6 +146,20 @@ pub enum ParamError {
     },
 }
 
+impl ParamError {
+    /// The parameter the error is about, where it names one.
+    pub fn param_name(&self) -> Option<&str> {
+        match self {
+            ParamError::Unknown { name, .. }
+            | ParamError::Invalid { name, .. }
+            | ParamError::EmptyValue { name, .. }
+            | ParamError::NoValue { name }
+            | ParamError::BadQuote { name, .. } => Some(name),
+            ParamError::Malformed(_) => None,
+        }
+    }
+}
+
 /// Parses `text` as a value of `spec`, checking its range. `cpus` is the
 /// number of CPUs the run may use, which `all` stands for.
 pub fn parse_value(

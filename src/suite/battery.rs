@@ -44,7 +44,7 @@ use super::battery_values::{Metrics, Precision, Rounds, Scalar, Seconds, Value};
 use super::profile::{Entry, Profile};
 use crate::engine::Methodology;
 use crate::engine::methodology::MAX_ROUNDS;
-use crate::engine::params::{ParamError, parse_value, split_assignment};
+use crate::engine::params::{ParamError, resolve_cases, split_assignment};
 use crate::workloads;
 
 /// The largest battery file read.
@@ -381,43 +381,31 @@ fn entry(case: CaseForm, text: &str) -> Result<Entry, String> {
                 .ok_or_else(|| format!("`{id}` is not a workload; `sledge workloads` lists them"))?
         }
     };
-    check_params(workload, &params).map_err(|(name, error)| match case.params.get(&name) {
-        Some(value) => format!("{}: {error}", place(text, value.span())),
-        None => error.to_string(),
+    check_params(workload, &params).map_err(|error| {
+        match error.param_name().and_then(|name| case.params.get(name)) {
+            Some(value) => format!("{}: {error}", place(text, value.span())),
+            None => error.to_string(),
+        }
     })?;
     Ok(Entry { workload, params })
 }
 
 /// Whether `workload` takes every one of the `name=values` assignments
-/// with every value, checked as the plan will check them, so that a bad
-/// one is refused here, where the file and the case can be named; the
-/// error names the parameter. `all` is checked as one CPU: what it stands
-/// for is the running host's, and the plan checks it there.
+/// with every value: resolved into cases as the plan will resolve them,
+/// so that a bad one is refused here, where the file and the case can be
+/// named. `all` is resolved as one CPU: what it stands for is the
+/// running host's, and the plan checks it there.
 fn check_params(
     workload: &'static dyn crate::engine::Workload,
     assignments: &[String],
-) -> Result<(), (String, ParamError)> {
+) -> Result<(), ParamError> {
     let mut merged = BTreeMap::new();
     for text in assignments {
-        let (name, values) = split_assignment(text)
-            .map_err(|e| (text.split('=').next().unwrap_or("").to_string(), e))?;
+        let (name, values) = split_assignment(text)?;
         merged.insert(name, values);
     }
     let specs = workload.params_given(&merged);
-    for (name, values) in &merged {
-        let fail = |error| (name.clone(), error);
-        let spec = specs.iter().find(|s| s.name == name).ok_or_else(|| {
-            fail(ParamError::Unknown {
-                workload: workload.id().to_string(),
-                name: name.clone(),
-                known: specs.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
-            })
-        })?;
-        for value in values {
-            parse_value(workload.id(), spec, value, 1).map_err(fail)?;
-        }
-    }
-    Ok(())
+    resolve_cases(workload.id(), &specs, &merged, 1).map(drop)
 }
 
 #[cfg(test)]

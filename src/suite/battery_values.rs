@@ -109,6 +109,19 @@ where
     check(Raw::deserialize(deserializer)?).map_err(de::Error::custom)
 }
 
+/// `Deserialize` for each type through its `from_raw` check.
+macro_rules! deserialize_checked {
+    ($($kind:ty),*) => {$(
+        impl<'de> Deserialize<'de> for $kind {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                checked(deserializer, <$kind>::from_raw)
+            }
+        }
+    )*};
+}
+
+deserialize_checked!(Value, Seconds, Metrics, Rounds, Precision);
+
 /// One value of a parameter.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Scalar {
@@ -182,12 +195,6 @@ impl Value {
     }
 }
 
-impl<'de> Deserialize<'de> for Value {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        checked(deserializer, Value::from_raw)
-    }
-}
-
 /// Seconds as a number or a text (`"5m"`, `"500ms"`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Seconds {
@@ -206,12 +213,6 @@ impl Seconds {
                 other.kind()
             )),
         }
-    }
-}
-
-impl<'de> Deserialize<'de> for Seconds {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        checked(deserializer, Seconds::from_raw)
     }
 }
 
@@ -248,12 +249,6 @@ impl Metrics {
     }
 }
 
-impl<'de> Deserialize<'de> for Metrics {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        checked(deserializer, Metrics::from_raw)
-    }
-}
-
 /// A number of rounds (`rounds`, `max_rounds`): the same range as
 /// `--rounds` and `--max-rounds`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -271,12 +266,6 @@ impl Rounds {
             Raw::TooLarge(n) => Err(format!("{what}, not {n}")),
             other => Err(format!("{what}, found {}", other.kind())),
         }
-    }
-}
-
-impl<'de> Deserialize<'de> for Rounds {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        checked(deserializer, Rounds::from_raw)
     }
 }
 
@@ -298,12 +287,6 @@ impl Precision {
         } else {
             Err(format!("{what}, not {share}"))
         }
-    }
-}
-
-impl<'de> Deserialize<'de> for Precision {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        checked(deserializer, Precision::from_raw)
     }
 }
 
